@@ -1,0 +1,26 @@
+"""User-facing errors: one line, `file:line:col: error: message`, never a traceback."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.ir import Attribute
+
+
+class BoltError(Exception):
+    """An error caused by the user's input (a model, IR, an option), not by boltir."""
+
+    def __init__(self, message: str, location: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.location = location
+
+    def __str__(self) -> str:
+        prefix = f"{self.location}: " if self.location else ""
+        return f"{prefix}error: {self.message}"
+
+
+def format_location(location: Attribute | None) -> str | None:
+    """`file:line:col` for a FileLineColLoc, None for anything else."""
+    if isinstance(location, FileLineColLoc):
+        return f"{location.filename.data}:{location.line.data}:{location.column.data}"
+    return None

@@ -1,0 +1,482 @@
+"""Numpy implementations of every `graph` op, registered with `xdsl.interpreter`.
+
+Values are numpy arrays of the op's element type. Floating-point ops compute in f32
+(f64 for f64 tensors) and round to the result type once, as a GPU kernel with an f32
+accumulator does; f16 and bf16 tensors would otherwise fall off numpy's BLAS paths.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+
+from boltir.dialects import graph
+from boltir.interp.special import erf
+from boltir.weights import constant_array, numpy_dtype
+
+CONV_TAP_CHUNK_BYTES = 64 << 20
+"""Upper bound on the input slice a conv copies per kernel tap; bigger batches go in chunks."""
+
+
+def compute_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype arithmetic runs in: f64 for f64, f32 for other floats, else unchanged."""
+    if dtype == np.float64:
+        return np.dtype(np.float64)
+    if dtype.kind == "f" or dtype.name == "bfloat16":
+        return np.dtype(np.float32)
+    return dtype
+
+
+def result_dtype(op, index: int = 0) -> np.dtype:
+    return numpy_dtype(op.results[index].type.element_type)
+
+
+def widen(x: np.ndarray) -> np.ndarray:
+    return x.astype(compute_dtype(x.dtype), copy=False)
+
+
+def finish(op, value: np.ndarray, index: int = 0) -> np.ndarray:
+    """Rounds a result to the op's declared element type, as a contiguous array."""
+    return np.ascontiguousarray(np.asarray(value).astype(result_dtype(op, index), copy=False))
+
+
+# ------------------------------------------------------------------------ unary math
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+def gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)).astype(x.dtype))
+
+
+UNARY_FUNCTIONS: dict[type, Any] = {
+    graph.ReluOp: lambda op, x: np.maximum(x, 0),
+    graph.LeakyReluOp: lambda op, x: np.where(x >= 0, x, x * op.prop_value("alpha")),
+    graph.GeluOp: lambda op, x: gelu(x, op.prop_value("approximate")),
+    graph.SigmoidOp: lambda op, x: sigmoid(x),
+    graph.TanhOp: lambda op, x: np.tanh(x),
+    graph.SiluOp: lambda op, x: x * sigmoid(x),
+    graph.HardSwishOp: lambda op, x: x * np.clip(x / 6.0 + 0.5, 0.0, 1.0),
+    graph.HardSigmoidOp: lambda op, x: np.clip(op.prop_value("alpha") * x + op.prop_value("beta"), 0.0, 1.0),
+    graph.ClipOp: lambda op, x: np.clip(
+        x,
+        op.properties["min"].value.data if "min" in op.properties else None,
+        op.properties["max"].value.data if "max" in op.properties else None,
+    ),
+    graph.ErfOp: lambda op, x: erf(x),
+    graph.SqrtOp: lambda op, x: np.sqrt(x),
+    graph.ExpOp: lambda op, x: np.exp(x),
+    graph.NegOp: lambda op, x: np.negative(x),
+    graph.ReciprocalOp: lambda op, x: np.reciprocal(x),
+}
+
+
+def integer_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ONNX integer Div truncates toward zero."""
+    quotient = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -quotient, quotient)
+
+
+def divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.divide(a, b) if a.dtype.kind == "f" else integer_divide(a, b)
+
+
+BINARY_FUNCTIONS: dict[type, Any] = {
+    graph.AddOp: np.add,
+    graph.SubOp: np.subtract,
+    graph.MulOp: np.multiply,
+    graph.DivOp: divide,
+    graph.PowOp: np.power,
+    graph.EqualOp: np.equal,
+}
+
+
+# ----------------------------------------------------------------------------- conv
+
+
+def strided_window(x: np.ndarray, start: tuple[int, int], step: tuple[int, int], count: tuple[int, int]):
+    """x[..., start_h::step_h (count_h), start_w::step_w (count_w)]."""
+    return x[
+        ...,
+        start[0] : start[0] + step[0] * (count[0] - 1) + 1 : step[0],
+        start[1] : start[1] + step[1] * (count[1] - 1) + 1 : step[1],
+    ]
+
+
+def conv2d(x, w, bias, strides, pads, dilations, group, out_hw) -> np.ndarray:
+    """Direct convolution, one kernel tap at a time: memory stays near the output size,
+    with no im2col buffer, and large batches are processed in chunks."""
+    n, c, _, _ = x.shape
+    m, cg, kh, kw = w.shape
+    mg = m // group
+    oh, ow = out_hw
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    wg = w.reshape(group, mg, cg, kh, kw)
+    out = np.zeros((n, group, mg, oh * ow), dtype=x.dtype)
+    batch_chunk = max(1, CONV_TAP_CHUNK_BYTES // max(1, c * oh * ow * x.itemsize))
+    for lo in range(0, n, batch_chunk):
+        hi = min(n, lo + batch_chunk)
+        for i in range(kh):
+            for j in range(kw):
+                tap = strided_window(xp[lo:hi], (i * dilations[0], j * dilations[1]), strides, (oh, ow))
+                tap = tap.reshape(hi - lo, group, cg, oh * ow)
+                out[lo:hi] += np.matmul(wg[:, :, :, i, j], tap)
+    out = out.reshape(n, m, oh, ow)
+    if bias is not None:
+        out += bias.reshape(1, m, 1, 1)
+    return out
+
+
+def conv_transpose2d(x, w, bias, strides, pads, dilations, group, output_padding) -> np.ndarray:
+    """Scatters every input pixel through every kernel tap, then crops the pads."""
+    n, c, h, wd = x.shape
+    _, mg, kh, kw = w.shape
+    cg = c // group
+    full_h = strides[0] * (h - 1) + (kh - 1) * dilations[0] + 1 + output_padding[0]
+    full_w = strides[1] * (wd - 1) + (kw - 1) * dilations[1] + 1 + output_padding[1]
+    full = np.zeros((n, group, mg, full_h, full_w), dtype=x.dtype)
+    xg = x.reshape(n, group, cg, h * wd)
+    wg = w.reshape(group, cg, mg, kh, kw)
+    for i in range(kh):
+        for j in range(kw):
+            contribution = np.matmul(np.swapaxes(wg[:, :, :, i, j], 1, 2), xg).reshape(n, group, mg, h, wd)
+            strided_window(full, (i * dilations[0], j * dilations[1]), strides, (h, wd))[...] += contribution
+    out = full.reshape(n, group * mg, full_h, full_w)
+    out = out[:, :, pads[0] : full_h - pads[2], pads[1] : full_w - pads[3]]
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1)
+    return out
+
+
+# ---------------------------------------------------------------------------- pools
+
+
+def pool2d(x, kernel, strides, pads, dilations, out_hw, reducer: str, count_include_pad: bool = False):
+    """Max or average pooling; ceil-mode windows past the padding see nothing."""
+    n, c, h, w = x.shape
+    oh, ow = out_hw
+    extra_h = max(0, (oh - 1) * strides[0] + (kernel[0] - 1) * dilations[0] + 1 - (h + pads[0] + pads[2]))
+    extra_w = max(0, (ow - 1) * strides[1] + (kernel[1] - 1) * dilations[1] + 1 - (w + pads[1] + pads[3]))
+    padding = ((0, 0), (0, 0), (pads[0], pads[2] + extra_h), (pads[1], pads[3] + extra_w))
+    if reducer == "max":
+        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        xp = np.pad(x, padding, constant_values=fill)
+        out = np.full((n, c, oh, ow), fill, dtype=x.dtype)
+        for i in range(kernel[0]):
+            for j in range(kernel[1]):
+                np.maximum(out, strided_window(xp, (i * dilations[0], j * dilations[1]), strides, (oh, ow)), out=out)
+        return out
+    xp = np.pad(x, padding)
+    counted = np.ones((1, 1, h, w), dtype=x.dtype)
+    if count_include_pad:
+        counted = np.pad(counted, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])), constant_values=1)
+        counted = np.pad(counted, ((0, 0), (0, 0), (0, extra_h), (0, extra_w)))
+    else:
+        counted = np.pad(counted, padding)
+    total = np.zeros((n, c, oh, ow), dtype=x.dtype)
+    divisor = np.zeros((1, 1, oh, ow), dtype=x.dtype)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            total += strided_window(xp, (i, j), strides, (oh, ow))
+            divisor += strided_window(counted, (i, j), strides, (oh, ow))
+    return total / divisor
+
+
+# --------------------------------------------------------------------------- resize
+
+
+def source_coordinates(out_len: int, in_len: int, scale: float, mode: str) -> np.ndarray:
+    """ONNX Resize's coordinate_transformation_mode, for one axis."""
+    x = np.arange(out_len, dtype=np.float64)
+    if mode == "half_pixel":
+        return (x + 0.5) / scale - 0.5
+    if mode == "pytorch_half_pixel":
+        return (x + 0.5) / scale - 0.5 if out_len > 1 else np.zeros_like(x)
+    if mode == "align_corners":
+        return x * (in_len - 1) / (out_len - 1) if out_len > 1 else np.zeros_like(x)
+    return x / scale  # asymmetric
+
+
+def nearest_indices(coords: np.ndarray, mode: str, in_len: int) -> np.ndarray:
+    if mode == "round_prefer_floor":
+        index = np.ceil(coords - 0.5)
+    elif mode == "round_prefer_ceil":
+        index = np.floor(coords + 0.5)
+    elif mode == "floor":
+        index = np.floor(coords)
+    else:
+        index = np.ceil(coords)
+    return np.clip(index, 0, in_len - 1).astype(np.int64)
+
+
+def resize(x: np.ndarray, out_shape, scales, mode: str, coordinate_mode: str, nearest_mode: str) -> np.ndarray:
+    """Separable: one axis at a time, nearest picks, linear blends two neighbours."""
+    for axis, (in_len, out_len, scale) in enumerate(zip(x.shape, out_shape, scales, strict=True)):
+        if in_len == out_len and scale == 1.0:
+            continue
+        coords = source_coordinates(out_len, in_len, scale, coordinate_mode)
+        if mode == "nearest":
+            x = np.take(x, nearest_indices(coords, nearest_mode, in_len), axis=axis)
+            continue
+        coords = np.clip(coords, 0, in_len - 1)
+        low = np.floor(coords).astype(np.int64)
+        high = np.minimum(low + 1, in_len - 1)
+        frac = (coords - low).astype(x.dtype)
+        shape = [1] * x.ndim
+        shape[axis] = out_len
+        frac = frac.reshape(shape)
+        x = np.take(x, low, axis=axis) * (1 - frac) + np.take(x, high, axis=axis) * frac
+    return x
+
+
+def pad(x: np.ndarray, pads, mode: str, value: float) -> np.ndarray:
+    rank = x.ndim
+    begins, ends = pads[:rank], pads[rank:]
+    crop = tuple(slice(max(0, -b), x.shape[i] - max(0, -e)) for i, (b, e) in enumerate(zip(begins, ends)))
+    x = x[crop]
+    widths = [(max(0, b), max(0, e)) for b, e in zip(begins, ends, strict=True)]
+    if mode == "constant":
+        return np.pad(x, widths, mode="constant", constant_values=np.asarray(value).astype(x.dtype))
+    return np.pad(x, widths, mode=mode)
+
+
+# ----------------------------------------------------------------- implementations
+
+
+class GraphFunctions(InterpreterFunctions):
+    """Interpreter implementations of the `graph` dialect."""
+
+    @impl(graph.ConstantOp)
+    def run_constant(self, interpreter: Interpreter, op: graph.ConstantOp, args: tuple):
+        return (constant_array(op.value),)
+
+    def _unary(self, interpreter: Interpreter, op, args: tuple):
+        (x,) = args
+        return (finish(op, UNARY_FUNCTIONS[type(op)](op, widen(x))),)
+
+    def _binary(self, interpreter: Interpreter, op, args: tuple):
+        a, b = (widen(v) for v in args)
+        return (finish(op, BINARY_FUNCTIONS[type(op)](a, b)),)
+
+    @impl(graph.CastOp)
+    def run_cast(self, interpreter: Interpreter, op: graph.CastOp, args: tuple):
+        (x,) = args
+        target = result_dtype(op)
+        if x.dtype.kind == "f" and target.kind in "iub" and target != np.bool_:
+            x = np.trunc(widen(x))
+        return (finish(op, x),)
+
+    @impl(graph.SumOp)
+    def run_sum(self, interpreter: Interpreter, op: graph.SumOp, args: tuple):
+        total = widen(args[0])
+        for value in args[1:]:
+            total = total + widen(value)
+        return (finish(op, np.broadcast_to(total, op.output.type.get_shape())),)
+
+    @impl(graph.WhereOp)
+    def run_where(self, interpreter: Interpreter, op: graph.WhereOp, args: tuple):
+        condition, a, b = args
+        return (finish(op, np.where(condition, a, b)),)
+
+    @impl(graph.Conv2dOp)
+    def run_conv2d(self, interpreter: Interpreter, op: graph.Conv2dOp, args: tuple):
+        x, w, *bias = (widen(v) for v in args)
+        out_hw = tuple(op.output.type.get_shape()[2:])
+        out = conv2d(
+            x,
+            w,
+            bias[0] if bias else None,
+            op.prop_value("strides"),
+            op.prop_value("pads"),
+            op.prop_value("dilations"),
+            op.prop_value("group"),
+            out_hw,
+        )
+        return (finish(op, out),)
+
+    @impl(graph.ConvTranspose2dOp)
+    def run_conv_transpose2d(self, interpreter: Interpreter, op: graph.ConvTranspose2dOp, args: tuple):
+        x, w, *bias = (widen(v) for v in args)
+        out = conv_transpose2d(
+            x,
+            w,
+            bias[0] if bias else None,
+            op.prop_value("strides"),
+            op.prop_value("pads"),
+            op.prop_value("dilations"),
+            op.prop_value("group"),
+            op.prop_value("output_padding"),
+        )
+        return (finish(op, out),)
+
+    @impl(graph.MatMulOp)
+    def run_matmul(self, interpreter: Interpreter, op: graph.MatMulOp, args: tuple):
+        a, b = (widen(v) for v in args)
+        return (finish(op, np.matmul(a, b)),)
+
+    @impl(graph.GemmOp)
+    def run_gemm(self, interpreter: Interpreter, op: graph.GemmOp, args: tuple):
+        a, b, *c = (widen(v) for v in args)
+        a = a.T if op.prop_value("trans_a") else a
+        b = b.T if op.prop_value("trans_b") else b
+        out = op.prop_value("alpha") * np.matmul(a, b)
+        if c:
+            out = out + op.prop_value("beta") * c[0]
+        return (finish(op, out),)
+
+    @impl(graph.BatchNormOp)
+    def run_batch_norm(self, interpreter: Interpreter, op: graph.BatchNormOp, args: tuple):
+        x, scale, bias, mean, variance = (widen(v) for v in args)
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        inv_std = 1.0 / np.sqrt(variance + np.asarray(op.prop_value("epsilon"), dtype=x.dtype))
+        out = (x - mean.reshape(shape)) * (scale * inv_std).reshape(shape) + bias.reshape(shape)
+        return (finish(op, out),)
+
+    @impl(graph.MaxPool2dOp)
+    def run_max_pool2d(self, interpreter: Interpreter, op: graph.MaxPool2dOp, args: tuple):
+        x = widen(args[0])
+        out = pool2d(
+            x,
+            op.prop_value("kernel_shape"),
+            op.prop_value("strides"),
+            op.prop_value("pads"),
+            op.prop_value("dilations"),
+            tuple(op.output.type.get_shape()[2:]),
+            "max",
+        )
+        return (finish(op, out),)
+
+    @impl(graph.AvgPool2dOp)
+    def run_avg_pool2d(self, interpreter: Interpreter, op: graph.AvgPool2dOp, args: tuple):
+        x = widen(args[0])
+        out = pool2d(
+            x,
+            op.prop_value("kernel_shape"),
+            op.prop_value("strides"),
+            op.prop_value("pads"),
+            (1, 1),
+            tuple(op.output.type.get_shape()[2:]),
+            "avg",
+            op.prop_value("count_include_pad"),
+        )
+        return (finish(op, out),)
+
+    @impl(graph.GlobalAvgPoolOp)
+    def run_global_avg_pool(self, interpreter: Interpreter, op: graph.GlobalAvgPoolOp, args: tuple):
+        x = widen(args[0])
+        return (finish(op, x.mean(axis=tuple(range(2, x.ndim)), keepdims=True)),)
+
+    @impl(graph.SoftmaxOp)
+    def run_softmax(self, interpreter: Interpreter, op: graph.SoftmaxOp, args: tuple):
+        x = widen(args[0])
+        axis = op.prop_value("axis")
+        shifted = np.exp(x - x.max(axis=axis, keepdims=True))
+        return (finish(op, shifted / shifted.sum(axis=axis, keepdims=True)),)
+
+    @impl(graph.LayerNormOp)
+    def run_layer_norm(self, interpreter: Interpreter, op: graph.LayerNormOp, args: tuple):
+        x, scale, *bias = (widen(v) for v in args)
+        axis = op.prop_value("axis") % x.ndim
+        axes = tuple(range(axis, x.ndim))
+        mean = x.mean(axis=axes, keepdims=True)
+        centered = x - mean
+        variance = (centered * centered).mean(axis=axes, keepdims=True)
+        out = centered / np.sqrt(variance + np.asarray(op.prop_value("epsilon"), dtype=x.dtype)) * scale
+        if bias:
+            out = out + bias[0]
+        return (finish(op, out),)
+
+    def _reduce(self, interpreter: Interpreter, op, args: tuple):
+        x = widen(args[0])
+        reducer = {graph.ReduceMeanOp: np.mean, graph.ReduceSumOp: np.sum, graph.ReduceMaxOp: np.max}[type(op)]
+        axes = tuple(a % x.ndim for a in op.prop_value("axes"))
+        return (finish(op, reducer(x, axis=axes, keepdims=op.prop_value("keepdims"))),)
+
+    @impl(graph.ReshapeOp)
+    def run_reshape(self, interpreter: Interpreter, op: graph.ReshapeOp, args: tuple):
+        return (args[0].reshape(op.output.type.get_shape()),)
+
+    @impl(graph.FlattenOp)
+    def run_flatten(self, interpreter: Interpreter, op: graph.FlattenOp, args: tuple):
+        return (args[0].reshape(op.output.type.get_shape()),)
+
+    @impl(graph.ExpandOp)
+    def run_expand(self, interpreter: Interpreter, op: graph.ExpandOp, args: tuple):
+        return (np.ascontiguousarray(np.broadcast_to(args[0], op.output.type.get_shape())),)
+
+    @impl(graph.TransposeOp)
+    def run_transpose(self, interpreter: Interpreter, op: graph.TransposeOp, args: tuple):
+        return (np.ascontiguousarray(np.transpose(args[0], op.prop_value("perm"))),)
+
+    @impl(graph.ConcatOp)
+    def run_concat(self, interpreter: Interpreter, op: graph.ConcatOp, args: tuple):
+        return (np.concatenate(args, axis=op.prop_value("axis")),)
+
+    @impl(graph.SplitOp)
+    def run_split(self, interpreter: Interpreter, op: graph.SplitOp, args: tuple):
+        boundaries = np.cumsum(op.prop_value("sizes"))[:-1]
+        return tuple(np.ascontiguousarray(p) for p in np.split(args[0], boundaries, axis=op.prop_value("axis")))
+
+    @impl(graph.SliceOp)
+    def run_slice(self, interpreter: Interpreter, op: graph.SliceOp, args: tuple):
+        (x,) = args
+        index = [slice(None)] * x.ndim
+        for start, end, axis, step in zip(
+            op.prop_value("starts"), op.prop_value("ends"), op.prop_value("axes"), op.prop_value("steps"), strict=True
+        ):
+            index[axis % x.ndim] = slice(*slice(start, end, step).indices(x.shape[axis % x.ndim]))
+        return (np.ascontiguousarray(x[tuple(index)]),)
+
+    @impl(graph.PadOp)
+    def run_pad(self, interpreter: Interpreter, op: graph.PadOp, args: tuple):
+        out = pad(args[0], op.prop_value("pads"), op.prop_value("mode"), op.prop_value("value"))
+        return (finish(op, out),)
+
+    @impl(graph.ResizeOp)
+    def run_resize(self, interpreter: Interpreter, op: graph.ResizeOp, args: tuple):
+        out = resize(
+            widen(args[0]),
+            tuple(op.output.type.get_shape()),
+            op.prop_value("scales"),
+            op.prop_value("mode"),
+            op.prop_value("coordinate_transformation_mode"),
+            op.prop_value("nearest_mode"),
+        )
+        return (finish(op, out),)
+
+    @impl(graph.SqueezeOp)
+    def run_squeeze(self, interpreter: Interpreter, op: graph.SqueezeOp, args: tuple):
+        return (args[0].reshape(op.output.type.get_shape()),)
+
+    @impl(graph.UnsqueezeOp)
+    def run_unsqueeze(self, interpreter: Interpreter, op: graph.UnsqueezeOp, args: tuple):
+        return (args[0].reshape(op.output.type.get_shape()),)
+
+    @impl(graph.GatherOp)
+    def run_gather(self, interpreter: Interpreter, op: graph.GatherOp, args: tuple):
+        data, indices = args
+        return (np.ascontiguousarray(np.take(data, indices.astype(np.int64), axis=op.prop_value("axis"))),)
+
+
+def _register_shared_implementations() -> None:
+    """Ops that share one implementation get it under one generated method each."""
+    shared = [
+        (UNARY_FUNCTIONS, GraphFunctions._unary),
+        (BINARY_FUNCTIONS, GraphFunctions._binary),
+        ((graph.ReduceMeanOp, graph.ReduceSumOp, graph.ReduceMaxOp), GraphFunctions._reduce),
+    ]
+    for op_types, implementation in shared:
+        for op_type in op_types:
+            method_name = "run_" + op_type.name.removeprefix("graph.")
+            setattr(GraphFunctions, method_name, impl(op_type)(implementation))
+
+
+_register_shared_implementations()
+register_impls(GraphFunctions)

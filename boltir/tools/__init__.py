@@ -1,0 +1,1 @@
+"""Command-line tools: bolt-opt, bolt-run, boltc."""
