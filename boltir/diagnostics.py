@@ -24,3 +24,11 @@ def format_location(location: Attribute | None) -> str | None:
     if isinstance(location, FileLineColLoc):
         return f"{location.filename.data}:{location.line.data}:{location.column.data}"
     return None
+
+
+def format_bytes(count: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if count < 1000 or unit == "GB":
+            return f"{count} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    return f"{count:.1f} GB"

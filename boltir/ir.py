@@ -17,7 +17,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
-from boltir.diagnostics import BoltError, format_location
+from boltir.diagnostics import BoltError, format_bytes, format_location
 from boltir.weights import WeightResources, intern_parsed_weights, module_weight_bytes, module_weight_count
 
 
@@ -138,8 +138,8 @@ def print_module(
         printer.print_metadata([ctx.get_dialect("builtin")])
         out.write("\n")
         if elide_weights and (count := module_weight_count(module)):
-            megabytes = module_weight_bytes(module) / 1e6
-            out.write(f"// {count} weights elided ({megabytes:.2f} MB)\n")
+            noun = "weight" if count == 1 else "weights"
+            out.write(f"// {count} {noun} elided ({format_bytes(module_weight_bytes(module))})\n")
         return out.getvalue()
     finally:
         resources.elide_larger_than = previous
