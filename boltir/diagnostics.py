@@ -10,6 +10,7 @@ class BoltError(Exception):
     """An error caused by the user's input (a model, IR, an option), not by boltir."""
 
     def __init__(self, message: str, location: str | None = None):
+        message = one_line(message)
         super().__init__(message)
         self.message = message
         self.location = location
@@ -17,6 +18,12 @@ class BoltError(Exception):
     def __str__(self) -> str:
         prefix = f"{self.location}: " if self.location else ""
         return f"{prefix}error: {self.message}"
+
+
+def one_line(message: str) -> str:
+    """Joins a multi-line message (xDSL's constraint errors are) into one line."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return " ".join(line if line.endswith((":", ";", ".")) or i == len(lines) - 1 else line + ";" for i, line in enumerate(lines))
 
 
 def format_location(location: Attribute | None) -> str | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
@@ -40,9 +39,20 @@ from boltir.diagnostics import BoltError
 INLINE_ELEMENT_LIMIT = 16
 """Constants with at most this many elements are printed inline as `dense<...>`."""
 
-_NUMPY_DTYPES: dict[str, np.dtype] = {
+def bfloat16_dtype() -> np.dtype:
+    """numpy's bfloat16, from ml_dtypes; imported on first use (it costs a second)."""
+    import ml_dtypes
+
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def is_bfloat16(dtype: np.dtype) -> bool:
+    return np.dtype(dtype).name == "bfloat16"
+
+
+_NUMPY_DTYPES: dict[str, np.dtype | None] = {
     "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "bf16": None,  # bfloat16_dtype(), lazily
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
     "i1": np.dtype(np.bool_),
@@ -78,18 +88,21 @@ def numpy_dtype(element_type: Attribute) -> np.dtype:
         raise BoltError(
             f"element type {name} is not supported; supported: {', '.join(_NUMPY_DTYPES)}"
         )
-    return _NUMPY_DTYPES[name]
+    return _NUMPY_DTYPES[name] or bfloat16_dtype()
 
 
 def element_type_for(dtype: np.dtype) -> Attribute:
     """The builtin element type for a numpy dtype."""
     dtype = np.dtype(dtype)
+    if is_bfloat16(dtype):
+        return BFloat16Type()
     for name, candidate in _NUMPY_DTYPES.items():
-        if candidate == dtype:
+        if candidate is not None and candidate == dtype:
             return _ELEMENT_TYPES[name]()
     raise BoltError(
         f"numpy dtype {dtype} has no tensor element type; supported: "
-        + ", ".join(str(d) for d in _NUMPY_DTYPES.values())
+        + ", ".join(str(d) for d in _NUMPY_DTYPES.values() if d is not None)
+        + ", bfloat16"
     )
 
 
@@ -232,7 +245,7 @@ def make_weight_attr(name_hint: str, array: np.ndarray) -> DenseResourceAttr | D
     This is the helper every importer and pass uses to create constants."""
     array = np.asarray(array)
     tensor_type = TensorType(element_type_for(array.dtype), array.shape)
-    if array.size <= INLINE_ELEMENT_LIMIT and array.dtype != ml_dtypes.bfloat16:
+    if array.size <= INLINE_ELEMENT_LIMIT and not is_bfloat16(array.dtype):
         values = array.astype(np.float64 if array.dtype.kind == "f" else np.int64)
         return DenseIntOrFPElementsAttr.from_list(tensor_type, values.reshape(-1).tolist())
     return DenseResourceAttr.from_params(WEIGHTS.add(name_hint, array), tensor_type)

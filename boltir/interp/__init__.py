@@ -65,7 +65,8 @@ def bind_inputs(entry: func.FuncOp, inputs: Mapping[str, np.ndarray]) -> list[np
     for index, (name, arg_type) in enumerate(zip(names, entry.function_type.inputs, strict=True)):
         keys = [k for k in (name, f"arg{index}") if k in inputs]
         if not keys:
-            raise BoltError(f"missing input '{name}' ({index}); expected {_describe(arg_type.get_shape(), element_type_name(arg_type.element_type))}")
+            expected = _describe(arg_type.get_shape(), element_type_name(arg_type.element_type))
+            raise BoltError(f"missing input '{name}' (arg{index}), a {expected} tensor")
         if len(set(keys)) > 1:
             raise BoltError(f"input '{name}' is given twice, by name and as 'arg{index}'")
         value = np.asarray(inputs[keys[0]])

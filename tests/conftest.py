@@ -1,0 +1,36 @@
+"""Shared pytest configuration: GPU tests are skipped, with the reason, where there is none."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _gpu_available() -> tuple[bool, str]:
+    if shutil.which("nvidia-smi") is None:
+        return False, "no NVIDIA GPU here (nvidia-smi not found)"
+    try:
+        subprocess.run(["nvidia-smi", "-L"], check=True, capture_output=True, timeout=30)
+    except (subprocess.SubprocessError, OSError) as error:
+        return False, f"no usable NVIDIA GPU here ({error})"
+    return True, ""
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu_tests = [item for item in items if "gpu" in item.keywords]
+    if not gpu_tests:
+        return
+    available, reason = _gpu_available()
+    if not available:
+        for item in gpu_tests:
+            item.add_marker(pytest.mark.skip(reason=f"needs a GPU: {reason}"))
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO_ROOT
