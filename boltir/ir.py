@@ -61,7 +61,12 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except (VerifyException, DiagnosticException) as error:
+            # An attribute verifier that fails while the op is read has no span of its own.
+            message = str(error.args[0]) if error.args else type(error).__name__
+            raise ParseError(start, message) from error
         if isinstance(op.location, UnknownLoc):
             where = start.get_location()
             op.location = FileLineColLoc(
@@ -89,9 +94,6 @@ def parse_module(
         module = LocatingParser(ctx, text, filename, line_offset).parse_module()
     except ParseError as error:
         raise parse_error_to_bolt(error, line_offset) from error
-    except (VerifyException, DiagnosticException) as error:
-        # Attribute verifiers run while parsing and carry no span of their own.
-        raise BoltError(str(error.args[0]) if error.args else str(error), filename) from error
     intern_parsed_weights(module, weight_resources(ctx))
     if verify:
         verify_module(module)

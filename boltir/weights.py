@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from boltir.diagnostics import BoltError
+from boltir.diagnostics import BoltError, format_location
 
 INLINE_ELEMENT_LIMIT = 16
 """Constants with at most this many elements are printed inline as `dense<...>`."""
@@ -178,7 +178,7 @@ def decode_blob(blob: str, tensor_type: TensorType) -> np.ndarray:
     expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if len(raw) != expected:
         raise BoltError(
-            f"weight blob holds {len(raw)} bytes but {tensor_type} needs {expected}"
+            f"its blob holds {len(raw)} bytes but {tensor_type} needs {expected}"
         )
     return np.frombuffer(raw, dtype=dtype).reshape(shape)
 
@@ -219,13 +219,16 @@ def intern_parsed_weights(module: Operation, resources: WeightResources) -> None
     blobs = resources.take_parsed_blobs()
     renamed: dict[tuple[str, Attribute], DenseResourceAttr] = {}
 
-    def intern(attr: DenseResourceAttr) -> DenseResourceAttr:
+    def intern(attr: DenseResourceAttr, op: Operation) -> DenseResourceAttr:
         handle = attr.resource_handle.data
         if not blobs.get(handle):
             return attr  # printed elided: kept as a name, an error only when read
         cache_key = (handle, attr.type)
         if cache_key not in renamed:
-            array = decode_blob(blobs[handle], attr.type)
+            try:
+                array = decode_blob(blobs[handle], attr.type)
+            except BoltError as error:
+                raise BoltError(f"weight '{handle}': {error.message}", format_location(op.location)) from error
             new_handle = WEIGHTS.add(handle, array)
             renamed[cache_key] = (
                 attr if new_handle == handle else DenseResourceAttr.from_params(new_handle, attr.type)
@@ -236,7 +239,7 @@ def intern_parsed_weights(module: Operation, resources: WeightResources) -> None
         for table in (op.properties, op.attributes):
             for name, value in table.items():
                 if isinstance(value, DenseResourceAttr):
-                    table[name] = intern(value)
+                    table[name] = intern(value, op)
 
 
 def make_weight_attr(name_hint: str, array: np.ndarray) -> DenseResourceAttr | DenseIntOrFPElementsAttr:

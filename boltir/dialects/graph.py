@@ -61,6 +61,12 @@ INPUT_NAME_ATTR = "graph.name"
 
 Props = dict[str, Attribute]
 
+I64_ARRAY = DenseArrayBase.constr(i64)
+"""Integer array properties (strides, pads, axes, perm, ...) hold i64 values."""
+
+F64_ARRAY = DenseArrayBase.constr(Float64Type())
+"""Float array properties (resize scales) hold f64 values."""
+
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -503,10 +509,10 @@ class ConvBase(GraphOp):
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     output = result_def(TensorType)
-    strides = opt_prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
-    pads = opt_prop_def(DenseArrayBase, default_value=i64_array([0, 0, 0, 0]))
+    strides = opt_prop_def(I64_ARRAY, default_value=i64_array([1, 1]))
+    pads = opt_prop_def(I64_ARRAY, default_value=i64_array([0, 0, 0, 0]))
     """ONNX order: top, left, bottom, right."""
-    dilations = opt_prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
+    dilations = opt_prop_def(I64_ARRAY, default_value=i64_array([1, 1]))
     group = opt_prop_def(IntegerAttr[I64], default_value=i64_attr(1))
     assembly_format = "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
 
@@ -569,7 +575,7 @@ class ConvTranspose2dOp(ConvBase):
     """ONNX ConvTranspose in NCHW: weight C×(M/group)×kH×kW, optional bias M."""
 
     name = "graph.conv_transpose2d"
-    output_padding = opt_prop_def(DenseArrayBase, default_value=i64_array([0, 0]))
+    output_padding = opt_prop_def(I64_ARRAY, default_value=i64_array([0, 0]))
 
     def __init__(
         self,
@@ -687,7 +693,7 @@ class GemmOp(GraphOp):
             raise VerifyException(f"contraction mismatch: op(A) is {m}x{k} but op(B) is {kb}x{n}")
         if len(operand_types) == 3:
             c = tensor_shape(operand_types[2])
-            if len(c) > 2 or shapes.broadcast_shapes(c, (m, n)) != (m, n):
+            if not shapes.broadcasts_to(c, (m, n)):
                 raise VerifyException(f"C of shape {'x'.join(map(str, c))} does not broadcast to {m}x{n}")
         return [TensorType(operand_types[0].element_type, (m, n))]
 
@@ -737,9 +743,9 @@ class Pool2dBase(GraphOp):
     FLOAT_ONLY: ClassVar[bool] = True
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    kernel_shape = prop_def(DenseArrayBase)
-    strides = opt_prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
-    pads = opt_prop_def(DenseArrayBase, default_value=i64_array([0, 0, 0, 0]))
+    kernel_shape = prop_def(I64_ARRAY)
+    strides = opt_prop_def(I64_ARRAY, default_value=i64_array([1, 1]))
+    pads = opt_prop_def(I64_ARRAY, default_value=i64_array([0, 0, 0, 0]))
     ceil_mode = opt_prop_def(UnitAttr)
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
 
@@ -774,7 +780,7 @@ class Pool2dBase(GraphOp):
 @irdl_op_definition
 class MaxPool2dOp(Pool2dBase):
     name = "graph.max_pool2d"
-    dilations = opt_prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
+    dilations = opt_prop_def(I64_ARRAY, default_value=i64_array([1, 1]))
 
     def __init__(
         self,
@@ -903,7 +909,7 @@ class LayerNormOp(GraphOp):
         axis = shapes.normalize_axis(cls.prop(props, "axis"), len(x))
         normalized = x[axis:]
         for name, t in zip(("scale", "bias"), operand_types[1:]):
-            if shapes.broadcast_shapes(tensor_shape(t), normalized) != normalized:
+            if not shapes.broadcasts_to(tensor_shape(t), normalized):
                 raise VerifyException(
                     f"{name} {t} does not broadcast to the normalized shape {'x'.join(map(str, normalized))}"
                 )
@@ -917,7 +923,7 @@ class ReduceOp(GraphOp):
 
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    axes = prop_def(DenseArrayBase)
+    axes = prop_def(I64_ARRAY)
     keepdims = opt_prop_def(UnitAttr)
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
 
@@ -997,7 +1003,7 @@ class ExpandOp(ShapeOnlyOp):
 
     @staticmethod
     def check_shapes(source: Shape, target: Shape) -> None:
-        if len(target) < len(source) or shapes.broadcast_shapes(source, target) != target:
+        if not shapes.broadcasts_to(source, target):
             raise VerifyException(
                 f"{'x'.join(map(str, source))} does not expand to {'x'.join(map(str, target))}"
             )
@@ -1034,7 +1040,7 @@ class TransposeOp(GraphOp):
     name = "graph.transpose"
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    perm = prop_def(DenseArrayBase)
+    perm = prop_def(I64_ARRAY)
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
 
     def __init__(self, input: SSAValue, perm: Sequence[int]):
@@ -1087,7 +1093,7 @@ class SplitOp(GraphOp):
     input = operand_def(TensorType)
     outputs = var_result_def(TensorType)
     axis = opt_prop_def(IntegerAttr[I64], default_value=i64_attr(0))
-    sizes = prop_def(DenseArrayBase)
+    sizes = prop_def(I64_ARRAY)
     assembly_format = "$input attr-dict `:` type($input) `->` type($outputs)"
 
     def __init__(self, input: SSAValue, sizes: Sequence[int], axis: int = 0):
@@ -1112,10 +1118,10 @@ class SliceOp(GraphOp):
     name = "graph.slice"
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    starts = prop_def(DenseArrayBase)
-    ends = prop_def(DenseArrayBase)
-    axes = prop_def(DenseArrayBase)
-    steps = prop_def(DenseArrayBase)
+    starts = prop_def(I64_ARRAY)
+    ends = prop_def(I64_ARRAY)
+    axes = prop_def(I64_ARRAY)
+    steps = prop_def(I64_ARRAY)
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
 
     def __init__(self, input, starts, ends, axes=None, steps=None):
@@ -1143,7 +1149,7 @@ class PadOp(GraphOp):
     name = "graph.pad"
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    pads = prop_def(DenseArrayBase)
+    pads = prop_def(I64_ARRAY)
     mode = opt_prop_def(StringAttr, default_value=StringAttr("constant"))
     value = opt_prop_def(FloatAttr[Float64Type], default_value=f64_attr(0.0))
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
@@ -1181,7 +1187,7 @@ class ResizeOp(GraphOp):
     FLOAT_ONLY: ClassVar[bool] = True
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    scales = prop_def(DenseArrayBase)
+    scales = prop_def(F64_ARRAY)
     mode = opt_prop_def(StringAttr, default_value=StringAttr("nearest"))
     coordinate_transformation_mode = opt_prop_def(StringAttr, default_value=StringAttr("half_pixel"))
     nearest_mode = opt_prop_def(StringAttr, default_value=StringAttr("round_prefer_floor"))
@@ -1237,7 +1243,7 @@ class ResizeOp(GraphOp):
 class AxesOp(GraphOp):
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    axes = prop_def(DenseArrayBase)
+    axes = prop_def(I64_ARRAY)
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
 
     def __init__(self, input: SSAValue, axes: Sequence[int]):

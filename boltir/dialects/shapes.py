@@ -28,6 +28,11 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Shape:
     return tuple(result)
 
 
+def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
+    """Whether `shape` broadcasts to `target` one way (ONNX unidirectional broadcasting)."""
+    return len(shape) <= len(target) and all(d in (1, t) for d, t in zip(reversed(shape), reversed(target)))
+
+
 def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
     if not -rank <= axis < rank:
         raise VerifyException(f"{what} {axis} is out of range for rank {rank}")
@@ -107,8 +112,20 @@ def slice_shape(
         raise VerifyException("slice steps must not be 0")
     result = list(shape)
     for axis, start, end, step in zip(normalize_axes(axes, len(shape)), starts, ends, steps, strict=True):
-        result[axis] = len(range(*slice(start, end, step).indices(shape[axis])))
+        result[axis] = len(range(*slice_bounds(start, end, step, shape[axis])))
     return tuple(result)
+
+
+def slice_bounds(start: int, end: int, step: int, size: int) -> tuple[int, int, int]:
+    """ONNX Slice on one axis, as (start, end, step) for `range`: negative bounds count
+    from the end, then starts clamp to [0, size] ([0, size - 1] stepping backwards) and
+    ends to [0, size] ([-1, size - 1] backwards, -1 meaning past the first element).
+    Python's slice rules differ when stepping backwards from below -size."""
+    start = start + size if start < 0 else start
+    end = end + size if end < 0 else end
+    if step > 0:
+        return min(max(start, 0), size), min(max(end, 0), size), step
+    return min(max(start, 0), size - 1), min(max(end, -1), size - 1), step
 
 
 def squeeze_shape(shape: Shape, axes: Sequence[int]) -> Shape:

@@ -14,6 +14,7 @@ import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 
 from boltir.dialects import graph
+from boltir.dialects.shapes import slice_bounds
 from boltir.interp.special import erf
 from boltir.weights import constant_array, numpy_dtype
 
@@ -38,9 +39,14 @@ def widen(x: np.ndarray) -> np.ndarray:
     return x.astype(compute_dtype(x.dtype), copy=False)
 
 
+def contiguous(value) -> np.ndarray:
+    """A C-contiguous array of the same shape (`np.ascontiguousarray` makes 0-d arrays 1-d)."""
+    return np.asarray(value, order="C")
+
+
 def finish(op, value: np.ndarray, index: int = 0) -> np.ndarray:
     """Rounds a result to the op's declared element type, as a contiguous array."""
-    return np.ascontiguousarray(np.asarray(value).astype(result_dtype(op, index), copy=False))
+    return contiguous(np.asarray(value).astype(result_dtype(op, index), copy=False))
 
 
 # ------------------------------------------------------------------------ unary math
@@ -56,6 +62,18 @@ def gelu(x: np.ndarray, approximate: str) -> np.ndarray:
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)).astype(x.dtype))
 
 
+def clip(x: np.ndarray, low: float | None, high: float | None) -> np.ndarray:
+    """Clamps to [low, high]; integer tensors get integer bounds, so that they are not
+    clipped through float64 (which rounds int64 values above 2**53)."""
+    if x.dtype.kind in "iu":
+        info = np.iinfo(x.dtype)
+        if low is not None:
+            low = x.dtype.type(min(max(math.ceil(low), info.min), info.max))
+        if high is not None:
+            high = x.dtype.type(min(max(math.floor(high), info.min), info.max))
+    return np.clip(x, low, high)
+
+
 UNARY_FUNCTIONS: dict[type, Any] = {
     graph.ReluOp: lambda op, x: np.maximum(x, 0),
     graph.LeakyReluOp: lambda op, x: np.where(x >= 0, x, x * op.prop_value("alpha")),
@@ -65,7 +83,7 @@ UNARY_FUNCTIONS: dict[type, Any] = {
     graph.SiluOp: lambda op, x: x * sigmoid(x),
     graph.HardSwishOp: lambda op, x: x * np.clip(x / 6.0 + 0.5, 0.0, 1.0),
     graph.HardSigmoidOp: lambda op, x: np.clip(op.prop_value("alpha") * x + op.prop_value("beta"), 0.0, 1.0),
-    graph.ClipOp: lambda op, x: np.clip(
+    graph.ClipOp: lambda op, x: clip(
         x,
         op.properties["min"].value.data if "min" in op.properties else None,
         op.properties["max"].value.data if "max" in op.properties else None,
@@ -409,11 +427,11 @@ class GraphFunctions(InterpreterFunctions):
 
     @impl(graph.ExpandOp)
     def run_expand(self, interpreter: Interpreter, op: graph.ExpandOp, args: tuple):
-        return (np.ascontiguousarray(np.broadcast_to(args[0], op.output.type.get_shape())),)
+        return (contiguous(np.broadcast_to(args[0], op.output.type.get_shape())),)
 
     @impl(graph.TransposeOp)
     def run_transpose(self, interpreter: Interpreter, op: graph.TransposeOp, args: tuple):
-        return (np.ascontiguousarray(np.transpose(args[0], op.prop_value("perm"))),)
+        return (contiguous(np.transpose(args[0], op.prop_value("perm"))),)
 
     @impl(graph.ConcatOp)
     def run_concat(self, interpreter: Interpreter, op: graph.ConcatOp, args: tuple):
@@ -422,7 +440,7 @@ class GraphFunctions(InterpreterFunctions):
     @impl(graph.SplitOp)
     def run_split(self, interpreter: Interpreter, op: graph.SplitOp, args: tuple):
         boundaries = np.cumsum(op.prop_value("sizes"))[:-1]
-        return tuple(np.ascontiguousarray(p) for p in np.split(args[0], boundaries, axis=op.prop_value("axis")))
+        return tuple(contiguous(p) for p in np.split(args[0], boundaries, axis=op.prop_value("axis")))
 
     @impl(graph.SliceOp)
     def run_slice(self, interpreter: Interpreter, op: graph.SliceOp, args: tuple):
@@ -431,8 +449,9 @@ class GraphFunctions(InterpreterFunctions):
         for start, end, axis, step in zip(
             op.prop_value("starts"), op.prop_value("ends"), op.prop_value("axes"), op.prop_value("steps"), strict=True
         ):
-            index[axis % x.ndim] = slice(*slice(start, end, step).indices(x.shape[axis % x.ndim]))
-        return (np.ascontiguousarray(x[tuple(index)]),)
+            begin, stop, stride = slice_bounds(start, end, step, x.shape[axis % x.ndim])
+            index[axis % x.ndim] = slice(begin, None if stop < 0 else stop, stride)
+        return (contiguous(x[tuple(index)]),)
 
     @impl(graph.PadOp)
     def run_pad(self, interpreter: Interpreter, op: graph.PadOp, args: tuple):
@@ -462,7 +481,7 @@ class GraphFunctions(InterpreterFunctions):
     @impl(graph.GatherOp)
     def run_gather(self, interpreter: Interpreter, op: graph.GatherOp, args: tuple):
         data, indices = args
-        return (np.ascontiguousarray(np.take(data, indices.astype(np.int64), axis=op.prop_value("axis"))),)
+        return (contiguous(np.take(data, indices.astype(np.int64), axis=op.prop_value("axis"))),)
 
 
 def _register_shared_implementations() -> None:

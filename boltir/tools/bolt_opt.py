@@ -154,8 +154,6 @@ class BoltOptMain(xDSLOptMain):
             )
         except ParseError as error:
             raise parse_error_to_bolt(error, start_offset) from error
-        except (VerifyException, DiagnosticException) as error:
-            raise BoltError(str(error.args[0]) if error.args else str(error), self.get_input_name()) from error
         intern_parsed_weights(module, weight_resources(self.ctx))
         return module
 

@@ -222,7 +222,7 @@ def test_weight_blob_of_the_wrong_size(tmp_path, capsys):
     #-}
     """
     path = write(tmp_path, "blob.mlir", text)
-    assert opt_error(capsys, path) == "error: weight blob holds 4 bytes but tensor<2x2xf32> needs 16"
+    assert opt_error(capsys, path) == f"{path}:2:3: error: weight 'w': its blob holds 4 bytes but tensor<2x2xf32> needs 16"
 
 
 def test_debug_shows_the_traceback(tmp_path):
@@ -299,3 +299,14 @@ def test_run_elided_weights(tmp_path, capsys):
         "error: weight 'fc.weight' has no data: the IR was printed without its "
         "dialect_resources section (for example with --elide-weights)"
     )
+
+
+def test_bad_attribute_in_custom_form_names_the_op_location(tmp_path, capsys):
+    text = """\
+    func.func @main(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+      %0 = graph.transpose %x {perm = array<f64: 1.0, 0.0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+      func.return %0 : tensor<3x2xf32>
+    }
+    """
+    path = write(tmp_path, "attr.mlir", text)
+    assert opt_error(capsys, path) == f"{path}:2:3: error: Expected attribute i64 but got f64"
