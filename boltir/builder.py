@@ -18,7 +18,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from boltir.dialects import graph
 from boltir.dialects.graph import INPUT_NAME_ATTR
-from boltir.weights import element_type_for, make_weight_attr
+from boltir.dtypes import element_type_for
+from boltir.weights import make_weight_attr
 
 
 def _name_hint(name: str) -> str | None:

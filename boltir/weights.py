@@ -21,104 +21,14 @@ from collections.abc import Iterable
 
 import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    DenseIntOrFPElementsAttr,
-    DenseResourceAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IntegerType,
-    Signedness,
-    TensorType,
-)
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, TensorType
 from xdsl.ir import Attribute, Operation
 
 from boltir.diagnostics import BoltError, format_location
+from boltir.dtypes import element_type_for, is_numpy_native, numpy_dtype
 
 INLINE_ELEMENT_LIMIT = 16
 """Constants with at most this many elements are printed inline as `dense<...>`."""
-
-def bfloat16_dtype() -> np.dtype:
-    """numpy's bfloat16, from ml_dtypes; imported on first use (it costs a second)."""
-    import ml_dtypes
-
-    return np.dtype(ml_dtypes.bfloat16)
-
-
-def is_bfloat16(dtype: np.dtype) -> bool:
-    return np.dtype(dtype).name == "bfloat16"
-
-
-_NUMPY_DTYPES: dict[str, np.dtype | None] = {
-    "f16": np.dtype(np.float16),
-    "bf16": None,  # bfloat16_dtype(), lazily
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i1": np.dtype(np.bool_),
-    "i8": np.dtype(np.int8),
-    "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "ui8": np.dtype(np.uint8),
-}
-
-
-def element_type_name(element_type: Attribute) -> str:
-    """The short name (f32, i64, ui8...) of a builtin element type."""
-    match element_type:
-        case Float16Type():
-            return "f16"
-        case BFloat16Type():
-            return "bf16"
-        case Float32Type():
-            return "f32"
-        case Float64Type():
-            return "f64"
-        case IntegerType():
-            prefix = "ui" if element_type.signedness.data == Signedness.UNSIGNED else "i"
-            return f"{prefix}{element_type.width.data}"
-    return str(element_type)
-
-
-def numpy_dtype(element_type: Attribute) -> np.dtype:
-    """The numpy dtype that holds values of a builtin element type."""
-    name = element_type_name(element_type)
-    if name not in _NUMPY_DTYPES:
-        raise BoltError(
-            f"element type {name} is not supported; supported: {', '.join(_NUMPY_DTYPES)}"
-        )
-    return _NUMPY_DTYPES[name] or bfloat16_dtype()
-
-
-def element_type_for(dtype: np.dtype) -> Attribute:
-    """The builtin element type for a numpy dtype."""
-    dtype = np.dtype(dtype)
-    if is_bfloat16(dtype):
-        return BFloat16Type()
-    for name, candidate in _NUMPY_DTYPES.items():
-        if candidate is not None and candidate == dtype:
-            return _ELEMENT_TYPES[name]()
-    raise BoltError(
-        f"numpy dtype {dtype} has no tensor element type; supported: "
-        + ", ".join(str(d) for d in _NUMPY_DTYPES.values() if d is not None)
-        + ", bfloat16"
-    )
-
-
-_ELEMENT_TYPES = {
-    "f16": Float16Type,
-    "bf16": BFloat16Type,
-    "f32": Float32Type,
-    "f64": Float64Type,
-    "i1": lambda: IntegerType(1),
-    "i8": lambda: IntegerType(8),
-    "i16": lambda: IntegerType(16),
-    "i32": lambda: IntegerType(32),
-    "i64": lambda: IntegerType(64),
-    "ui8": lambda: IntegerType(8, Signedness.UNSIGNED),
-}
-
 
 class WeightStore:
     """Process-wide storage of weight arrays, keyed by resource handle."""
@@ -248,7 +158,7 @@ def make_weight_attr(name_hint: str, array: np.ndarray) -> DenseResourceAttr | D
     This is the helper every importer and pass uses to create constants."""
     array = np.asarray(array)
     tensor_type = TensorType(element_type_for(array.dtype), array.shape)
-    if array.size <= INLINE_ELEMENT_LIMIT and not is_bfloat16(array.dtype):
+    if array.size <= INLINE_ELEMENT_LIMIT and is_numpy_native(array.dtype):
         values = array.astype(np.float64 if array.dtype.kind == "f" else np.int64)
         return DenseIntOrFPElementsAttr.from_list(tensor_type, values.reshape(-1).tolist())
     return DenseResourceAttr.from_params(WEIGHTS.add(name_hint, array), tensor_type)

@@ -17,6 +17,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
+    BoolAttr,
     AnyFloat,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -309,7 +310,8 @@ class HardSigmoidOp(FloatUnaryOp):
 
 @irdl_op_definition
 class ClipOp(UnaryOp):
-    """Clamps to `[min, max]`; a missing bound is unbounded."""
+    """Clamps to `[min, max]`; a missing bound is unbounded; with min > max every value
+    becomes max (ONNX Clip)."""
 
     name = "graph.clip"
     min = opt_prop_def(FloatAttr[Float64Type])
@@ -322,12 +324,6 @@ class ClipOp(UnaryOp):
             max=None if max is None else f64_attr(max),
         )
 
-    @classmethod
-    def infer(cls, operand_types, props):
-        low, high = props.get("min"), props.get("max")
-        if low is not None and high is not None and python_value(low) > python_value(high):
-            raise VerifyException(f"min {python_value(low)} is greater than max {python_value(high)}")
-        return [operand_types[0]]
 
 
 @irdl_op_definition
@@ -357,16 +353,24 @@ class ReciprocalOp(FloatUnaryOp):
 
 @irdl_op_definition
 class CastOp(GraphOp):
-    """Converts the element type; the shape stays."""
+    """Converts the element type; the shape stays (ONNX Cast).
+
+    Floats become integers by truncation. For 8-bit float results, `saturate` clamps
+    out-of-range values to the largest finite one (else they become NaN or infinity);
+    `round_mode` (up, down, nearest) rounds to the exponent-only f8E8M0FNU."""
 
     name = "graph.cast"
     input = operand_def(TensorType)
     output = result_def(TensorType)
+    saturate = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
+    round_mode = opt_prop_def(StringAttr, default_value=StringAttr("up"))
     assembly_format = "$input attr-dict `:` type($input) `to` type($output)"
+    ROUND_MODES: ClassVar = ("up", "down", "nearest")
 
-    def __init__(self, input: SSAValue, element_type: Attribute):
+    def __init__(self, input: SSAValue, element_type: Attribute, *, saturate: bool = True, round_mode: str = "up"):
         result = TensorType(element_type, tensor_shape(input.type))
-        super().__init__(operands=[input], result_types=[result])
+        props = {"saturate": BoolAttr.from_bool(saturate), "round_mode": StringAttr(round_mode)}
+        super().__init__(operands=[input], properties=props, result_types=[result])
 
     def verify_(self) -> None:
         if tensor_shape(self.input.type) != tensor_shape(self.output.type):
@@ -374,6 +378,10 @@ class CastOp(GraphOp):
         for value in (self.input, self.output):
             if not value.type.has_static_shape():
                 raise VerifyException(f"expects statically shaped tensors, got {value.type}")
+        if self.prop_value("round_mode") not in self.ROUND_MODES:
+            raise VerifyException(
+                f"round_mode must be one of {', '.join(self.ROUND_MODES)}, got '{self.prop_value('round_mode')}'"
+            )
 
 
 class BinaryOp(GraphOp):
@@ -423,8 +431,9 @@ class DivOp(BinaryOp):
 
 @irdl_op_definition
 class PowOp(BinaryOp):
+    """`x ** y`; integer tensors raise to non-negative integer powers."""
+
     name = "graph.pow"
-    FLOAT_ONLY: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -740,7 +749,6 @@ class BatchNormOp(GraphOp):
 
 
 class Pool2dBase(GraphOp):
-    FLOAT_ONLY: ClassVar[bool] = True
     input = operand_def(TensorType)
     output = result_def(TensorType)
     kernel_shape = prop_def(I64_ARRAY)
@@ -807,6 +815,8 @@ class MaxPool2dOp(Pool2dBase):
 @irdl_op_definition
 class AvgPool2dOp(Pool2dBase):
     """Average pool; padding counts toward the divisor only with `count_include_pad`."""
+
+    FLOAT_ONLY: ClassVar[bool] = True
 
     name = "graph.avg_pool2d"
     count_include_pad = opt_prop_def(UnitAttr)
@@ -1153,7 +1163,7 @@ class PadOp(GraphOp):
     mode = opt_prop_def(StringAttr, default_value=StringAttr("constant"))
     value = opt_prop_def(FloatAttr[Float64Type], default_value=f64_attr(0.0))
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
-    MODES: ClassVar = ("constant", "edge", "reflect")
+    MODES: ClassVar = ("constant", "edge", "reflect", "wrap")
 
     def __init__(self, input: SSAValue, pads: Sequence[int], mode: str = "constant", value: float = 0.0):
         props = {"pads": i64_array(pads), "mode": StringAttr(mode), "value": f64_attr(value)}
@@ -1174,14 +1184,17 @@ class PadOp(GraphOp):
             for i, d in enumerate(x):
                 if max(pads[i], pads[i + len(x)]) >= d:
                     raise VerifyException(f"reflect padding of axis {i} must be smaller than its size {d}")
-        if mode == "edge" and any(d == 0 for d in x):
-            raise VerifyException("edge padding needs a non-empty input")
+        if mode in ("edge", "wrap") and any(d == 0 for d in x):
+            raise VerifyException(f"{mode} padding needs a non-empty input")
         return [TensorType(operand_types[0].element_type, shape)]
 
 
 @irdl_op_definition
 class ResizeOp(GraphOp):
-    """ONNX Resize, nearest or (n-)linear, with one scale per axis."""
+    """ONNX Resize with one scale per axis: nearest, (n-)linear or cubic.
+
+    `tf_crop_and_resize` samples the region `roi` (every axis' start, then every axis'
+    end, as fractions of the input) and writes `extrapolation_value` outside it."""
 
     name = "graph.resize"
     FLOAT_ONLY: ClassVar[bool] = True
@@ -1191,10 +1204,21 @@ class ResizeOp(GraphOp):
     mode = opt_prop_def(StringAttr, default_value=StringAttr("nearest"))
     coordinate_transformation_mode = opt_prop_def(StringAttr, default_value=StringAttr("half_pixel"))
     nearest_mode = opt_prop_def(StringAttr, default_value=StringAttr("round_prefer_floor"))
+    cubic_coeff_a = opt_prop_def(FloatAttr[Float32Type], default_value=f32_attr(-0.75))
+    exclude_outside = opt_prop_def(UnitAttr)
+    roi = opt_prop_def(F64_ARRAY)
+    extrapolation_value = opt_prop_def(FloatAttr[Float32Type], default_value=f32_attr(0.0))
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
 
-    MODES: ClassVar = ("nearest", "linear")
-    COORDINATE_MODES: ClassVar = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
+    MODES: ClassVar = ("nearest", "linear", "cubic")
+    COORDINATE_MODES: ClassVar = (
+        "half_pixel",
+        "half_pixel_symmetric",
+        "pytorch_half_pixel",
+        "align_corners",
+        "asymmetric",
+        "tf_crop_and_resize",
+    )
     NEAREST_MODES: ClassVar = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
     def __init__(
@@ -1206,13 +1230,23 @@ class ResizeOp(GraphOp):
         coordinate_transformation_mode: str = "half_pixel",
         nearest_mode: str = "round_prefer_floor",
         sizes: Sequence[int] | None = None,
+        cubic_coeff_a: float = -0.75,
+        exclude_outside: bool = False,
+        roi: Sequence[float] | None = None,
+        extrapolation_value: float = 0.0,
     ):
-        props = {
-            "scales": f64_array(scales),
-            "mode": StringAttr(mode),
-            "coordinate_transformation_mode": StringAttr(coordinate_transformation_mode),
-            "nearest_mode": StringAttr(nearest_mode),
-        }
+        props = _drop_none(
+            {
+                "scales": f64_array(scales),
+                "mode": StringAttr(mode),
+                "coordinate_transformation_mode": StringAttr(coordinate_transformation_mode),
+                "nearest_mode": StringAttr(nearest_mode),
+                "cubic_coeff_a": f32_attr(cubic_coeff_a),
+                "exclude_outside": flag(exclude_outside),
+                "roi": None if roi is None else f64_array(roi),
+                "extrapolation_value": f32_attr(extrapolation_value),
+            }
+        )
         x = tensor_shape(input.type)
         shape = tuple(sizes) if sizes is not None else tuple(int(d * s) for d, s in zip(x, scales, strict=True))
         super().__init__(operands=[input], properties=props, result_types=[TensorType(input.type.element_type, shape)])
@@ -1235,8 +1269,18 @@ class ResizeOp(GraphOp):
         shapes.require_length(scales, len(x), "scales")
         if len(y) != len(x):
             raise VerifyException(f"changes the rank: {self.input.type} to {self.output.type}")
+        roi = self.prop_value("roi") or None
+        if self.prop_value("coordinate_transformation_mode") == "tf_crop_and_resize":
+            if roi is None:
+                raise VerifyException("tf_crop_and_resize needs a roi")
+            shapes.require_length(roi, 2 * len(x), "roi")
+        elif roi is not None:
+            raise VerifyException("roi is only used by tf_crop_and_resize")
         for axis, (d, s, o) in enumerate(zip(x, scales, y, strict=True)):
-            if s <= 0 or abs(d * s - o) >= 1.0:
+            if s <= 0:
+                raise VerifyException(f"scales must be positive, got {list(scales)}")
+            # tf_crop_and_resize samples the roi at any output size; other modes scale.
+            if roi is None and abs(d * s - o) >= 1.0:
                 raise VerifyException(f"axis {axis}: size {d} scaled by {s} cannot give {o}")
 
 

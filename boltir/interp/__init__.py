@@ -17,7 +17,7 @@ from xdsl.interpreters.func import FuncFunctions
 from boltir.diagnostics import BoltError
 from boltir.dialects.graph import INPUT_NAME_ATTR
 from boltir.interp.graph import GraphFunctions
-from boltir.weights import element_type_name, numpy_dtype
+from boltir.dtypes import element_type_name, numpy_dtype
 
 ENTRY_POINT = "main"
 

@@ -16,7 +16,8 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from boltir.dialects import graph
 from boltir.dialects.shapes import slice_bounds
 from boltir.interp.special import erf
-from boltir.weights import constant_array, numpy_dtype
+from boltir.dtypes import is_floating, numpy_dtype, numpy_dtype_named
+from boltir.weights import constant_array
 
 CONV_TAP_CHUNK_BYTES = 64 << 20
 """Upper bound on the input slice a conv copies per kernel tap; bigger batches go in chunks."""
@@ -26,7 +27,7 @@ def compute_dtype(dtype: np.dtype) -> np.dtype:
     """The dtype arithmetic runs in: f64 for f64, f32 for other floats, else unchanged."""
     if dtype == np.float64:
         return np.dtype(np.float64)
-    if dtype.kind == "f" or dtype.name == "bfloat16":
+    if is_floating(dtype):
         return np.dtype(np.float32)
     return dtype
 
@@ -114,6 +115,47 @@ BINARY_FUNCTIONS: dict[type, Any] = {
     graph.PowOp: np.power,
     graph.EqualOp: np.equal,
 }
+
+
+# ----------------------------------------------------------------------------- cast
+
+SATURATING_FLOAT8 = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+
+
+def to_float8_e8m0(x: np.ndarray, saturate: bool, round_mode: str) -> np.ndarray:
+    """f8E8M0FNU keeps only an f32's biased exponent; the mantissa decides the rounding.
+    NaN and infinity become the NaN code 0xFF; saturation stops at the largest power 0xFE."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
+    exponent = ((bits >> 23) & 0xFF).astype(np.uint16)
+    mantissa = bits & 0x7FFFFF
+    special = exponent == 0xFF
+    if round_mode == "up":
+        round_up = mantissa > 0
+    elif round_mode == "nearest":
+        half = np.uint32(0x400000)
+        round_up = (mantissa > half) | ((mantissa == half) & (exponent > 0))
+    else:
+        round_up = np.zeros_like(special)
+    round_up &= ~special
+    if saturate:
+        round_up &= exponent < 0xFE
+    exponent = np.where(special, 0xFF, exponent + round_up).astype(np.uint8)
+    return exponent.view(numpy_dtype_named("float8_e8m0fnu"))
+
+
+def cast(x: np.ndarray, target: np.dtype, saturate: bool, round_mode: str) -> np.ndarray:
+    """ONNX Cast: floats truncate to integers; 8-bit floats saturate when asked."""
+    if target.name == "float8_e8m0fnu":
+        return to_float8_e8m0(widen(x), saturate, round_mode)
+    if saturate and target.name in SATURATING_FLOAT8 and is_floating(x.dtype):
+        import ml_dtypes
+
+        largest = float(ml_dtypes.finfo(target).max)
+        wide = widen(x)
+        return np.where(np.isnan(wide), wide, np.clip(wide, -largest, largest)).astype(target)
+    if is_floating(x.dtype) and not is_floating(target) and target != np.bool_:
+        x = np.trunc(widen(x))
+    return x.astype(target)
 
 
 # ----------------------------------------------------------------------------- conv
@@ -210,15 +252,26 @@ def pool2d(x, kernel, strides, pads, dilations, out_hw, reducer: str, count_incl
 # --------------------------------------------------------------------------- resize
 
 
-def source_coordinates(out_len: int, in_len: int, scale: float, mode: str) -> np.ndarray:
-    """ONNX Resize's coordinate_transformation_mode, for one axis."""
+def source_coordinates(out_len: int, in_len: int, scale: float, mode: str, roi: tuple[float, float]) -> np.ndarray:
+    """ONNX Resize's coordinate_transformation_mode for one axis: where each output
+    position samples the input. Like ONNX, align_corners and half_pixel_symmetric use the
+    unrounded output length `in_len * scale`."""
     x = np.arange(out_len, dtype=np.float64)
+    length = in_len * scale
     if mode == "half_pixel":
         return (x + 0.5) / scale - 0.5
+    if mode == "half_pixel_symmetric":
+        offset = in_len / 2 * (1 - out_len / length)
+        return offset + (x + 0.5) / scale - 0.5
     if mode == "pytorch_half_pixel":
         return (x + 0.5) / scale - 0.5 if out_len > 1 else np.zeros_like(x)
     if mode == "align_corners":
-        return x * (in_len - 1) / (out_len - 1) if out_len > 1 else np.zeros_like(x)
+        return x * (in_len - 1) / (length - 1) if length != 1 else np.zeros_like(x)
+    if mode == "tf_crop_and_resize":
+        start, end = roi
+        if out_len == 1:
+            return np.full_like(x, (end - start) * (in_len - 1) / 2 + start * (in_len - 1))
+        return x * (end - start) * (in_len - 1) / (out_len - 1) + start * (in_len - 1)
     return x / scale  # asymmetric
 
 
@@ -234,23 +287,66 @@ def nearest_indices(coords: np.ndarray, mode: str, in_len: int) -> np.ndarray:
     return np.clip(index, 0, in_len - 1).astype(np.int64)
 
 
-def resize(x: np.ndarray, out_shape, scales, mode: str, coordinate_mode: str, nearest_mode: str) -> np.ndarray:
-    """Separable: one axis at a time, nearest picks, linear blends two neighbours."""
+def cubic_weights(fraction: np.ndarray, a: float) -> np.ndarray:
+    """Keys' cubic convolution weights of the 4 neighbours floor(x)-1 .. floor(x)+2."""
+    distances = np.stack([fraction + 1, fraction, 1 - fraction, 2 - fraction], axis=-1)
+    near = ((a + 2) * distances - (a + 3)) * distances * distances + 1
+    far = ((a * distances - 5 * a) * distances + 8 * a) * distances - 4 * a
+    return np.where(distances <= 1, near, far)
+
+
+def interpolation_taps(coords: np.ndarray, in_len: int, mode: str, cubic_a: float, exclude_outside: bool):
+    """For each output position: the input indices it blends and their weights."""
+    base = np.floor(coords)
+    fraction = coords - base
+    if mode == "linear":
+        offsets = np.array([0, 1])
+        weights = np.stack([1 - fraction, fraction], axis=-1)
+    else:
+        offsets = np.array([-1, 0, 1, 2])
+        weights = cubic_weights(fraction, cubic_a)
+    indices = base.astype(np.int64)[:, None] + offsets[None, :]
+    if exclude_outside:
+        weights = np.where((indices >= 0) & (indices < in_len), weights, 0.0)
+        weights = weights / weights.sum(axis=-1, keepdims=True)
+    return np.clip(indices, 0, in_len - 1), weights
+
+
+def resize(
+    x: np.ndarray,
+    out_shape,
+    scales,
+    mode: str,
+    coordinate_mode: str,
+    nearest_mode: str,
+    cubic_a: float = -0.75,
+    exclude_outside: bool = False,
+    roi=None,
+    extrapolation_value: float = 0.0,
+) -> np.ndarray:
+    """Separable: one axis at a time. Nearest picks one input, linear blends two
+    neighbours, cubic four; positions past the edge reuse the edge value."""
+    rank = x.ndim
     for axis, (in_len, out_len, scale) in enumerate(zip(x.shape, out_shape, scales, strict=True)):
-        if in_len == out_len and scale == 1.0:
+        axis_roi = (roi[axis], roi[axis + rank]) if roi else (0.0, 1.0)
+        if in_len == out_len and scale == 1.0 and coordinate_mode != "tf_crop_and_resize":
             continue
-        coords = source_coordinates(out_len, in_len, scale, coordinate_mode)
+        coords = source_coordinates(out_len, in_len, scale, coordinate_mode, axis_roi)
         if mode == "nearest":
             x = np.take(x, nearest_indices(coords, nearest_mode, in_len), axis=axis)
-            continue
-        coords = np.clip(coords, 0, in_len - 1)
-        low = np.floor(coords).astype(np.int64)
-        high = np.minimum(low + 1, in_len - 1)
-        frac = (coords - low).astype(x.dtype)
-        shape = [1] * x.ndim
-        shape[axis] = out_len
-        frac = frac.reshape(shape)
-        x = np.take(x, low, axis=axis) * (1 - frac) + np.take(x, high, axis=axis) * frac
+        else:
+            indices, weights = interpolation_taps(coords, in_len, mode, cubic_a, exclude_outside)
+            shape = [1] * rank
+            shape[axis] = out_len
+            blended = 0
+            for tap in range(indices.shape[1]):
+                blended = blended + np.take(x, indices[:, tap], axis=axis) * weights[:, tap].astype(x.dtype).reshape(shape)
+            x = blended
+        if coordinate_mode == "tf_crop_and_resize":
+            outside = (coords < 0) | (coords > in_len - 1)
+            index = [slice(None)] * rank
+            index[axis] = outside
+            x[tuple(index)] = extrapolation_value
     return x
 
 
@@ -286,10 +382,7 @@ class GraphFunctions(InterpreterFunctions):
     @impl(graph.CastOp)
     def run_cast(self, interpreter: Interpreter, op: graph.CastOp, args: tuple):
         (x,) = args
-        target = result_dtype(op)
-        if x.dtype.kind == "f" and target.kind in "iub" and target != np.bool_:
-            x = np.trunc(widen(x))
-        return (finish(op, x),)
+        return (contiguous(cast(x, result_dtype(op), bool(op.prop_value("saturate")), op.prop_value("round_mode"))),)
 
     @impl(graph.SumOp)
     def run_sum(self, interpreter: Interpreter, op: graph.SumOp, args: tuple):
@@ -413,9 +506,14 @@ class GraphFunctions(InterpreterFunctions):
 
     def _reduce(self, interpreter: Interpreter, op, args: tuple):
         x = widen(args[0])
-        reducer = {graph.ReduceMeanOp: np.mean, graph.ReduceSumOp: np.sum, graph.ReduceMaxOp: np.max}[type(op)]
         axes = tuple(a % x.ndim for a in op.prop_value("axes"))
-        return (finish(op, reducer(x, axis=axes, keepdims=op.prop_value("keepdims"))),)
+        keepdims = op.prop_value("keepdims")
+        if isinstance(op, graph.ReduceMaxOp):
+            # ONNX: the maximum of nothing is the lowest value of the type.
+            lowest = -np.inf if x.dtype.kind == "f" else (False if x.dtype == np.bool_ else np.iinfo(x.dtype).min)
+            return (finish(op, np.max(x, axis=axes, keepdims=keepdims, initial=lowest)),)
+        reducer = np.mean if isinstance(op, graph.ReduceMeanOp) else np.sum
+        return (finish(op, reducer(x, axis=axes, keepdims=keepdims)),)
 
     @impl(graph.ReshapeOp)
     def run_reshape(self, interpreter: Interpreter, op: graph.ReshapeOp, args: tuple):
@@ -467,6 +565,10 @@ class GraphFunctions(InterpreterFunctions):
             op.prop_value("mode"),
             op.prop_value("coordinate_transformation_mode"),
             op.prop_value("nearest_mode"),
+            op.prop_value("cubic_coeff_a"),
+            op.prop_value("exclude_outside"),
+            op.prop_value("roi") or None,
+            op.prop_value("extrapolation_value"),
         )
         return (finish(op, out),)
 

@@ -22,7 +22,7 @@ from boltir.diagnostics import BoltError
 from boltir.interp import find_entry, input_names, run
 from boltir.ir import parse_module
 from boltir.tools.common import run_tool
-from boltir.weights import numpy_dtype
+from boltir.dtypes import numpy_dtype
 
 
 def build_parser() -> argparse.ArgumentParser:

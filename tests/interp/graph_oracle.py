@@ -18,7 +18,7 @@ from xdsl.ir import Operation, SSAValue
 
 from boltir import interp
 from boltir.builder import ModelBuilder
-from boltir.weights import numpy_dtype
+from boltir.dtypes import numpy_dtype
 
 OPSET = 21
 """The default ONNX opset of the oracle models: every op here has its current form by then."""

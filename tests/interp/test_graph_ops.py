@@ -1166,16 +1166,12 @@ def test_resize_inexact_scale(mode, coordinate_mode, rng):
 @pytest.mark.parametrize("nearest_mode", NEAREST_MODES)
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
 def test_resize_align_corners_inexact_scale(mode, nearest_mode, rng):
-    """align_corners divides by the integer output length minus one (the spec; and
-    onnxruntime); ONNX's reference evaluator divides by the fractional `scale * size`
-    minus one, which for 10 * f32(0.4) = 4.00000006 moves 3 to 2.99999994, so
-    onnxruntime is the oracle here."""
-    case = resize_case((1, 2, 10, 10), (1.0, 1.0, 0.4, 0.3), mode, "align_corners", nearest_mode)
-    x = case.make_inputs(rng)["x"]
-    node = helper.make_node("Resize", case.onnx_inputs, ["y0"], **case.attrs)
-    (expected,) = run_onnxruntime(node, {"x": x}, ["y0"], [f32], constants=case.constants, opset=case.opset)
-    (got,) = run_boltir(case.build, {"x": x})
-    assert_matches(got, expected)
+    """align_corners divides by the unrounded output length `scale * size` minus one,
+    as ONNX's reference evaluator and the ONNX backend node tests
+    (test_resize_downsample_scales_linear_align_corners) do; for 10 * f32(0.4) =
+    4.00000006 that moves 3 to 2.99999994. onnxruntime divides by the integer length
+    instead and disagrees here."""
+    resize_case((1, 2, 10, 10), (1.0, 1.0, 0.4, 0.3), mode, "align_corners", nearest_mode).check(rng)
 
 
 @pytest.mark.parametrize("coordinate_mode", ["half_pixel", "pytorch_half_pixel", "asymmetric"])

@@ -39,14 +39,6 @@ func.func @gelu_bad_approximate(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @clip_min_above_max(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.clip' op min 6.0 is greater than max 0.0
-  %0 = graph.clip %x {min = 6.0 : f64, max = 0.0 : f64} : tensor<4xf32>
-  func.return %0 : tensor<4xf32>
-}
-
-// -----
-
 func.func @relu_type_changes(%x: tensor<4xf32>) -> tensor<4xf16> {
   // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.relu' op result 'output' at position 0 does not verify: attribute tensor<4xf32> expected from variable 'T', but got tensor<4xf16>
   %0 = "graph.relu"(%x) : (tensor<4xf32>) -> tensor<4xf16>
@@ -97,9 +89,9 @@ func.func @sub_result_shape(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<3x
 
 // -----
 
-func.func @pow_int(%a: tensor<3xi32>, %b: tensor<3xi32>) -> tensor<3xi32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.pow' op expects a floating-point tensor, got element type i32
-  %0 = graph.pow %a, %b : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+func.func @pow_mixed_types(%a: tensor<3xi32>, %b: tensor<3xf32>) -> tensor<3xi32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.pow' op operands must share one element type, got f32, i32
+  %0 = graph.pow %a, %b : (tensor<3xi32>, tensor<3xf32>) -> tensor<3xi32>
   func.return %0 : tensor<3xi32>
 }
 
@@ -718,7 +710,7 @@ func.func @slice_negative_step_result(%x: tensor<10xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @pad_bad_mode(%x: tensor<2x3xf32>) -> tensor<4x5xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.pad' op mode must be one of constant, edge, reflect, got 'symmetric'
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.pad' op mode must be one of constant, edge, reflect, wrap, got 'symmetric'
   %0 = graph.pad %x {pads = array<i64: 1, 1, 1, 1>, mode = "symmetric"} : tensor<2x3xf32> -> tensor<4x5xf32>
   func.return %0 : tensor<4x5xf32>
 }
@@ -758,15 +750,23 @@ func.func @pad_result(%x: tensor<2x3xf32>) -> tensor<4x5xf32> {
 // -----
 
 func.func @resize_bad_mode(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.resize' op mode must be one of nearest, linear, got 'cubic'
-  %0 = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "cubic"} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.resize' op mode must be one of nearest, linear, cubic, got 'lanczos'
+  %0 = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "lanczos"} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
   func.return %0 : tensor<1x3x8x8xf32>
 }
 
 // -----
 
 func.func @resize_bad_coordinate_mode(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.resize' op coordinate_transformation_mode must be one of half_pixel, pytorch_half_pixel, align_corners, asymmetric, got 'tf_crop_and_resize'
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.resize' op coordinate_transformation_mode must be one of half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, tf_crop_and_resize, got 'center'
+  %0 = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, coordinate_transformation_mode = "center"} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  func.return %0 : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+func.func @resize_crop_without_roi(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.resize' op tf_crop_and_resize needs a roi
   %0 = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, coordinate_transformation_mode = "tf_crop_and_resize"} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
   func.return %0 : tensor<1x3x8x8xf32>
 }
@@ -798,7 +798,7 @@ func.func @resize_scales_length(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32> 
 // -----
 
 func.func @resize_zero_scale(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x0x4xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.resize' op axis 2: size 4 scaled by 0.0 cannot give 0
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.resize' op scales must be positive, got [1.0, 1.0, 0.0, 1.0]
   %0 = graph.resize %x {scales = array<f64: 1.0, 1.0, 0.0, 1.0>} : tensor<1x3x4x4xf32> -> tensor<1x3x0x4xf32>
   func.return %0 : tensor<1x3x0x4xf32>
 }

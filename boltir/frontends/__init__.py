@@ -1,0 +1,1 @@
+"""Importers: ONNX (`onnx.py`) and PyTorch (`torch.py`) into the `graph` dialect."""

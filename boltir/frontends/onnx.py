@@ -1,0 +1,352 @@
+"""ONNX importer: an ONNX model becomes a `graph` module whose `@main` takes the graph
+inputs and returns the graph outputs, in order, with their names kept.
+
+    module = import_model("resnet50.onnx", input_shapes={"data": (1, 3, 224, 224)})
+
+- Opsets 11 and later are read as they are; older models are upgraded first with onnx's
+  version converter.
+- Initializers become weights (`dense_resource`), through `make_weight_attr`.
+- A node whose inputs are all known at import (initializers, Constant, Shape of a
+  static tensor, ...) is folded: its graph ops run in the interpreter right away, so shape
+  arithmetic ends as constants.
+- Every graph input needs a static shape; `input_shapes` fixes dynamic dimensions.
+
+Each op's conversion lives in `onnx_converters.py`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import numpy_helper
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from boltir.builder import ModelBuilder
+from boltir.diagnostics import BoltError
+from boltir.interp import run as interpret
+from boltir.dtypes import element_type_for, is_bfloat16
+
+Value = SSAValue | np.ndarray
+"""An ONNX value during import: an SSA value, or a constant known at import."""
+
+MIN_NATIVE_OPSET = 11
+UPGRADE_TARGET_OPSET = 13
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def load_model_proto(model: str | os.PathLike | onnx.ModelProto) -> onnx.ModelProto:
+    """The ModelProto of a path or a proto, with clear errors for bad files."""
+    if isinstance(model, onnx.ModelProto):
+        return model
+    path = Path(model)
+    if not path.exists():
+        raise BoltError(f"cannot read ONNX model '{path}': no such file")
+    if path.is_dir():
+        raise BoltError(f"cannot read ONNX model '{path}': it is a directory")
+    try:
+        proto = onnx.load(str(path))
+    except (DecodeError, ValueError, RuntimeError) as error:
+        raise BoltError(f"'{path}' is not a valid ONNX model: truncated or malformed protobuf ({error})") from error
+    except OSError as error:
+        raise BoltError(f"cannot read ONNX model '{path}': {error.strerror or error}") from error
+    if not proto.HasField("graph") or not proto.graph.node and not proto.graph.output:
+        raise BoltError(f"'{path}' is not a valid ONNX model: it holds no graph")
+    return proto
+
+
+def default_opset(proto: onnx.ModelProto) -> int:
+    for entry in proto.opset_import:
+        if entry.domain in DEFAULT_DOMAINS:
+            return entry.version
+    raise BoltError("the ONNX model imports no version of the default (ai.onnx) opset")
+
+
+def upgrade_old_opsets(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """Models before opset 11 are upgraded with onnx's version converter."""
+    version = default_opset(proto)
+    if version >= MIN_NATIVE_OPSET:
+        return proto
+    from onnx import version_converter
+
+    try:
+        return version_converter.convert_version(proto, UPGRADE_TARGET_OPSET)
+    except Exception as error:  # the converter raises bare RuntimeErrors and worse
+        raise BoltError(
+            f"the model uses opset {version}; upgrading it to opset {UPGRADE_TARGET_OPSET} with onnx's "
+            f"version converter failed: {error}"
+        ) from error
+
+
+def onnx_dtype(elem_type: int, what: str) -> np.dtype:
+    """The numpy dtype of an ONNX element type that boltir's tensors support."""
+    try:
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+        element_type_for(dtype)
+    except (KeyError, ValueError, TypeError, BoltError) as error:
+        name = onnx.TensorProto.DataType.Name(elem_type) if elem_type in onnx.TensorProto.DataType.values() else elem_type
+        raise BoltError(
+            f"{what} has element type {name}, which boltir does not support; supported: "
+            "FLOAT, FLOAT16, BFLOAT16, DOUBLE, BOOL, INT8, INT16, INT32, INT64, UINT8"
+        ) from error
+    return dtype
+
+
+def static_input_shape(value_info: onnx.ValueInfoProto, override: Sequence[int] | None) -> tuple[int, ...]:
+    """A graph input's shape: the model's, with dynamic dimensions fixed by `override`."""
+    name = value_info.name
+    tensor_type = value_info.type.tensor_type
+    if not tensor_type.HasField("shape"):
+        if override is None:
+            raise BoltError(
+                f"input '{name}' has no shape in the model; give it with input_shapes={{'{name}': (...)}} "
+                f"(boltc: --input-shape {name}=AxBxC)"
+            )
+        return tuple(int(d) for d in override)
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
+    labels = [d.dim_param or "?" for d in tensor_type.shape.dim]
+    if override is not None:
+        override = tuple(int(d) for d in override)
+        if len(override) != len(dims):
+            raise BoltError(f"input_shapes gives input '{name}' rank {len(override)}, but the model says rank {len(dims)}")
+        for axis, (model_dim, given) in enumerate(zip(dims, override, strict=True)):
+            if model_dim is not None and model_dim != given:
+                raise BoltError(
+                    f"input_shapes gives input '{name}' size {given} in dimension {axis}, "
+                    f"but the model fixes it to {model_dim}"
+                )
+        return override
+    dynamic = [f"{axis} ('{labels[axis]}')" for axis, d in enumerate(dims) if d is None]
+    if dynamic:
+        example = "x".join(str(d) if d is not None else "N" for d in dims)
+        raise BoltError(
+            f"input '{name}' has dynamic dimension {', '.join(dynamic)}; fix it with "
+            f"input_shapes={{'{name}': ({', '.join(str(d) if d is not None else 'N' for d in dims)},)}} "
+            f"(boltc: --input-shape {name}={example})"
+        )
+    return tuple(dims)
+
+
+def attribute_values(node: onnx.NodeProto) -> dict[str, Any]:
+    values = {}
+    for attribute in node.attribute:
+        value = onnx.helper.get_attribute_value(attribute)
+        if isinstance(value, bytes):
+            value = value.decode("utf-8")
+        elif isinstance(value, list) and value and isinstance(value[0], bytes):
+            value = [v.decode("utf-8") for v in value]
+        values[attribute.name] = value
+    return values
+
+
+@dataclass
+class NodeContext:
+    """What a converter sees of one node: its inputs, attributes and the importer."""
+
+    node: onnx.NodeProto
+    inputs: list[Value | None]
+    attrs: dict[str, Any]
+    opset: int
+    importer: OnnxImporter
+    used_attrs: set[str] = field(default_factory=set)
+
+    @property
+    def op_type(self) -> str:
+        return self.node.op_type
+
+    def describe(self) -> str:
+        return f"{self.node.op_type} node '{self.node.name or self.node.output[0]}'"
+
+    def error(self, message: str) -> BoltError:
+        return BoltError(f"{self.describe()}: {message}")
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        self.used_attrs.add(name)
+        return self.attrs.get(name, default)
+
+    def unsupported(self, name: str, value: Any, supported: str) -> BoltError:
+        return self.error(f"attribute {name}={value!r} is not supported; supported: {supported}")
+
+    def has_input(self, index: int) -> bool:
+        return index < len(self.inputs) and self.inputs[index] is not None
+
+    def constant(self, index: int, what: str) -> np.ndarray | None:
+        """An input that must be known at import (a shape, pads, axes...)."""
+        if not self.has_input(index):
+            return None
+        value = self.inputs[index]
+        if not isinstance(value, np.ndarray):
+            raise self.error(
+                f"input {index} ({what}) must be known at import, but it is computed at run time; "
+                "boltir needs static shapes"
+            )
+        return value
+
+    def value(self, index: int) -> SSAValue:
+        """An input as an SSA value (a constant becomes a graph.constant)."""
+        if not self.has_input(index):
+            raise self.error(f"input {index} is required")
+        return self.importer.materialize(self.node.input[index], self.inputs[index])
+
+    def shape(self, index: int) -> tuple[int, ...]:
+        value = self.inputs[index]
+        if isinstance(value, np.ndarray):
+            return tuple(value.shape)
+        return tuple(value.type.get_shape())
+
+    def dtype(self, index: int) -> np.dtype:
+        value = self.inputs[index]
+        if isinstance(value, np.ndarray):
+            return value.dtype
+        from boltir.dtypes import numpy_dtype
+
+        return numpy_dtype(value.type.element_type)
+
+    def emit(self, op: Operation) -> Operation:
+        return self.importer.emit(op)
+
+    def output_used(self, index: int) -> bool:
+        return index < len(self.node.output) and self.node.output[index] in self.importer.consumed
+
+
+class OnnxImporter:
+    """Converts one ModelProto into a graph module."""
+
+    def __init__(self, proto: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]] | None):
+        from boltir.frontends.onnx_converters import CONVERTERS
+
+        self.converters = CONVERTERS
+        self.proto = upgrade_old_opsets(proto)
+        self.opset = default_opset(self.proto)
+        self.input_shapes = dict(input_shapes or {})
+        self.builder = ModelBuilder()
+        self.values: dict[str, Value] = {}
+        self.materialized: dict[str, SSAValue] = {}
+        self.consumed = self._consumed_names()
+        self.fold_builder: ModelBuilder | None = None
+
+    def _consumed_names(self) -> set[str]:
+        graph_proto = self.proto.graph
+        names = {o.name for o in graph_proto.output}
+        for node in graph_proto.node:
+            names.update(i for i in node.input if i)
+        return names
+
+    # ----------------------------------------------------------------- emitting
+
+    def emit(self, op: Operation) -> Operation:
+        (self.fold_builder or self.builder).insert(op)
+        return op
+
+    def materialize(self, name: str, value: Value) -> SSAValue:
+        if isinstance(value, SSAValue):
+            return value
+        if self.fold_builder is not None:
+            return self.fold_builder.constant(name or "folded", value)
+        if name not in self.materialized:
+            if is_bfloat16(value.dtype) or value.dtype.kind in "fiub":
+                self.materialized[name] = self.builder.constant(name or "constant", value)
+            else:
+                raise BoltError(f"constant '{name}' has dtype {value.dtype}, which boltir does not support")
+        return self.materialized[name]
+
+    # ------------------------------------------------------------------ import
+
+    def run(self) -> ModuleOp:
+        graph_proto = self.proto.graph
+        initializer_names = {init.name for init in graph_proto.initializer}
+        graph_inputs = [i for i in graph_proto.input if i.name not in initializer_names]
+        unknown = set(self.input_shapes) - {i.name for i in graph_inputs}
+        if unknown:
+            raise BoltError(
+                f"input_shapes names {', '.join(map(repr, sorted(unknown)))}, which the model does not take; "
+                f"its inputs are {', '.join(repr(i.name) for i in graph_inputs)}"
+            )
+        for value_info in graph_inputs:
+            dtype = onnx_dtype(value_info.type.tensor_type.elem_type, f"input '{value_info.name}'")
+            shape = static_input_shape(value_info, self.input_shapes.get(value_info.name))
+            self.values[value_info.name] = self.builder.input(value_info.name, shape, dtype)
+        for init in graph_proto.initializer:
+            onnx_dtype(init.data_type, f"initializer '{init.name}'")
+            self.values[init.name] = numpy_helper.to_array(init)
+        for node in graph_proto.node:
+            self.convert_node(node)
+        outputs = []
+        for output in graph_proto.output:
+            if output.name not in self.values:
+                raise BoltError(f"graph output '{output.name}' is produced by no node")
+            outputs.append(self.materialize(output.name, self.values[output.name]))
+        return self.builder.finish(outputs, [o.name for o in graph_proto.output])
+
+    def convert_node(self, node: onnx.NodeProto) -> None:
+        describe = f"{node.op_type} node '{node.name or node.output[0]}'"
+        if node.domain not in DEFAULT_DOMAINS:
+            raise BoltError(f"unsupported ONNX op {node.domain}.{node.op_type} (node '{node.name}'): boltir reads only the default ai.onnx domain")
+        converter = self.converters.get(node.op_type)
+        if converter is None:
+            raise BoltError(
+                f"unsupported ONNX op {node.op_type} (node '{node.name or node.output[0]}'); supported: "
+                + ", ".join(sorted(self.converters))
+            )
+        inputs: list[Value | None] = []
+        for name in node.input:
+            if not name:
+                inputs.append(None)
+            elif name not in self.values:
+                raise BoltError(f"{describe}: input '{name}' is not produced by any earlier node or graph input")
+            else:
+                inputs.append(self.values[name])
+        context = NodeContext(node, inputs, attribute_values(node), self.opset, self)
+        foldable = all(v is None or isinstance(v, np.ndarray) for v in inputs) and any(v is not None for v in inputs)
+        try:
+            results = self.fold(context, converter) if foldable else converter(context)
+        except VerifyException as error:
+            raise context.error(str(error.args[0]) if error.args else str(error)) from error
+        if len(results) < len([o for o in node.output if o]):
+            produced = len(results)
+            for index, name in enumerate(node.output):
+                if name and index >= produced and name in self.consumed:
+                    raise context.error(f"output {index} ('{name}') is not supported")
+        for name, value in zip(node.output, results):
+            if name:
+                self.values[name] = value
+                if isinstance(value, SSAValue) and not value.name_hint:
+                    from boltir.builder import _name_hint
+
+                    value.name_hint = _name_hint(name)
+
+    def fold(self, context: NodeContext, converter) -> list[Value]:
+        """Runs a node whose inputs are all constants in the interpreter, at import."""
+        self.fold_builder = ModelBuilder()
+        try:
+            results = converter(context)
+            ssa_results = [r for r in results if isinstance(r, SSAValue)]
+            if not ssa_results:
+                return results
+            module = self.fold_builder.finish(ssa_results)
+        finally:
+            self.fold_builder = None
+        folded = iter(interpret(module, {}))
+        return [next(folded) if isinstance(r, SSAValue) else r for r in results]
+
+
+def import_model(
+    model: str | os.PathLike | onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]] | None = None
+) -> ModuleOp:
+    """Imports an ONNX model (a path or a ModelProto) into a verified graph module."""
+    from boltir.ir import verify_module
+
+    module = OnnxImporter(load_model_proto(model), input_shapes).run()
+    verify_module(module)
+    return module
+
+
+__all__ = ["import_model", "load_model_proto"]
