@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# The main job on the bundled example, from a fresh machine: a venv, boltir installed,
-# then the small conv -> relu -> gemm network printed, run in the interpreter, and
-# checked against an independent numpy computation.
+# The main job on the bundled example, from a fresh machine: a venv with boltir, then a
+# small ResNet-style CNN written as ONNX, imported with boltc, printed, run in the
+# interpreter, and checked against onnxruntime.
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/setup_venv.sh
 
-example=examples/small_cnn
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
 
-echo "== the network as graph IR (weights elided for reading)"
-bolt-opt "$example/small_cnn.mlir" --elide-weights
+echo "== writing the example model (random weights)"
+python examples/small_resnet/make_model.py "$work"
 
-echo "== running it in the numpy interpreter"
-bolt-run "$example/small_cnn.mlir" --inputs "$example/input.npz" -o "$out/output.npz"
-python "$example/check_output.py" "$out/output.npz" "$example/expected.npz"
+echo "== importing it: boltc --emit graph (weights elided for reading)"
+boltc "$work/small_resnet.onnx" --emit graph -o "$work/small_resnet.mlir"
+bolt-opt "$work/small_resnet.mlir" --elide-weights
+
+echo "== running the imported IR in the numpy interpreter"
+bolt-run "$work/small_resnet.mlir" --inputs "$work/input.npz" -o "$work/output.npz"
+python examples/small_resnet/check_with_onnxruntime.py "$work/small_resnet.onnx" "$work/input.npz" "$work/output.npz"

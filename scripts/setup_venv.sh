@@ -1,14 +1,22 @@
 # Sourced by run_example.sh and run_tests.sh: makes .venv (if missing), installs boltir
 # with its test extra, and puts the venv's tools first on PATH.
-# BOLTIR_VENV overrides the location; BOLTIR_PYTHON the interpreter that creates it.
+#   BOLTIR_VENV    the venv's location (default: .venv in the repository)
+#   BOLTIR_PYTHON  the interpreter that creates it (default: python3)
+#   BOLTIR_TORCH   a torch version to install for the PyTorch frontend's tests, e.g.
+#                  2.13.0 (a CPU build lies on these machines' disks); empty: none
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${BOLTIR_VENV:-$repo_root/.venv}"
 python="${BOLTIR_PYTHON:-python3}"
 if [ ! -x "$venv/bin/python" ]; then
   echo "== creating $venv"
   "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --upgrade pip
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
 fi
 echo "== installing boltir (editable, with the test extra)"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$repo_root[test]"
+if [ -n "${BOLTIR_TORCH:-}" ] && ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
+  echo "== installing torch==$BOLTIR_TORCH (CPU) for the PyTorch frontend"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "torch==$BOLTIR_TORCH" \
+    || echo "   torch did not install: the PyTorch frontend's tests will be skipped"
+fi
 export PATH="$venv/bin:$PATH"

@@ -94,10 +94,23 @@ def onnx_dtype(elem_type: int, what: str) -> np.dtype:
     except (KeyError, ValueError, TypeError, BoltError) as error:
         name = onnx.TensorProto.DataType.Name(elem_type) if elem_type in onnx.TensorProto.DataType.values() else elem_type
         raise BoltError(
-            f"{what} has element type {name}, which boltir does not support; supported: "
-            "FLOAT, FLOAT16, BFLOAT16, DOUBLE, BOOL, INT8, INT16, INT32, INT64, UINT8"
+            f"{what} has element type {name}, which boltir does not support; supported: {', '.join(supported_onnx_dtypes())}"
         ) from error
     return dtype
+
+
+def supported_onnx_dtypes() -> list[str]:
+    """ONNX's names of the element types boltir's tensors hold."""
+    from boltir.dtypes import ELEMENT_KINDS, numpy_dtype_named
+
+    names = []
+    for kind in ELEMENT_KINDS:
+        try:
+            code = onnx.helper.np_dtype_to_tensor_dtype(numpy_dtype_named(kind.numpy_name))
+        except (KeyError, ValueError, TypeError):
+            continue
+        names.append(onnx.TensorProto.DataType.Name(code))
+    return names
 
 
 def static_input_shape(value_info: onnx.ValueInfoProto, override: Sequence[int] | None) -> tuple[int, ...]:
@@ -126,11 +139,11 @@ def static_input_shape(value_info: onnx.ValueInfoProto, override: Sequence[int] 
         return override
     dynamic = [f"{axis} ('{labels[axis]}')" for axis, d in enumerate(dims) if d is None]
     if dynamic:
-        example = "x".join(str(d) if d is not None else "N" for d in dims)
+        shown = [str(d) if d is not None else "N" for d in dims]
+        as_tuple = f"({', '.join(shown)}{',' if len(shown) == 1 else ''})"
         raise BoltError(
             f"input '{name}' has dynamic dimension {', '.join(dynamic)}; fix it with "
-            f"input_shapes={{'{name}': ({', '.join(str(d) if d is not None else 'N' for d in dims)},)}} "
-            f"(boltc: --input-shape {name}={example})"
+            f"input_shapes={{'{name}': {as_tuple}}} (boltc: --input-shape {name}={'x'.join(shown)})"
         )
     return tuple(dims)
 

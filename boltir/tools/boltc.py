@@ -1,42 +1,103 @@
-"""boltc: the boltir compiler driver. Compiling models arrives with the importers and the
-CUDA backend; for now it prints its usage and points at what runs today."""
+"""boltc: the boltir compiler driver.
+
+    boltc model.onnx --emit graph -o model.mlir [--input-shape data=1x3x224x224]
+
+Today it imports a model and writes its `graph` IR, before any optimization; `bolt-opt`
+and `bolt-run` read that file back. Compiling to CUDA arrives with the backend.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 from boltir import __version__
+from boltir.diagnostics import BoltError
+from boltir.tools.common import run_tool
 
-NOT_YET = (
-    "boltc cannot compile models yet: the ONNX/PyTorch importers and the CUDA backend "
-    "are not in this version.\nToday: build or write graph IR, transform it with "
-    "`bolt-opt`, and run it with `bolt-run`."
-)
+EMIT_LEVELS = ("graph",)
+
+
+def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """`name=1x3x224x224` -> ("name", (1, 3, 224, 224)); the name may hold '=' itself."""
+    name, separator, dims = text.rpartition("=")
+    try:
+        if not separator or not name:
+            raise ValueError
+        shape = tuple(int(d) for d in dims.lower().split("x"))
+        if any(d < 0 for d in shape):
+            raise ValueError
+    except ValueError:
+        raise BoltError(f"--input-shape '{text}' is not NAME=DIMS, as in data=1x3x224x224") from None
+    return name, shape
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="boltc",
-        description="Compile a model (ONNX or PyTorch) into a CUDA runtime library built from CUTLASS templates.",
-        epilog=NOT_YET,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Compile a model into a CUDA runtime library built from CUTLASS templates. "
+        "This version imports ONNX models and writes their graph IR (--emit graph).",
     )
-    parser.add_argument("model", nargs="?", metavar="MODEL", help="the model to compile (not available yet)")
+    parser.add_argument("model", metavar="MODEL.onnx", help="the ONNX model to compile")
+    parser.add_argument(
+        "--emit",
+        choices=EMIT_LEVELS,
+        help="stop at this level and write its IR: graph = the model as imported, before any optimization",
+    )
+    parser.add_argument("-o", "--output", metavar="FILE", help="where to write (default: standard output)")
+    parser.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=DIMS",
+        help="fix an input's shape, e.g. data=1x3x224x224 (repeatable); needed for dynamic dimensions",
+    )
+    parser.add_argument("--elide-weights", action="store_true", help="leave weight blobs out (for reading only)")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     parser.add_argument("--version", action="version", version=f"boltc (boltir {__version__})")
     return parser
 
 
+def write_atomically(path: str, text: str) -> None:
+    """Writes through a temporary file beside `path`, so a failure leaves no half file."""
+    target = Path(path)
+    try:
+        handle, temporary = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=f".{target.name}.")
+    except OSError as error:
+        raise BoltError(f"cannot write '{path}': {error.strerror}") from error
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, target)
+    except BaseException as error:
+        Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise BoltError(f"cannot write '{path}': {error.strerror}") from error
+        raise
+
+
+def boltc(args: argparse.Namespace) -> None:
+    from boltir.frontends.onnx import import_model
+    from boltir.ir import print_module
+
+    if args.emit is None:
+        raise BoltError("compiling to CUDA is not in this version yet; use --emit graph to write the imported IR")
+    input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
+    module = import_model(args.model, input_shapes)
+    text = print_module(module, elide_weights=args.elide_weights)
+    if args.output:
+        write_atomically(args.output, text)
+    else:
+        sys.stdout.write(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    parser.print_usage()
-    if args.model is not None:
-        print(f"error: {NOT_YET.splitlines()[0]}", file=sys.stderr)
-        return 1
-    print(NOT_YET)
-    return 0
+    args = build_parser().parse_args(argv)
+    return run_tool("boltc", lambda: boltc(args), debug=args.debug)
 
 
 if __name__ == "__main__":

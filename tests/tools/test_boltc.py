@@ -1,0 +1,109 @@
+"""boltc --emit graph: an ONNX model becomes graph IR that bolt-opt and bolt-run read back."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from boltir.tools import bolt_opt, bolt_run, boltc
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "small_resnet" / "make_model.py"
+
+
+def example_model():
+    spec = importlib.util.spec_from_file_location("make_small_resnet", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.build()
+
+
+def dynamic_batch_model(path: Path) -> Path:
+    weight = numpy_helper.from_array(np.random.default_rng().standard_normal((4, 6)).astype(np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+        "dyn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 6])],
+        [weight],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_emit_graph_then_bolt_opt_and_bolt_run_read_it_back(tmp_path, capsys):
+    model_path = tmp_path / "resnet.onnx"
+    onnx.save(example_model(), model_path)
+    ir_path = tmp_path / "resnet.mlir"
+    assert boltc.main([str(model_path), "--emit", "graph", "-o", str(ir_path)]) == 0
+    assert bolt_opt.main([str(ir_path), "-o", str(tmp_path / "again.mlir")]) == 0
+    assert (tmp_path / "again.mlir").read_text() == ir_path.read_text()
+
+    image = np.random.default_rng().standard_normal((1, 3, 32, 32)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", image=image)
+    assert bolt_run.main([str(ir_path), "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "out.npz")]) == 0
+    (expected,) = onnxruntime.InferenceSession(str(model_path), providers=["CPUExecutionProvider"]).run(None, {"image": image})
+    with np.load(tmp_path / "out.npz") as out:
+        got = out["result_0"]
+    assert np.linalg.norm(got - expected) / np.linalg.norm(expected) < 1e-4
+
+
+def test_emit_to_stdout_with_elided_weights(tmp_path, capsys):
+    model_path = tmp_path / "resnet.onnx"
+    onnx.save(example_model(), model_path)
+    assert boltc.main([str(model_path), "--emit", "graph", "--elide-weights"]) == 0
+    out = capsys.readouterr().out
+    assert 'func.func @main(%image: tensor<1x3x32x32xf32> {graph.name = "image"})' in out
+    assert "dialect_resources" not in out and "weights elided" in out
+
+
+def test_input_shape_fixes_a_dynamic_dimension(tmp_path, capsys):
+    model_path = dynamic_batch_model(tmp_path / "dyn.onnx")
+    assert boltc.main([str(model_path), "--emit", "graph", "--input-shape", "x=3x4"]) == 0
+    assert "tensor<3x4xf32>" in capsys.readouterr().out
+
+
+def error_of(capsys, argv) -> str:
+    assert boltc.main(argv) == 1
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    (line,) = captured.err.strip().splitlines()
+    return line
+
+
+def test_dynamic_dimension_without_input_shape(tmp_path, capsys):
+    model_path = dynamic_batch_model(tmp_path / "dyn.onnx")
+    assert error_of(capsys, [str(model_path), "--emit", "graph"]) == (
+        "error: input 'x' has dynamic dimension 0 ('N'); fix it with input_shapes={'x': (N, 4)} "
+        "(boltc: --input-shape x=Nx4)"
+    )
+
+
+@pytest.mark.parametrize("bad", ["x", "x=", "=3x4", "x=3xfour", "x=-1x4"])
+def test_malformed_input_shape(tmp_path, capsys, bad):
+    model_path = dynamic_batch_model(tmp_path / "dyn.onnx")
+    assert error_of(capsys, [str(model_path), "--emit", "graph", "--input-shape", bad]) == (
+        f"error: --input-shape '{bad}' is not NAME=DIMS, as in data=1x3x224x224"
+    )
+
+
+def test_a_failed_import_writes_nothing(tmp_path, capsys):
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(example_model().SerializeToString()[:500])
+    output = tmp_path / "out.mlir"
+    message = error_of(capsys, [str(broken), "--emit", "graph", "-o", str(output)])
+    assert message.startswith(f"error: '{broken}' is not a valid ONNX model: truncated or malformed protobuf")
+    assert list(tmp_path.iterdir()) == [broken]
+
+
+def test_full_compilation_is_not_there_yet(tmp_path, capsys):
+    model_path = tmp_path / "resnet.onnx"
+    onnx.save(example_model(), model_path)
+    assert error_of(capsys, [str(model_path)]) == (
+        "error: compiling to CUDA is not in this version yet; use --emit graph to write the imported IR"
+    )
