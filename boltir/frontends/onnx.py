@@ -323,6 +323,9 @@ class OnnxImporter:
             results = self.fold(context, converter) if foldable else converter(context)
         except VerifyException as error:
             raise context.error(str(error.args[0]) if error.args else str(error)) from error
+        ignored = sorted(set(context.attrs) - context.used_attrs)
+        if ignored:
+            raise context.error(f"attribute {ignored[0]} is not supported")
         if len(results) < len([o for o in node.output if o]):
             produced = len(results)
             for index, name in enumerate(node.output):

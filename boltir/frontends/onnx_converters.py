@@ -44,6 +44,7 @@ def result(op) -> list[Value]:
 @converter("Constant")
 def convert_constant(ctx: NodeContext) -> list[Value]:
     for name, value in ctx.attrs.items():
+        ctx.attr(name)
         if name == "value":
             onnx_dtype(value.data_type, ctx.describe())
             return [numpy_helper.to_array(value)]
@@ -92,6 +93,8 @@ def convert_identity(ctx: NodeContext) -> list[Value]:
 
 @converter("Dropout")
 def convert_dropout(ctx: NodeContext) -> list[Value]:
+    ctx.attr("seed")  # inference: dropout is the identity, whatever the seed and ratio
+    ctx.attr("ratio")
     training = ctx.constant(2, "training_mode")
     if training is not None and bool(training):
         raise ctx.error("training_mode is set; boltir compiles inference only")
@@ -177,8 +180,6 @@ def convert_gelu(ctx: NodeContext) -> list[Value]:
 def convert_clip(ctx: NodeContext) -> list[Value]:
     low = ctx.constant(1, "min")
     high = ctx.constant(2, "max")
-    if ctx.opset < 11:
-        low, high = ctx.attr("min"), ctx.attr("max")
     low = None if low is None else float(np.asarray(low).reshape(-1)[0])
     high = None if high is None else float(np.asarray(high).reshape(-1)[0])
     return result(ctx.emit(graph.ClipOp(ctx.value(0), low, high)))
@@ -606,15 +607,14 @@ def convert_resize(ctx: NodeContext) -> list[Value]:
     mode = ctx.attr("mode", "nearest")
     if mode not in graph.ResizeOp.MODES:
         raise ctx.unsupported("mode", mode, ", ".join(graph.ResizeOp.MODES))
-    coordinate_mode = ctx.attr("coordinate_transformation_mode", "half_pixel" if ctx.opset >= 11 else "asymmetric")
+    coordinate_mode = ctx.attr("coordinate_transformation_mode", "half_pixel")
     if coordinate_mode not in RESIZE_COORDINATE_MODES:
         raise ctx.unsupported("coordinate_transformation_mode", coordinate_mode, ", ".join(RESIZE_COORDINATE_MODES))
     nearest_mode = ctx.attr("nearest_mode", "round_prefer_floor")
     if ctx.attr("antialias", 0):
         raise ctx.unsupported("antialias", 1, "0")
-    scales_index, sizes_index = (1, None) if ctx.opset < 11 else (2, 3)
-    scales = ctx.constant(scales_index, "scales")
-    sizes = ctx.constant(sizes_index, "sizes") if sizes_index is not None else None
+    scales = ctx.constant(2, "scales")
+    sizes = ctx.constant(3, "sizes")
     axes = [a % rank for a in ctx.attr("axes", list(range(rank)))]
     roi = None
     if coordinate_mode == "tf_crop_and_resize":
@@ -626,9 +626,9 @@ def convert_resize(ctx: NodeContext) -> list[Value]:
             roi[a], roi[a + rank] = float(given[i]), float(given[i + len(axes)])
     full_scales = [1.0] * rank
     full_sizes = list(shape)
+    policy = ctx.attr("keep_aspect_ratio_policy", "stretch")  # read always: scales ignore it
     if sizes is not None and sizes.size:
         sizes = [int(s) for s in sizes]
-        policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
         if policy in ("not_larger", "not_smaller"):
             ratios = [sizes[i] / shape[a] for i, a in enumerate(axes)]
             ratio = min(ratios) if policy == "not_larger" else max(ratios)
