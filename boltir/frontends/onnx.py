@@ -28,7 +28,7 @@ from google.protobuf.message import DecodeError
 from onnx import numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from boltir.builder import ModelBuilder
 from boltir.diagnostics import BoltError
@@ -47,6 +47,8 @@ def load_model_proto(model: str | os.PathLike | onnx.ModelProto) -> onnx.ModelPr
     """The ModelProto of a path or a proto, with clear errors for bad files."""
     if isinstance(model, onnx.ModelProto):
         return model
+    if not isinstance(model, str | os.PathLike):
+        raise BoltError(f"import_model takes a path or an onnx.ModelProto, not {type(model).__name__}")
     path = Path(model)
     if not path.exists():
         raise BoltError(f"cannot read ONNX model '{path}': no such file")
@@ -73,6 +75,9 @@ def default_opset(proto: onnx.ModelProto) -> int:
 def upgrade_old_opsets(proto: onnx.ModelProto) -> onnx.ModelProto:
     """Models before opset 11 are upgraded with onnx's version converter."""
     version = default_opset(proto)
+    newest = onnx.defs.onnx_opset_version()
+    if version > newest:
+        raise BoltError(f"the model uses opset {version}, newer than the {newest} this onnx {onnx.__version__} knows")
     if version >= MIN_NATIVE_OPSET:
         return proto
     from onnx import version_converter
@@ -113,21 +118,34 @@ def supported_onnx_dtypes() -> list[str]:
     return names
 
 
-def static_input_shape(value_info: onnx.ValueInfoProto, override: Sequence[int] | None) -> tuple[int, ...]:
+def checked_shape(name: str, value: object) -> tuple[int, ...]:
+    """An `input_shapes` entry as a tuple of sizes, or a clear error."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
+        raise BoltError(f"input_shapes gives input '{name}' {value!r}, not a sequence of sizes such as (1, 3, 224, 224)")
+    sizes = []
+    for size in value:
+        if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 0:
+            raise BoltError(f"input_shapes gives input '{name}' the size {size!r}; sizes are non-negative integers")
+        sizes.append(int(size))
+    return tuple(sizes)
+
+
+def static_input_shape(value_info: onnx.ValueInfoProto, override: object | None) -> tuple[int, ...]:
     """A graph input's shape: the model's, with dynamic dimensions fixed by `override`."""
     name = value_info.name
     tensor_type = value_info.type.tensor_type
+    if override is not None:
+        override = checked_shape(name, override)
     if not tensor_type.HasField("shape"):
         if override is None:
             raise BoltError(
                 f"input '{name}' has no shape in the model; give it with input_shapes={{'{name}': (...)}} "
                 f"(boltc: --input-shape {name}=AxBxC)"
             )
-        return tuple(int(d) for d in override)
+        return override
     dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
-    labels = [d.dim_param or "?" for d in tensor_type.shape.dim]
+    labels = [d.dim_param or "N" for d in tensor_type.shape.dim]
     if override is not None:
-        override = tuple(int(d) for d in override)
         if len(override) != len(dims):
             raise BoltError(f"input_shapes gives input '{name}' rank {len(override)}, but the model says rank {len(dims)}")
         for axis, (model_dim, given) in enumerate(zip(dims, override, strict=True)):
@@ -139,7 +157,7 @@ def static_input_shape(value_info: onnx.ValueInfoProto, override: Sequence[int] 
         return override
     dynamic = [f"{axis} ('{labels[axis]}')" for axis, d in enumerate(dims) if d is None]
     if dynamic:
-        shown = [str(d) if d is not None else "N" for d in dims]
+        shown = [str(d) if d is not None else f"<{labels[axis]}>" for axis, d in enumerate(dims)]
         as_tuple = f"({', '.join(shown)}{',' if len(shown) == 1 else ''})"
         raise BoltError(
             f"input '{name}' has dynamic dimension {', '.join(dynamic)}; fix it with "
@@ -256,7 +274,9 @@ class OnnxImporter:
     # ----------------------------------------------------------------- emitting
 
     def emit(self, op: Operation) -> Operation:
+        """Inserts an op and verifies it at once, so that an error names its ONNX node."""
         (self.fold_builder or self.builder).insert(op)
+        op.verify()
         return op
 
     def materialize(self, name: str, value: Value) -> SSAValue:
@@ -284,6 +304,9 @@ class OnnxImporter:
                 f"its inputs are {', '.join(repr(i.name) for i in graph_inputs)}"
             )
         for value_info in graph_inputs:
+            if not value_info.type.HasField("tensor_type"):
+                kind = value_info.type.WhichOneof("value") or "unknown"
+                raise BoltError(f"input '{value_info.name}' is a {kind.removesuffix('_type')}, not a tensor; boltir imports tensors only")
             dtype = onnx_dtype(value_info.type.tensor_type.elem_type, f"input '{value_info.name}'")
             shape = static_input_shape(value_info, self.input_shapes.get(value_info.name))
             self.values[value_info.name] = self.builder.input(value_info.name, shape, dtype)
@@ -300,29 +323,34 @@ class OnnxImporter:
         return self.builder.finish(outputs, [o.name for o in graph_proto.output])
 
     def convert_node(self, node: onnx.NodeProto) -> None:
-        describe = f"{node.op_type} node '{node.name or node.output[0]}'"
+        node_name = node.name or (node.output[0] if node.output else "")
         if node.domain not in DEFAULT_DOMAINS:
-            raise BoltError(f"unsupported ONNX op {node.domain}.{node.op_type} (node '{node.name}'): boltir reads only the default ai.onnx domain")
+            raise BoltError(
+                f"unsupported ONNX op {node.domain}.{node.op_type} (node '{node_name}'): "
+                "boltir reads only the default ai.onnx domain"
+            )
         converter = self.converters.get(node.op_type)
         if converter is None:
             raise BoltError(
-                f"unsupported ONNX op {node.op_type} (node '{node.name or node.output[0]}'); supported: "
-                + ", ".join(sorted(self.converters))
+                f"unsupported ONNX op {node.op_type} (node '{node_name}'); supported: " + ", ".join(sorted(self.converters))
             )
         inputs: list[Value | None] = []
         for name in node.input:
             if not name:
                 inputs.append(None)
             elif name not in self.values:
-                raise BoltError(f"{describe}: input '{name}' is not produced by any earlier node or graph input")
+                raise BoltError(
+                    f"{node.op_type} node '{node_name}': input '{name}' is not produced by any earlier node or graph input"
+                )
             else:
                 inputs.append(self.values[name])
         context = NodeContext(node, inputs, attribute_values(node), self.opset, self)
         foldable = all(v is None or isinstance(v, np.ndarray) for v in inputs) and any(v is not None for v in inputs)
         try:
             results = self.fold(context, converter) if foldable else converter(context)
-        except VerifyException as error:
-            raise context.error(str(error.args[0]) if error.args else str(error)) from error
+        except (VerifyException, DiagnosticException) as error:
+            message = str(error.args[0]) if error.args else str(error)
+            raise context.error(message.removeprefix("Operation does not verify: ")) from error
         ignored = sorted(set(context.attrs) - context.used_attrs)
         if ignored:
             raise context.error(f"attribute {ignored[0]} is not supported")
@@ -350,7 +378,12 @@ class OnnxImporter:
             module = self.fold_builder.finish(ssa_results)
         finally:
             self.fold_builder = None
-        folded = iter(interpret(module, {}))
+        try:
+            folded = iter(interpret(module, {}))
+        except BoltError:
+            raise
+        except Exception as error:  # e.g. a constant Gather index out of range
+            raise context.error(f"folding it at import failed: {type(error).__name__}: {error}") from error
         return [next(folded) if isinstance(r, SSAValue) else r for r in results]
 
 

@@ -187,7 +187,7 @@ def convert_clip(ctx: NodeContext) -> list[Value]:
 
 @converter("Cast")
 def convert_cast(ctx: NodeContext) -> list[Value]:
-    target = onnx_dtype(ctx.attr("to"), f"{ctx.describe()}'s target")
+    target = onnx_dtype(ctx.attr("to"), f"{ctx.describe()}: its target")
     round_mode = ctx.attr("round_mode", "up")
     if round_mode not in graph.CastOp.ROUND_MODES:
         raise ctx.unsupported("round_mode", round_mode, ", ".join(graph.CastOp.ROUND_MODES))
@@ -287,6 +287,9 @@ def convert_conv_transpose(ctx: NodeContext) -> list[Value]:
     output_padding = list(ctx.attr("output_padding", [0] * rank))
     auto_pad = ctx.attr("auto_pad", "NOTSET")
     output_shape = ctx.attr("output_shape")
+    explicit = list(ctx.attr("pads", [0] * (2 * rank)))  # ignored when output_shape is given
+    if auto_pad not in ("NOTSET", "", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise ctx.unsupported("auto_pad", auto_pad, "NOTSET, VALID, SAME_UPPER, SAME_LOWER")
     if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         if output_shape is None:
             output_shape = [size * s for size, s in zip(spatial, strides, strict=True)]
@@ -303,14 +306,13 @@ def convert_conv_transpose(ctx: NodeContext) -> list[Value]:
             if total < 0:
                 output_padding[axis] -= total
                 total = 0
+            # The ONNX spec: SAME_UPPER puts the smaller half first, anything else the larger.
             small, large = total // 2, total - total // 2
-            begins.append(small if auto_pad != "SAME_LOWER" else large)
-            ends.append(large if auto_pad != "SAME_LOWER" else small)
+            begins.append(small if auto_pad == "SAME_UPPER" else large)
+            ends.append(large if auto_pad == "SAME_UPPER" else small)
         pads = begins + ends
-    elif auto_pad in ("NOTSET", "", "VALID"):
-        pads = list(ctx.attr("pads", [0] * (2 * rank))) if auto_pad != "VALID" else [0] * (2 * rank)
     else:
-        raise ctx.unsupported("auto_pad", auto_pad, "NOTSET, VALID, SAME_UPPER, SAME_LOWER")
+        pads = [0] * (2 * rank) if auto_pad == "VALID" else explicit
     if rank == 1:
         x, w = lift_1d(ctx, x), lift_1d(ctx, w)
     op = ctx.emit(
@@ -485,9 +487,10 @@ def convert_reduce(ctx: NodeContext) -> list[Value]:
     axes = ctx.constant(1, "axes") if axes_from_input else ctx.attr("axes")
     axes = [] if axes is None else [int(a) for a in np.asarray(axes).reshape(-1)]
     keepdims = bool(ctx.attr("keepdims", 1))
+    noop_with_empty_axes = bool(ctx.attr("noop_with_empty_axes", 0))
     rank = len(ctx.shape(0))
     if not axes:
-        if ctx.attr("noop_with_empty_axes", 0):
+        if noop_with_empty_axes:
             return [ctx.inputs[0]]
         axes = list(range(rank))
     if rank == 0:
@@ -508,7 +511,9 @@ def convert_reshape(ctx: NodeContext) -> list[Value]:
         raise ctx.error(f"shape {requested} has more than one -1")
     if -1 in target:
         known = math.prod(d for d in target if d != -1)
-        target[target.index(-1)] = math.prod(source) // known if known else 0
+        if known == 0 or math.prod(source) % known:
+            raise ctx.error(f"cannot reshape {'x'.join(map(str, source))} ({math.prod(source)} elements) into {requested}")
+        target[target.index(-1)] = math.prod(source) // known
     return result(ctx.emit(graph.ReshapeOp(ctx.value(0), target)))
 
 

@@ -14,8 +14,11 @@
   evaluated by torch right away and becomes a constant; a weight is only written into
   the IR where a graph op reads it.
 - Every other node is converted by the converter registered for its ATen overload in
-  the table below, one small function per op. `import_exported_program` takes an
-  `ExportedProgram` that the caller exported (and decomposed) itself.
+  the table below (`@converter("add.Tensor")`), one small function per op. An op that is
+  neither convertible nor foldable gets one error that names it and lists the supported
+  ones.
+- `import_exported_program` takes an `ExportedProgram` that the caller exported (with
+  options of their own); it is decomposed the same way before import.
 
 torch is an optional dependency (`pip install boltir[torch]`): it is imported on first
 use, so `import boltir` never needs it.
@@ -171,8 +174,8 @@ class NodeContext:
     def value(self, name: str, dtype: np.dtype | None = None) -> SSAValue:
         """A tensor argument as an SSA value, cast to `dtype` when given; a Python
         scalar becomes a small constant of `dtype` (the result's dtype by default)."""
-        raw = self.args.get(name)
-        return self.importer.as_value(raw, dtype if dtype is not None else self.out_dtype, cast=dtype is not None, ctx=self)
+        target = dtype if dtype is not None else self.out_dtype
+        return self.importer.as_value(self.args.get(name), target, cast=dtype is not None, ctx=self)
 
     def meta(self, name: str):
         raw = self.args.get(name)
@@ -314,12 +317,20 @@ class TorchImporter:
                     array = tensor_to_numpy(value.to(target), f"'{raw.name}'")
                     return self.builder.constant(self.constant_hints.get(raw.name, raw.name), array)
                 ssa = self.materialize(raw, value)
+            elif isinstance(value, bool | int | float):  # a Python number computed at import
+                return self.scalar_constant(value, dtype)
             else:
                 raise ctx.error(f"argument '{raw.name}' is {type(value).__name__}, not a tensor")
             return ctx.cast(ssa, dtype) if cast else ssa
         if isinstance(raw, bool | int | float):
             return self.scalar_constant(raw, dtype)
         raise ctx.error(f"expected a tensor argument, got {raw!r}")
+
+    def meta_dtype(self, raw, what: str) -> np.dtype | None:
+        """The dtype of a tensor argument from its FX metadata, None for anything else."""
+        if not is_fx_node(raw) or not is_tensor(raw.meta.get("val")):
+            return None
+        return torch_to_numpy_dtype(raw.meta["val"].dtype, what)
 
     def torch_dtype(self, dtype: np.dtype):
         result = getattr(self.torch, np.dtype(dtype).name, None)
@@ -613,7 +624,8 @@ def import_exported_program(program, *, decompose_first: bool = True) -> ModuleO
     except BoltError:
         raise
     except Exception as error:
-        raise BoltError(f"internal error in the PyTorch frontend: {type(error).__name__}: {_first_line(error)}") from error
+        message = f"internal error in the PyTorch frontend: {type(error).__name__}: {_first_line(error)}"
+        raise BoltError(message) from error
     verify_module(module)
     return module
 
@@ -676,7 +688,9 @@ def supported_ops_text() -> str:
     return ", ".join(supported_ops()) + "; and any op whose inputs are all known at import (evaluated by torch)"
 
 
-_IGNORED_NAMES = ("_assert_tensor_metadata.default", "_assert_async.default", "_assert_async.msg", "_assert_scalar.default")
+_IGNORED_NAMES = (
+    "_assert_tensor_metadata.default", "_assert_async.default", "_assert_async.msg", "_assert_scalar.default",
+)  # fmt: skip
 _SHAPE_ONLY_NAMES = ("full_like.default", "zeros_like.default", "ones_like.default", "empty_like.default")
 _OP_SETS: dict[str, frozenset] = {}
 
@@ -993,7 +1007,8 @@ def convert_unsqueeze(ctx: NodeContext):
     return ctx.out1(graph.UnsqueezeOp(ctx.value("self"), [axis]))
 
 
-@converter("squeeze.default", "squeeze.dim", "squeeze.dims", "squeeze_copy.default", "squeeze_copy.dim", "squeeze_copy.dims")
+@converter("squeeze.default", "squeeze.dim", "squeeze.dims", "squeeze_copy.default", "squeeze_copy.dim",
+           "squeeze_copy.dims")  # fmt: skip
 def convert_squeeze(ctx: NodeContext):
     shape = ctx.shape("self")
     dims = ctx.arg("dim")
@@ -1212,10 +1227,12 @@ def convert_index(ctx: NodeContext):
         raise ctx.unsupported(f"indexing with {len(used)} index tensors", "exactly one index tensor (a gather)")
     (axis,) = used
     index = indices[axis]
-    dtype = torch_to_numpy_dtype(index.meta["val"].dtype, f"the index of {ctx.describe()}") if is_fx_node(index) else None
-    if dtype is None or dtype.kind not in "iu":
-        raise ctx.unsupported("a boolean or non-tensor index", "integer index tensors")
-    indices_value = ctx.importer.as_value(index, np.dtype(np.int64), cast=dtype not in (np.int32, np.int64), ctx=ctx)
+    dtype = ctx.importer.meta_dtype(index, f"the index of {ctx.describe()}")
+    if dtype is None or dtype.kind != "i":  # uint8 and bool indices are masks in torch
+        what = f"a {dtype or 'non-tensor'} index"
+        raise ctx.unsupported(what, "integer index tensors (masks give data-dependent shapes)")
+    cast = dtype not in (np.int32, np.int64)
+    indices_value = ctx.importer.as_value(index, np.dtype(np.int64), cast=cast, ctx=ctx)
     return ctx.out1(graph.GatherOp(ctx.value("self"), indices_value, axis))
 
 
@@ -1249,11 +1266,10 @@ def convert_convolution(ctx: NodeContext):
     pads = (padding[0], padding[1], padding[0], padding[1])
     groups = int(ctx.arg("groups", 1))
     if ctx.arg("transposed"):
-        out = ctx.out1(
-            graph.ConvTranspose2dOp(
-                x, weight, bias, strides=stride, pads=pads, dilations=dilation, group=groups, output_padding=output_padding
-            )
+        conv = graph.ConvTranspose2dOp(
+            x, weight, bias, strides=stride, pads=pads, dilations=dilation, group=groups, output_padding=output_padding
         )
+        out = ctx.out1(conv)
     else:
         if any(output_padding):
             raise ctx.unsupported("output_padding on a convolution that is not transposed", "output_padding 0")
@@ -1272,11 +1288,59 @@ def _batch_norm(ctx: NodeContext, training: bool):
     scale = ctx.value("weight") if ctx.has("weight") else ctx.constant(np.ones(channels, dtype), "batch_norm.ones")
     bias = ctx.value("bias") if ctx.has("bias") else ctx.constant(np.zeros(channels, dtype), "batch_norm.zeros")
     if not ctx.has("running_mean") or not ctx.has("running_var"):
-        raise ctx.error("batch norm without running statistics normalizes with batch statistics; boltir needs running statistics")
-    out = ctx.out1(
-        graph.BatchNormOp(x, scale, bias, ctx.value("running_mean"), ctx.value("running_var"), epsilon=float(ctx.arg("eps")))
-    )
+        raise ctx.error("batch norm without running statistics (track_running_stats=False) is not supported")
+    mean, variance = ctx.value("running_mean"), ctx.value("running_var")
+    out = ctx.out1(graph.BatchNormOp(x, scale, bias, mean, variance, epsilon=float(ctx.arg("eps"))))
     return (out, None, None)
+
+
+def _normalize_trailing(ctx: NodeContext, x: SSAValue, rows_shape: Sequence[int], epsilon: float) -> SSAValue:
+    """Normalizes `x` (mean 0, variance 1) over each row of `x` viewed as `rows_shape`
+    plus one trailing axis, and returns it in `x`'s shape: a layer norm without affine."""
+    shape = tuple(x.type.get_shape())
+    rows = _reshape(ctx, x, (*rows_shape, math.prod(shape) // math.prod(rows_shape)))
+    ones = ctx.constant(np.ones(1, numpy_dtype(x.type.element_type)), "ones")
+    normalized = ctx.out1(graph.LayerNormOp(rows, ones, None, axis=-1, epsilon=epsilon))
+    return _reshape(ctx, normalized, shape)
+
+
+def _channel_affine(ctx: NodeContext, x: SSAValue, rank: int) -> SSAValue:
+    """`x * weight + bias` with per-channel (axis 1) weight and bias, where given."""
+    for name, op_class in (("weight", graph.MulOp), ("bias", graph.AddOp)):
+        if ctx.has(name):
+            value = ctx.value(name)
+            per_channel = _reshape(ctx, value, (value.type.get_shape()[0],) + (1,) * (rank - 2))
+            x = ctx.out1(op_class(x, per_channel))
+    return x
+
+
+def _batch_statistics_norm(ctx: NodeContext):
+    """Batch norm with the batch's own statistics (InstanceNorm runs as one on N·C
+    channels): each channel normalized over the batch and spatial axes."""
+    shape = ctx.shape("input")
+    x = ctx.value("input")
+    perm = [1, 0, *range(2, len(shape))]
+    channels_first = x if shape[0] == 1 else ctx.out1(graph.TransposeOp(x, perm))
+    channels_first = _reshape(ctx, channels_first, [shape[1], shape[0], *shape[2:]])
+    normalized = _normalize_trailing(ctx, channels_first, [shape[1]], float(ctx.arg("eps")))
+    normalized = _reshape(ctx, normalized, [shape[1], shape[0], *shape[2:]])
+    out = _reshape(ctx, normalized, shape) if shape[0] == 1 else ctx.out1(graph.TransposeOp(normalized, perm))
+    return (_channel_affine(ctx, out, len(shape)), None, None)
+
+
+@converter("_native_batch_norm_legit.no_stats")
+def convert_batch_norm_no_stats(ctx: NodeContext):
+    if not ctx.arg("training"):
+        raise ctx.error("batch norm in eval mode without running statistics has nothing to normalize with")
+    return _batch_statistics_norm(ctx)
+
+
+@converter("native_group_norm.default")
+def convert_group_norm(ctx: NodeContext):
+    shape = ctx.shape("input")
+    groups = int(ctx.arg("group"))
+    normalized = _normalize_trailing(ctx, ctx.value("input"), [shape[0], groups], float(ctx.arg("eps")))
+    return (_channel_affine(ctx, normalized, len(shape)), None, None)
 
 
 @converter("_native_batch_norm_legit_no_training.default")
@@ -1314,10 +1378,9 @@ def convert_max_pool2d(ctx: NodeContext):
         raise ctx.unsupported(f"a {ctx.rank('self')}-D input", "4-D NCHW inputs")
     kernel, stride, pads = _pool_params(ctx)
     dilation = _pair(ctx.arg("dilation", 1), "dilation", ctx)
+    ceil_mode = bool(ctx.arg("ceil_mode"))
     out = ctx.out1(
-        graph.MaxPool2dOp(
-            ctx.value("self"), kernel, strides=stride, pads=pads, dilations=dilation, ceil_mode=bool(ctx.arg("ceil_mode"))
-        )
+        graph.MaxPool2dOp(ctx.value("self"), kernel, strides=stride, pads=pads, dilations=dilation, ceil_mode=ceil_mode)
     )
     return (out, None) if isinstance(ctx.out, list | tuple) else out
 

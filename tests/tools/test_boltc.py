@@ -79,8 +79,8 @@ def error_of(capsys, argv) -> str:
 def test_dynamic_dimension_without_input_shape(tmp_path, capsys):
     model_path = dynamic_batch_model(tmp_path / "dyn.onnx")
     assert error_of(capsys, [str(model_path), "--emit", "graph"]) == (
-        "error: input 'x' has dynamic dimension 0 ('N'); fix it with input_shapes={'x': (N, 4)} "
-        "(boltc: --input-shape x=Nx4)"
+        "error: input 'x' has dynamic dimension 0 ('N'); fix it with input_shapes={'x': (<N>, 4)} "
+        "(boltc: --input-shape x=<N>x4)"
     )
 
 

@@ -1,0 +1,548 @@
+"""Every user-facing error of the ONNX importer: `import_model` raises a one-line
+`BoltError` that names the problem (the file, the input, the node and its op) and what
+would fix it; no other exception escapes, and nothing is returned.
+
+Also the one old-opset path that must not fail: a model at opset 9 is upgraded and
+imported, and matches onnxruntime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from boltir.diagnostics import BoltError
+from boltir.frontends.onnx import import_model, supported_onnx_dtypes
+from boltir.frontends.onnx_converters import CONVERTERS
+from tests.frontends.onnx_models import check_against_onnxruntime, resnet_onnx, seeded_rng
+
+SUPPORTED_OPS = ", ".join(sorted(CONVERTERS))
+SUPPORTED_DTYPES = ", ".join(supported_onnx_dtypes())
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return seeded_rng()
+
+
+def model_of(
+    nodes: list[onnx.NodeProto],
+    inputs: list[onnx.ValueInfoProto] | None = None,
+    initializers: dict[str, np.ndarray] | None = None,
+    opset: int = 17,
+    output: onnx.ValueInfoProto | None = None,
+    extra_opsets: tuple[onnx.OperatorSetIdProto, ...] = (),
+    check: bool = True,
+) -> onnx.ModelProto:
+    """A model of `nodes` reading `x` (2x3x8x8 f32 unless `inputs` says otherwise) and
+    writing `y` (declared 2x3x8x8 f32; the checker wants a shape, and does not infer)."""
+    inputs = inputs if inputs is not None else [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8])]
+    output = output or helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 8, 8])
+    inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in (initializers or {}).items()]
+    graph = helper.make_graph(nodes, "bad", inputs, [output], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset), *extra_opsets])
+    model.ir_version = 8 if opset < 19 else 9
+    if check:
+        onnx.checker.check_model(model)
+    return model
+
+
+def relu_model() -> onnx.ModelProto:
+    return model_of([helper.make_node("Relu", ["x"], ["y"], name="relu")])
+
+
+def import_error(model, **kwargs) -> str:
+    """The message of the BoltError that importing `model` raises (and nothing else)."""
+    with pytest.raises(BoltError) as info:
+        import_model(model, **kwargs)
+    message = info.value.message
+    assert "\n" not in message and "Traceback" not in message
+    assert str(info.value) == f"error: {message}"
+    return message
+
+
+# ----------------------------------------------------------------------- files
+
+
+def test_missing_file(tmp_path):
+    path = tmp_path / "nowhere.onnx"
+    assert import_error(path) == f"cannot read ONNX model '{path}': no such file"
+    assert import_error(str(path)) == f"cannot read ONNX model '{path}': no such file"
+
+
+def test_directory(tmp_path):
+    assert import_error(tmp_path) == f"cannot read ONNX model '{tmp_path}': it is a directory"
+
+
+def test_truncated_file(tmp_path, rng):
+    data = resnet_onnx(rng).SerializeToString()
+    path = tmp_path / "truncated.onnx"
+    path.write_bytes(data[: len(data) // 2])
+    assert import_error(path) == (
+        f"'{path}' is not a valid ONNX model: truncated or malformed protobuf "
+        "(Error parsing message with type 'onnx.ModelProto': Wire format was corrupt)"
+    )
+
+
+def test_garbage_bytes(tmp_path):
+    path = tmp_path / "garbage.onnx"
+    path.write_bytes(np.random.default_rng(0).bytes(4096))  # fixed, so the decoder's complaint is too
+    assert import_error(path) == (
+        f"'{path}' is not a valid ONNX model: truncated or malformed protobuf "
+        "(Error parsing message with type 'onnx.ModelProto': Wire format was corrupt)"
+    )
+
+
+def test_text_file(tmp_path):
+    path = tmp_path / "model.onnx"
+    path.write_text("func.func @main() {\n}\n")
+    assert import_error(path) == (
+        f"'{path}' is not a valid ONNX model: truncated or malformed protobuf "
+        "(Error parsing message with type 'onnx.ModelProto': Wire format was corrupt)"
+    )
+
+
+def test_empty_file(tmp_path):
+    path = tmp_path / "empty.onnx"
+    path.write_bytes(b"")
+    assert import_error(path) == f"'{path}' is not a valid ONNX model: it holds no graph"
+
+
+# ------------------------------------------------------------------- ops
+
+
+def test_unsupported_op_topk():
+    model = model_of(
+        [helper.make_node("TopK", ["x", "k"], ["y", "indices"], name="top_scores", axis=-1)],
+        initializers={"k": np.array([2], np.int64)},
+    )
+    assert import_error(model) == f"unsupported ONNX op TopK (node 'top_scores'); supported: {SUPPORTED_OPS}"
+
+
+def test_unsupported_op_einsum_without_a_name_is_named_by_its_output():
+    model = model_of([helper.make_node("Einsum", ["x", "x"], ["y"], equation="bchw,bchw->bc")])
+    message = import_error(model)
+    assert message == f"unsupported ONNX op Einsum (node 'y'); supported: {SUPPORTED_OPS}"
+    assert "Conv, ConvTranspose" in message and "Einsum" not in message.split("supported: ")[1]
+
+
+def test_op_from_another_domain():
+    model = model_of(
+        [helper.make_node("FusedConv", ["x", "w"], ["y"], name="fused", domain="com.microsoft", activation="Relu")],
+        initializers={"w": np.zeros((4, 3, 3, 3), np.float32)},
+        extra_opsets=(helper.make_opsetid("com.microsoft", 1),),
+    )
+    assert import_error(model) == (
+        "unsupported ONNX op com.microsoft.FusedConv (node 'fused'): boltir reads only the default ai.onnx domain"
+    )
+
+
+def test_op_from_another_domain_without_a_name_is_named_by_its_output():
+    """Like every other node message, an unnamed node is named by its first output."""
+    model = model_of(
+        [helper.make_node("Gelu", ["x"], ["y"], domain="com.microsoft")],
+        extra_opsets=(helper.make_opsetid("com.microsoft", 1),),
+    )
+    assert import_error(model) == (
+        "unsupported ONNX op com.microsoft.Gelu (node 'y'): boltir reads only the default ai.onnx domain"
+    )
+
+
+def test_control_flow_op():
+    branch = helper.make_graph([], "branch", [], [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)])
+    model = model_of(
+        [helper.make_node("If", ["cond"], ["y"], name="branchy", then_branch=branch, else_branch=branch)],
+        inputs=[
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8]),
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+        ],
+        check=False,
+    )
+    assert import_error(model) == f"unsupported ONNX op If (node 'branchy'); supported: {SUPPORTED_OPS}"
+
+
+# ------------------------------------------------------------- attributes
+
+
+def test_resize_antialias():
+    model = model_of(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="shrink", mode="linear", antialias=1)],
+        initializers={"scales": np.array([1, 1, 0.5, 0.5], np.float32)},
+        opset=18,
+    )
+    assert import_error(model) == "Resize node 'shrink': attribute antialias=1 is not supported; supported: 0"
+
+
+def test_pad_mode_symmetric():
+    """onnx's checker does not look at Pad's mode string; boltir names the modes it knows."""
+    model = model_of(
+        [helper.make_node("Pad", ["x", "pads"], ["y"], name="pad", mode="symmetric")],
+        initializers={"pads": np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)},
+    )
+    assert import_error(model) == (
+        "Pad node 'pad': attribute mode='symmetric' is not supported; supported: constant, edge, reflect, wrap"
+    )
+
+
+def test_average_pool_dilations():
+    model = model_of(
+        [helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[2, 2], dilations=[2, 2])], opset=19
+    )
+    assert import_error(model) == (
+        "AveragePool node 'pool': attribute dilations=[2, 2] is not supported; supported: all 1 for AveragePool"
+    )
+
+
+def test_resize_mode():
+    model = model_of(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up", mode="area")],
+        initializers={"scales": np.array([1, 1, 2, 2], np.float32)},
+        check=False,
+    )
+    assert import_error(model) == "Resize node 'up': attribute mode='area' is not supported; supported: nearest, linear, cubic"
+
+
+def test_unknown_attribute():
+    model = model_of([helper.make_node("Relu", ["x"], ["y"], name="relu", slope=0.1)], check=False)
+    assert import_error(model) == "Relu node 'relu': attribute slope is not supported"
+
+
+def test_three_dimensional_conv():
+    model = model_of(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv3d")],
+        inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4, 4])],
+        initializers={"w": np.zeros((4, 3, 3, 3, 3), np.float32)},
+    )
+    assert import_error(model) == "Conv node 'conv3d': only 1-D and 2-D Conv is supported, this one is 3-D"
+
+
+def test_training_mode_dropout():
+    model = model_of(
+        [helper.make_node("Dropout", ["x", "", "training"], ["y"], name="drop")],
+        initializers={"training": np.array(True)},
+    )
+    assert import_error(model) == "Dropout node 'drop': training_mode is set; boltir compiles inference only"
+
+
+def test_training_mode_batch_norm():
+    model = model_of(
+        [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn", training_mode=1)],
+        initializers={name: np.ones(3, np.float32) for name in "sbmv"},
+    )
+    assert import_error(model) == "BatchNormalization node 'bn': training_mode is set; boltir compiles inference only"
+
+
+def test_shapes_that_do_not_fit_name_the_node():
+    model = model_of(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="project")], initializers={"w": np.zeros((5, 4), np.float32)}
+    )
+    assert import_error(model) == "MatMul node 'project': matmul contraction mismatch: 2x3x8x8 times 5x4"
+
+
+def test_reshape_to_a_wrong_element_count_names_the_node():
+    model = model_of(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="flatten_wrong")],
+        initializers={"shape": np.array([5, -1], np.int64)},
+    )
+    message = import_error(model)
+    assert message.startswith("Reshape node 'flatten_wrong': "), message
+    # 384 elements do not split into rows of 5; the message must not invent a 5x76 target.
+    assert "384" in message and "76" not in message, message
+
+
+# ------------------------------------------------------------------ dtypes
+
+
+def test_string_input():
+    model = model_of(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        inputs=[
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8]),
+            helper.make_tensor_value_info("names", TensorProto.STRING, [2]),
+        ],
+    )
+    assert import_error(model) == f"input 'names' has element type STRING, which boltir does not support; supported: {SUPPORTED_DTYPES}"
+
+
+def test_complex_input():
+    model = model_of(
+        [helper.make_node("Identity", ["x"], ["y"], name="copy")],
+        inputs=[helper.make_tensor_value_info("x", TensorProto.COMPLEX64, [2, 3])],
+        output=helper.make_tensor_value_info("y", TensorProto.COMPLEX64, [2, 3]),
+    )
+    assert import_error(model) == f"input 'x' has element type COMPLEX64, which boltir does not support; supported: {SUPPORTED_DTYPES}"
+    assert "FLOAT, DOUBLE" in SUPPORTED_DTYPES and "INT64" in SUPPORTED_DTYPES and "STRING" not in SUPPORTED_DTYPES
+
+
+def test_complex_initializer():
+    model = model_of(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        initializers={"phase": np.ones(3, np.complex64)},
+    )
+    assert import_error(model) == (
+        f"initializer 'phase' has element type COMPLEX64, which boltir does not support; supported: {SUPPORTED_DTYPES}"
+    )
+
+
+def test_cast_to_string():
+    model = model_of([helper.make_node("Cast", ["x"], ["y"], name="to_text", to=TensorProto.STRING)], check=False)
+    assert import_error(model) == (
+        f"Cast node 'to_text': its target has element type STRING, which boltir does not support; supported: {SUPPORTED_DTYPES}"
+    )
+
+
+# ------------------------------------------------------- values needed at import
+
+
+def test_reshape_shape_from_a_graph_input():
+    model = model_of(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+        inputs=[
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8]),
+            helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+        ],
+    )
+    assert import_error(model) == (
+        "Reshape node 'reshape': input 1 (shape) must be known at import, but it is computed at run time; "
+        "boltir needs static shapes"
+    )
+
+
+def test_slice_starts_from_a_graph_input():
+    model = model_of(
+        [helper.make_node("Slice", ["x", "starts", "ends"], ["y"], name="crop")],
+        inputs=[
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8]),
+            helper.make_tensor_value_info("starts", TensorProto.INT64, [1]),
+        ],
+        initializers={"ends": np.array([2], np.int64)},
+    )
+    assert import_error(model) == (
+        "Slice node 'crop': input 1 (starts) must be known at import, but it is computed at run time; "
+        "boltir needs static shapes"
+    )
+
+
+# ------------------------------------------------------------ input_shapes
+
+
+def dynamic_relu_model() -> onnx.ModelProto:
+    return model_of(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+    )
+
+
+def test_input_shapes_names_an_unknown_input():
+    assert import_error(relu_model(), input_shapes={"image": (2, 3, 8, 8)}) == (
+        "input_shapes names 'image', which the model does not take; its inputs are 'x'"
+    )
+
+
+def test_input_shapes_with_the_wrong_rank():
+    assert import_error(dynamic_relu_model(), input_shapes={"x": (2, 3, 8)}) == (
+        "input_shapes gives input 'x' rank 3, but the model says rank 4"
+    )
+
+
+def test_input_shapes_contradicting_a_static_dimension():
+    assert import_error(dynamic_relu_model(), input_shapes={"x": (2, 4, 8, 8)}) == (
+        "input_shapes gives input 'x' size 4 in dimension 1, but the model fixes it to 3"
+    )
+
+
+def test_dynamic_dimension_without_input_shapes():
+    assert import_error(dynamic_relu_model()) == (
+        "input 'x' has dynamic dimension 0 ('N'); fix it with input_shapes={'x': (<N>, 3, 8, 8)} "
+        "(boltc: --input-shape x=<N>x3x8x8)"
+    )
+
+
+def test_input_without_a_shape():
+    model = model_of(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+        check=False,  # onnx's checker wants the shape too
+    )
+    assert import_error(model) == (
+        "input 'x' has no shape in the model; give it with input_shapes={'x': (...)} (boltc: --input-shape x=AxBxC)"
+    )
+
+
+@pytest.mark.parametrize("size", [None, -1, 2.5], ids=["None", "negative", "fraction"])
+def test_input_shapes_with_an_invalid_size(size):
+    """A size that is not a positive integer is the user's mistake, reported as such
+    (not a TypeError, not a tensor type with a dynamic -1, not a silent truncation)."""
+    message = import_error(dynamic_relu_model(), input_shapes={"x": (size, 3, 8, 8)})
+    assert message.startswith("input_shapes gives input 'x' "), message
+
+
+def test_input_shapes_accepts_numpy_integers(rng):
+    x = rng.standard_normal((3, 3, 8, 8)).astype(np.float32)
+    check_against_onnxruntime(dynamic_relu_model(), {"x": x}, input_shapes={"x": np.array(x.shape)})
+
+
+def test_input_shapes_that_is_not_a_sequence():
+    message = import_error(dynamic_relu_model(), input_shapes={"x": 2})
+    assert message.startswith("input_shapes gives input 'x' "), message
+
+
+# --------------------------------------------------------------- graph structure
+
+
+def test_no_default_opset():
+    model = relu_model()
+    del model.opset_import[:]
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    assert import_error(model) == "the ONNX model imports no version of the default (ai.onnx) opset"
+
+
+def test_nodes_out_of_order():
+    model = model_of(
+        [helper.make_node("Relu", ["h"], ["y"], name="second"), helper.make_node("Relu", ["x"], ["h"], name="first")],
+        check=False,
+    )
+    assert import_error(model) == "Relu node 'second': input 'h' is not produced by any earlier node or graph input"
+
+
+def test_output_produced_by_no_node():
+    model = model_of([helper.make_node("Relu", ["x"], ["h"], name="relu")], check=False)
+    assert import_error(model) == "graph output 'y' is produced by no node"
+
+
+def test_out_of_range_constant_gather_is_a_bolt_error():
+    """A Gather of constants folds at import; an index past the end is the model's fault."""
+    model = model_of(
+        [
+            helper.make_node("Gather", ["table", "index"], ["row"], name="lookup"),
+            helper.make_node("Add", ["x", "row"], ["y"], name="add"),
+        ],
+        initializers={"table": np.zeros((4, 8), np.float32), "index": np.array(9, np.int64)},
+    )
+    message = import_error(model)
+    assert message.startswith("Gather node 'lookup': "), message
+
+
+# -------------------------------------------------------- nothing half-written
+
+
+BAD_MODELS: dict[str, Callable[[], tuple[onnx.ModelProto, dict]]] = {
+    "unsupported op": lambda: (
+        model_of([helper.make_node("Einsum", ["x", "x"], ["y"], name="e", equation="bchw,bchw->bc")]),
+        {},
+    ),
+    "late unsupported op": lambda: (
+        model_of(
+            [
+                helper.make_node("Relu", ["x"], ["h"], name="relu"),
+                helper.make_node("Conv", ["h", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+                helper.make_node("TopK", ["c", "k"], ["y", "i"], name="topk"),
+            ],
+            initializers={"w": np.ones((4, 3, 3, 3), np.float32), "k": np.array([2], np.int64)},
+        ),
+        {},
+    ),
+    "runtime shape": lambda: (
+        model_of(
+            [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+            inputs=[
+                helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8]),
+                helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+            ],
+        ),
+        {},
+    ),
+    "bad input_shapes": lambda: (dynamic_relu_model(), {"input_shapes": {"x": (2, 3, 8)}}),
+    "string input": lambda: (
+        model_of(
+            [helper.make_node("Identity", ["x"], ["y"], name="copy")],
+            inputs=[helper.make_tensor_value_info("x", TensorProto.STRING, [2])],
+            output=helper.make_tensor_value_info("y", TensorProto.STRING, [2]),
+        ),
+        {},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_MODELS))
+def test_failed_import_raises_only_bolt_error_and_leaves_the_model_alone(case):
+    """import_model either returns a verified module or raises a BoltError: it returns
+    nothing half-built, lets no other exception escape, and does not modify the proto
+    it was given."""
+    model, kwargs = BAD_MODELS[case]()
+    before = model.SerializeToString()
+    result = "not set"
+    try:
+        result = import_model(model, **kwargs)
+    except BoltError:
+        pass
+    except Exception as error:  # noqa: BLE001 - exactly what must not happen
+        pytest.fail(f"{type(error).__name__} escaped import_model: {error}")
+    else:
+        pytest.fail(f"import_model returned {type(result).__name__} for a bad model")
+    assert result == "not set"
+    assert model.SerializeToString() == before
+
+
+def test_failed_import_does_not_break_the_next_one(rng):
+    """A failure midway (after some nodes were converted) leaves no state behind: the
+    same process imports a good model right after."""
+    model, kwargs = BAD_MODELS["late unsupported op"]()
+    with pytest.raises(BoltError):
+        import_model(model, **kwargs)
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    check_against_onnxruntime(relu_model(), {"x": x})
+
+
+# ------------------------------------------------------------------ old opsets
+
+
+def opset9_model(rng: np.random.Generator) -> onnx.ModelProto:
+    """Conv + BatchNormalization + Relu, Clip with min/max attributes (before opset 11),
+    Upsample, MaxPool, Unsqueeze/Squeeze with axes attributes, Flatten and Gemm."""
+
+    def f32(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["n"], name="bn", epsilon=1e-5, momentum=0.9),
+        helper.make_node("Relu", ["n"], ["r"], name="relu"),
+        helper.make_node("Clip", ["r"], ["clipped"], name="relu6", min=0.0, max=6.0),
+        helper.make_node("Upsample", ["clipped", "scales"], ["up"], name="upsample", mode="nearest"),
+        helper.make_node("MaxPool", ["up"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Unsqueeze", ["p"], ["p5"], name="unsqueeze", axes=[0]),
+        helper.make_node("Squeeze", ["p5"], ["p4"], name="squeeze", axes=[0]),
+        helper.make_node("Flatten", ["p4"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], name="fc", transB=1),
+    ]
+    initializers = {
+        "w": f32(8, 3, 3, 3, scale=0.3),
+        "b": f32(8, scale=0.1),
+        "s": rng.uniform(0.5, 1.5, 8).astype(np.float32),
+        "bb": f32(8, scale=0.1),
+        "m": f32(8, scale=0.1),
+        "v": rng.uniform(0.5, 2.0, 8).astype(np.float32),
+        "scales": np.array([1, 1, 2, 2], np.float32),
+        "fc_w": f32(5, 8 * 8 * 8, scale=0.05),
+        "fc_b": f32(5, scale=0.1),
+    }
+    model = model_of(
+        nodes, opset=9, output=helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5]), initializers=initializers
+    )
+    model.ir_version = 4
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def test_opset9_model_is_upgraded_and_matches_onnxruntime(rng):
+    model = opset9_model(rng)
+    assert model.opset_import[0].version == 9
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    check_against_onnxruntime(model, {"x": x})
+    assert model.opset_import[0].version == 9  # the caller's proto is not upgraded in place
