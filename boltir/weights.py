@@ -30,11 +30,35 @@ from boltir.dtypes import element_type_for, is_numpy_native, numpy_dtype
 INLINE_ELEMENT_LIMIT = 16
 """Constants with at most this many elements are printed inline as `dense<...>`."""
 
+ELIDED_SUFFIX = ".elided"
+"""Marks the handle of a weight parsed without its data (printed with --elide-weights)."""
+
+
 class WeightStore:
-    """Process-wide storage of weight arrays, keyed by resource handle."""
+    """Process-wide storage of weight arrays, keyed by resource handle.
+
+    Handles are unique in the process: data parsed under a name that already holds
+    different data gets a new name, and a weight parsed without data gets a reserved
+    `.elided` name, so that it never picks up another model's weight of the same name."""
 
     def __init__(self) -> None:
         self._arrays: dict[str, np.ndarray] = {}
+        self._elided: set[str] = set()
+
+    def _taken(self, handle: str) -> bool:
+        return handle in self._arrays or handle in self._elided
+
+    def reserve_elided(self, name: str) -> str:
+        """A handle that stays without data, for a weight whose data was elided."""
+        base = name if name.endswith(ELIDED_SUFFIX) else name + ELIDED_SUFFIX
+        if base in self._elided:
+            return base
+        candidate, counter = base, 0
+        while self._taken(candidate):
+            candidate = f"{base}_{counter}"
+            counter += 1
+        self._elided.add(candidate)
+        return candidate
 
     def add(self, name_hint: str, array: np.ndarray) -> str:
         """Stores `array` and returns its handle: `name_hint` itself, unless that name
@@ -43,9 +67,9 @@ class WeightStore:
         array.flags.writeable = False
         key = sanitize_handle(name_hint)
         candidate, counter = key, 0
-        while candidate in self._arrays:
-            existing = self._arrays[candidate]
-            if existing.dtype == array.dtype and np.array_equal(existing, array):
+        while self._taken(candidate):
+            existing = self._arrays.get(candidate)
+            if existing is not None and existing.dtype == array.dtype and np.array_equal(existing, array):
                 return candidate
             candidate = f"{key}_{counter}"
             counter += 1
@@ -131,9 +155,12 @@ def intern_parsed_weights(module: Operation, resources: WeightResources) -> None
 
     def intern(attr: DenseResourceAttr, op: Operation) -> DenseResourceAttr:
         handle = attr.resource_handle.data
-        if not blobs.get(handle):
-            return attr  # printed elided: kept as a name, an error only when read
         cache_key = (handle, attr.type)
+        if not blobs.get(handle):
+            # Printed elided: it keeps a name of its own, and reading it is an error.
+            if cache_key not in renamed:
+                renamed[cache_key] = DenseResourceAttr.from_params(WEIGHTS.reserve_elided(handle), attr.type)
+            return renamed[cache_key]
         if cache_key not in renamed:
             try:
                 array = decode_blob(blobs[handle], attr.type)

@@ -97,3 +97,15 @@ def test_the_store_shares_identical_data():
     array = rng.standard_normal((16, 16)).astype(np.float32)
     first = WEIGHTS.add("shared", array)
     assert WEIGHTS.add("shared", array.copy()) == first
+
+
+def test_an_elided_weight_never_picks_up_another_models_data():
+    array = rng.standard_normal((8, 8)).astype(np.float32)
+    constant_module("shared.name", array)  # the store now holds data under this name
+    elided = boltir.print_module(constant_module("shared.name", array), elide_weights=True)
+    module = boltir.parse_module(elided)
+    text = boltir.print_module(module)
+    assert "dense_resource<shared.name.elided>" in text
+    with pytest.raises(boltir.BoltError, match="weight 'shared.name.elided' has no data"):
+        run(module, {})
+    assert boltir.print_module(boltir.parse_module(text)) == text  # stable when parsed again

@@ -305,8 +305,9 @@ class OnnxImporter:
             )
         for value_info in graph_inputs:
             if not value_info.type.HasField("tensor_type"):
-                kind = value_info.type.WhichOneof("value") or "unknown"
-                raise BoltError(f"input '{value_info.name}' is a {kind.removesuffix('_type')}, not a tensor; boltir imports tensors only")
+                kind = (value_info.type.WhichOneof("value") or "unknown").removesuffix("_type")
+                article = "an" if kind[0] in "aeiou" else "a"
+                raise BoltError(f"input '{value_info.name}' is {article} {kind}, not a tensor; boltir imports tensors only")
             dtype = onnx_dtype(value_info.type.tensor_type.elem_type, f"input '{value_info.name}'")
             shape = static_input_shape(value_info, self.input_shapes.get(value_info.name))
             self.values[value_info.name] = self.builder.input(value_info.name, shape, dtype)

@@ -308,7 +308,9 @@ def interpolation_taps(coords: np.ndarray, in_len: int, mode: str, cubic_a: floa
     indices = base.astype(np.int64)[:, None] + offsets[None, :]
     if exclude_outside:
         weights = np.where((indices >= 0) & (indices < in_len), weights, 0.0)
-        weights = weights / weights.sum(axis=-1, keepdims=True)
+        # No neighbour inside (tf_crop_and_resize far past the edge): extrapolated anyway.
+        total = weights.sum(axis=-1, keepdims=True)
+        weights = weights / np.where(total == 0, 1.0, total)
     return np.clip(indices, 0, in_len - 1), weights
 
 

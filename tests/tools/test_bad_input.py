@@ -296,7 +296,7 @@ def test_run_elided_weights(tmp_path, capsys):
     """
     path = write(tmp_path, "elided.mlir", text)
     assert run_error(capsys, path) == (
-        "error: weight 'fc.weight' has no data: the IR was printed without its "
+        "error: weight 'fc.weight.elided' has no data: the IR was printed without its "
         "dialect_resources section (for example with --elide-weights)"
     )
 

@@ -156,6 +156,16 @@ func.func @pad_negative(%x: tensor<5x5xi64>) -> tensor<3x6xi64> {
   func.return %0 : tensor<3x6xi64>
 }
 
+// Wrap pads as if the axis were a ring; pads larger than the axis go round it more than once.
+// CHECK-LABEL: func.func @pad_wrap
+func.func @pad_wrap(%x: tensor<2x3xf32>, %y: tensor<1x2x3x3xi32>) -> (tensor<9x5xf32>, tensor<1x2x7x5xi32>) {
+  // CHECK: %{{.*}} = graph.pad %{{.*}} {pads = array<i64: 3, 0, 4, 2>, mode = "wrap"} : tensor<2x3xf32> -> tensor<9x5xf32>
+  // CHECK-NEXT: %{{.*}} = graph.pad %{{.*}} {pads = array<i64: 0, 0, 1, 2, 0, 0, 3, 0>, mode = "wrap"} : tensor<1x2x3x3xi32> -> tensor<1x2x7x5xi32>
+  %0 = graph.pad %x {pads = array<i64: 3, 0, 4, 2>, mode = "wrap"} : tensor<2x3xf32> -> tensor<9x5xf32>
+  %1 = graph.pad %y {pads = array<i64: 0, 0, 1, 2, 0, 0, 3, 0>, mode = "wrap"} : tensor<1x2x3x3xi32> -> tensor<1x2x7x5xi32>
+  func.return %0, %1 : tensor<9x5xf32>, tensor<1x2x7x5xi32>
+}
+
 // Nearest with its defaults (half_pixel, round_prefer_floor): only the scales are printed.
 // CHECK-LABEL: func.func @resize_nearest
 func.func @resize_nearest(%x: tensor<1x3x4x4xf32>) -> (tensor<1x3x8x8xf32>, tensor<1x3x8x8xf32>) {
@@ -194,6 +204,40 @@ func.func @resize_fractional(%x: tensor<1x1x8x5xf16>) -> tensor<1x1x4x7xf16> {
   // CHECK: %{{.*}} = graph.resize %{{.*}} {scales = array<f64: 1.000000e+00, 1.000000e+00, 5.000000e-01, 1.500000e+00>, mode = "linear", coordinate_transformation_mode = "align_corners"} : tensor<1x1x8x5xf16> -> tensor<1x1x4x7xf16>
   %0 = graph.resize %x {scales = array<f64: 1.0, 1.0, 0.5, 1.5>, mode = "linear", coordinate_transformation_mode = "align_corners"} : tensor<1x1x8x5xf16> -> tensor<1x1x4x7xf16>
   func.return %0 : tensor<1x1x4x7xf16>
+}
+
+// Cubic: the default cubic_coeff_a (-0.75) is elided, another one is printed;
+// exclude_outside is a unit attribute.
+// CHECK-LABEL: func.func @resize_cubic
+func.func @resize_cubic(%x: tensor<1x3x4x4xf32>) -> (tensor<1x3x8x8xf32>, tensor<1x3x8x8xf32>, tensor<1x3x2x6xf32>) {
+  // CHECK: %{{.*}} = graph.resize %{{.*}} {scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>, mode = "cubic"} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  // CHECK-NEXT: %{{.*}} = graph.resize %{{.*}} {scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>, mode = "cubic", cubic_coeff_a = -5.000000e-01 : f32, exclude_outside} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  // CHECK-NEXT: %{{.*}} = graph.resize %{{.*}} {scales = array<f64: 1.000000e+00, 1.000000e+00, 5.000000e-01, 1.500000e+00>, mode = "cubic", coordinate_transformation_mode = "align_corners", exclude_outside} : tensor<1x3x4x4xf32> -> tensor<1x3x2x6xf32>
+  %0 = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "cubic", cubic_coeff_a = -0.75 : f32} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  %1 = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "cubic", cubic_coeff_a = -0.5 : f32, exclude_outside} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  %2 = graph.resize %x {scales = array<f64: 1.0, 1.0, 0.5, 1.5>, mode = "cubic", coordinate_transformation_mode = "align_corners", exclude_outside} : tensor<1x3x4x4xf32> -> tensor<1x3x2x6xf32>
+  func.return %0, %1, %2 : tensor<1x3x8x8xf32>, tensor<1x3x8x8xf32>, tensor<1x3x2x6xf32>
+}
+
+// half_pixel_symmetric, where the product is not whole (5 * 1.5 = 7.5 gives 7).
+// CHECK-LABEL: func.func @resize_half_pixel_symmetric
+func.func @resize_half_pixel_symmetric(%x: tensor<1x2x5x4xf32>) -> (tensor<1x2x7x2xf32>, tensor<1x2x7x2xf32>) {
+  // CHECK: %{{.*}} = graph.resize %{{.*}} {scales = array<f64: 1.000000e+00, 1.000000e+00, 1.500000e+00, 5.000000e-01>, coordinate_transformation_mode = "half_pixel_symmetric"} : tensor<1x2x5x4xf32> -> tensor<1x2x7x2xf32>
+  // CHECK-NEXT: %{{.*}} = graph.resize %{{.*}} {scales = array<f64: 1.000000e+00, 1.000000e+00, 1.500000e+00, 5.000000e-01>, mode = "linear", coordinate_transformation_mode = "half_pixel_symmetric"} : tensor<1x2x5x4xf32> -> tensor<1x2x7x2xf32>
+  %0 = graph.resize %x {scales = array<f64: 1.0, 1.0, 1.5, 0.5>, coordinate_transformation_mode = "half_pixel_symmetric"} : tensor<1x2x5x4xf32> -> tensor<1x2x7x2xf32>
+  %1 = graph.resize %x {scales = array<f64: 1.0, 1.0, 1.5, 0.5>, mode = "linear", coordinate_transformation_mode = "half_pixel_symmetric"} : tensor<1x2x5x4xf32> -> tensor<1x2x7x2xf32>
+  func.return %0, %1 : tensor<1x2x7x2xf32>, tensor<1x2x7x2xf32>
+}
+
+// tf_crop_and_resize samples the roi (all starts, then all ends) at any output size; the
+// default extrapolation_value (0.0) is elided, another one is printed.
+// CHECK-LABEL: func.func @resize_tf_crop_and_resize
+func.func @resize_tf_crop_and_resize(%x: tensor<1x3x4x5xf32>) -> (tensor<1x3x3x7xf32>, tensor<1x3x1x4xf32>) {
+  // CHECK: %{{.*}} = graph.resize %{{.*}} {scales = array<f64: 1.000000e+00, 1.000000e+00, 7.500000e-01, 1.400000e+00>, mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.000000e+00, 0.000000e+00, 2.500000e-01, -5.000000e-01, 1.000000e+00, 1.000000e+00, 7.500000e-01, 1.500000e+00>, extrapolation_value = -1.000000e+00 : f32} : tensor<1x3x4x5xf32> -> tensor<1x3x3x7xf32>
+  // CHECK-NEXT: %{{.*}} = graph.resize %{{.*}} {scales = array<f64: 1.000000e+00, 1.000000e+00, 2.500000e-01, 8.000000e-01>, mode = "cubic", coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.000000e+00, 0.000000e+00, 4.000000e-01, 9.000000e-01, 1.000000e+00, 1.000000e+00, 6.000000e-01, 1.000000e-01>} : tensor<1x3x4x5xf32> -> tensor<1x3x1x4xf32>
+  %0 = graph.resize %x {scales = array<f64: 1.0, 1.0, 0.75, 1.4>, mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.0, 0.0, 0.25, -0.5, 1.0, 1.0, 0.75, 1.5>, extrapolation_value = -1.0 : f32} : tensor<1x3x4x5xf32> -> tensor<1x3x3x7xf32>
+  %1 = graph.resize %x {scales = array<f64: 1.0, 1.0, 0.25, 0.8>, mode = "cubic", coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.0, 0.0, 0.4, 0.9, 1.0, 1.0, 0.6, 0.1>, extrapolation_value = 0.0 : f32} : tensor<1x3x4x5xf32> -> tensor<1x3x1x4xf32>
+  func.return %0, %1 : tensor<1x3x3x7xf32>, tensor<1x3x1x4xf32>
 }
 
 // CHECK-LABEL: func.func @squeeze

@@ -54,6 +54,28 @@ func.func @pow(%a: tensor<2x3xf32>, %b: tensor<1xf32>) -> tensor<2x3xf32> {
   func.return %0 : tensor<2x3xf32>
 }
 
+// Pow on integers (non-negative exponents).
+// CHECK-LABEL: func.func @pow_int
+func.func @pow_int(%a: tensor<2x3xi32>, %b: tensor<3xi32>, %c: tensor<4xi64>) -> (tensor<2x3xi32>, tensor<4xi64>) {
+  // CHECK: %{{.*}} = graph.pow %{{.*}}, %{{.*}} : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  // CHECK-NEXT: %{{.*}} = graph.pow %{{.*}}, %{{.*}} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  %0 = graph.pow %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %1 = graph.pow %c, %c : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  func.return %0, %1 : tensor<2x3xi32>, tensor<4xi64>
+}
+
+// Unsigned integers.
+// CHECK-LABEL: func.func @unsigned
+func.func @unsigned(%a: tensor<3xui16>, %b: tensor<3xui16>, %c: tensor<2x3xui64>, %d: tensor<3xui64>) -> (tensor<3xui16>, tensor<2x3xui64>, tensor<2x3xi1>) {
+  // CHECK: %{{.*}} = graph.sub %{{.*}}, %{{.*}} : (tensor<3xui16>, tensor<3xui16>) -> tensor<3xui16>
+  // CHECK-NEXT: %{{.*}} = graph.div %{{.*}}, %{{.*}} : (tensor<2x3xui64>, tensor<3xui64>) -> tensor<2x3xui64>
+  // CHECK-NEXT: %{{.*}} = graph.equal %{{.*}}, %{{.*}} : (tensor<2x3xui64>, tensor<3xui64>) -> tensor<2x3xi1>
+  %0 = graph.sub %a, %b : (tensor<3xui16>, tensor<3xui16>) -> tensor<3xui16>
+  %1 = graph.div %c, %d : (tensor<2x3xui64>, tensor<3xui64>) -> tensor<2x3xui64>
+  %2 = graph.equal %c, %d : (tensor<2x3xui64>, tensor<3xui64>) -> tensor<2x3xi1>
+  func.return %0, %1, %2 : tensor<3xui16>, tensor<2x3xui64>, tensor<2x3xi1>
+}
+
 // Equal gives i1, whatever its operands' element type.
 // CHECK-LABEL: func.func @equal_float
 func.func @equal_float(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>) -> tensor<2x3xi1> {

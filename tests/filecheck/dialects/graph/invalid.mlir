@@ -61,6 +61,14 @@ func.func @cast_shape(%x: tensor<2x3xf32>) -> tensor<6xf16> {
   func.return %0 : tensor<6xf16>
 }
 
+// -----
+
+func.func @cast_bad_round_mode(%x: tensor<4xf32>) -> tensor<4xf8E8M0FNU> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.cast' op round_mode must be one of up, down, nearest, got 'zero'
+  %0 = graph.cast %x {round_mode = "zero"} : tensor<4xf32> to tensor<4xf8E8M0FNU>
+  func.return %0 : tensor<4xf8E8M0FNU>
+}
+
 // ======================================================================== elementwise
 
 // -----
@@ -769,6 +777,24 @@ func.func @resize_crop_without_roi(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf3
   // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.resize' op tf_crop_and_resize needs a roi
   %0 = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, coordinate_transformation_mode = "tf_crop_and_resize"} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
   func.return %0 : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+// A roi means nothing to the other coordinate modes.
+func.func @resize_roi_without_crop(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.resize' op roi is only used by tf_crop_and_resize
+  %0 = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear", coordinate_transformation_mode = "align_corners", roi = array<f64: 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  func.return %0 : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+// The roi holds a start and an end for every axis: 8 values for a rank-4 input.
+func.func @resize_roi_length(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x6x6xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.resize' op roi must have 8 values, got 4
+  %0 = graph.resize %x {scales = array<f64: 1.0, 1.0, 1.5, 1.5>, coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.25, 0.25, 0.75, 0.75>} : tensor<1x3x4x4xf32> -> tensor<1x3x6x6xf32>
+  func.return %0 : tensor<1x3x6x6xf32>
 }
 
 // -----

@@ -166,3 +166,63 @@ func.func @cast_identity(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = graph.cast %x : tensor<4xf32> to tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
+
+// 8-bit floats: saturate = true and round_mode = "up" are the defaults and are elided.
+// CHECK-LABEL: func.func @cast_float8
+func.func @cast_float8(%x: tensor<4xf32>, %h: tensor<4xf16>) -> (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>, tensor<4xf8E5M2FNUZ>, tensor<4xf8E4M3FNUZ>, tensor<4xf8E5M2>) {
+  // CHECK: %{{.*}} = graph.cast %{{.*}} : tensor<4xf32> to tensor<4xf8E4M3FN>
+  // CHECK-NEXT: %{{.*}} = graph.cast %{{.*}} {saturate = false} : tensor<4xf32> to tensor<4xf8E4M3FN>
+  // CHECK-NEXT: %{{.*}} = graph.cast %{{.*}} : tensor<4xf16> to tensor<4xf8E5M2FNUZ>
+  // CHECK-NEXT: %{{.*}} = graph.cast %{{.*}} {saturate = false} : tensor<4xf16> to tensor<4xf8E4M3FNUZ>
+  // CHECK-NEXT: %{{.*}} = graph.cast %{{.*}} : tensor<4xf32> to tensor<4xf8E5M2>
+  %0 = graph.cast %x : tensor<4xf32> to tensor<4xf8E4M3FN>
+  %1 = graph.cast %x {saturate = false} : tensor<4xf32> to tensor<4xf8E4M3FN>
+  %2 = graph.cast %h {saturate = true} : tensor<4xf16> to tensor<4xf8E5M2FNUZ>
+  %3 = graph.cast %h {saturate = false} : tensor<4xf16> to tensor<4xf8E4M3FNUZ>
+  %4 = graph.cast %x {round_mode = "up", saturate = true} : tensor<4xf32> to tensor<4xf8E5M2>
+  func.return %0, %1, %2, %3, %4 : tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>, tensor<4xf8E5M2FNUZ>, tensor<4xf8E4M3FNUZ>, tensor<4xf8E5M2>
+}
+
+// f8E8M0FNU with each round_mode, with and without saturation.
+// CHECK-LABEL: func.func @cast_float8_e8m0
+func.func @cast_float8_e8m0(%x: tensor<4xf32>) -> (tensor<4xf8E8M0FNU>, tensor<4xf8E8M0FNU>, tensor<4xf8E8M0FNU>, tensor<4xf8E8M0FNU>) {
+  // CHECK: %{{.*}} = graph.cast %{{.*}} : tensor<4xf32> to tensor<4xf8E8M0FNU>
+  // CHECK-NEXT: %{{.*}} = graph.cast %{{.*}} {round_mode = "nearest", saturate = false} : tensor<4xf32> to tensor<4xf8E8M0FNU>
+  // CHECK-NEXT: %{{.*}} = graph.cast %{{.*}} {round_mode = "down"} : tensor<4xf32> to tensor<4xf8E8M0FNU>
+  // CHECK-NEXT: %{{.*}} = graph.cast %{{.*}} {saturate = false} : tensor<4xf32> to tensor<4xf8E8M0FNU>
+  %0 = graph.cast %x : tensor<4xf32> to tensor<4xf8E8M0FNU>
+  %1 = graph.cast %x {round_mode = "nearest", saturate = false} : tensor<4xf32> to tensor<4xf8E8M0FNU>
+  %2 = graph.cast %x {round_mode = "down"} : tensor<4xf32> to tensor<4xf8E8M0FNU>
+  %3 = graph.cast %x {round_mode = "up", saturate = false} : tensor<4xf32> to tensor<4xf8E8M0FNU>
+  func.return %0, %1, %2, %3 : tensor<4xf8E8M0FNU>, tensor<4xf8E8M0FNU>, tensor<4xf8E8M0FNU>, tensor<4xf8E8M0FNU>
+}
+
+// 4- and 2-bit integers, 4-bit floats and bf16, both ways.
+// CHECK-LABEL: func.func @cast_narrow
+func.func @cast_narrow(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  // CHECK: %[[I4:.*]] = graph.cast %{{.*}} : tensor<2x3xf32> to tensor<2x3xi4>
+  // CHECK-NEXT: %[[UI4:.*]] = graph.cast %{{.*}} : tensor<2x3xf32> to tensor<2x3xui4>
+  // CHECK-NEXT: %[[I2:.*]] = graph.cast %{{.*}} : tensor<2x3xf32> to tensor<2x3xi2>
+  // CHECK-NEXT: %[[UI2:.*]] = graph.cast %{{.*}} : tensor<2x3xf32> to tensor<2x3xui2>
+  // CHECK-NEXT: %[[F4:.*]] = graph.cast %{{.*}} : tensor<2x3xf32> to tensor<2x3xf4E2M1FN>
+  // CHECK-NEXT: %[[BF16:.*]] = graph.cast %{{.*}} : tensor<2x3xf32> to tensor<2x3xbf16>
+  // CHECK-NEXT: %{{.*}} = graph.cast %[[I4]] : tensor<2x3xi4> to tensor<2x3xf32>
+  // CHECK-NEXT: %{{.*}} = graph.cast %[[UI4]] : tensor<2x3xui4> to tensor<2x3xf32>
+  // CHECK-NEXT: %{{.*}} = graph.cast %[[I2]] : tensor<2x3xi2> to tensor<2x3xf32>
+  // CHECK-NEXT: %{{.*}} = graph.cast %[[UI2]] : tensor<2x3xui2> to tensor<2x3xf32>
+  // CHECK-NEXT: %{{.*}} = graph.cast %[[F4]] : tensor<2x3xf4E2M1FN> to tensor<2x3xf32>
+  // CHECK-NEXT: %{{.*}} = graph.cast %[[BF16]] : tensor<2x3xbf16> to tensor<2x3xf32>
+  %0 = graph.cast %x : tensor<2x3xf32> to tensor<2x3xi4>
+  %1 = graph.cast %x : tensor<2x3xf32> to tensor<2x3xui4>
+  %2 = graph.cast %x : tensor<2x3xf32> to tensor<2x3xi2>
+  %3 = graph.cast %x : tensor<2x3xf32> to tensor<2x3xui2>
+  %4 = graph.cast %x : tensor<2x3xf32> to tensor<2x3xf4E2M1FN>
+  %5 = graph.cast %x : tensor<2x3xf32> to tensor<2x3xbf16>
+  %6 = graph.cast %0 : tensor<2x3xi4> to tensor<2x3xf32>
+  %7 = graph.cast %1 : tensor<2x3xui4> to tensor<2x3xf32>
+  %8 = graph.cast %2 : tensor<2x3xi2> to tensor<2x3xf32>
+  %9 = graph.cast %3 : tensor<2x3xui2> to tensor<2x3xf32>
+  %10 = graph.cast %4 : tensor<2x3xf4E2M1FN> to tensor<2x3xf32>
+  %11 = graph.cast %5 : tensor<2x3xbf16> to tensor<2x3xf32>
+  func.return %6, %7, %8, %9, %10, %11 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
