@@ -19,7 +19,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from boltir import __version__
 from boltir.diagnostics import BoltError
 from boltir.ir import LocatingParser, boltir_dialect_factories, parse_error_to_bolt, print_module, verify_module, weight_resources
-from boltir.passes import registered_passes
+from boltir.passes import registered_passes, statistics
 from boltir.plugins import entry_point_passes, load_pass_plugin, register_passes
 from boltir.tools.common import run_tool
 from boltir.weights import intern_parsed_weights
@@ -72,6 +72,9 @@ class BoltOptMain(xDSLOptMain):
             "--elide-weights",
             action="store_true",
             help="leave weight blobs out of the printout (readable, but not runnable)",
+        )
+        arg_parser.add_argument(
+            "--pass-stats", action="store_true", help="report what each pass changed (on stderr, after the run)"
         )
         arg_parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
 
@@ -173,6 +176,12 @@ class BoltOptMain(xDSLOptMain):
 
     def run(self) -> None:
         """xDSL's loop, with errors reported as diagnostics where the user asked for them."""
+        with statistics.collecting() as collected:
+            self._run_chunks()
+        if self.args.pass_stats:
+            sys.stderr.write(statistics.format_statistics(collected, [p.name for p in self.pipeline.passes]))
+
+    def _run_chunks(self) -> None:
         chunks, file_extension = self.prepare_input()
         output = self.prepare_output()
         try:
