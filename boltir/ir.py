@@ -30,11 +30,21 @@ def make_builtin_dialect() -> Dialect:
 
 def boltir_dialect_factories() -> dict[str, Callable[[], Dialect]]:
     """The dialects of boltir, by name, as factories (loaded lazily by a Context)."""
+    from xdsl.dialects.arith import Arith
     from xdsl.dialects.func import Func
+    from xdsl.dialects.math import Math
 
     from boltir.dialects.graph import Graph
+    from boltir.dialects.op import Op
 
-    return {"builtin": make_builtin_dialect, "func": lambda: Func, "graph": lambda: Graph}
+    return {
+        "builtin": make_builtin_dialect,
+        "func": lambda: Func,
+        "arith": lambda: Arith,
+        "math": lambda: Math,
+        "graph": lambda: Graph,
+        "op": lambda: Op,
+    }
 
 
 def make_context() -> Context:

@@ -17,6 +17,7 @@ from xdsl.interpreters.func import FuncFunctions
 from boltir.diagnostics import BoltError
 from boltir.dialects.graph import INPUT_NAME_ATTR
 from boltir.interp.graph import GraphFunctions
+from boltir.interp.op import OpFunctions
 from boltir.dtypes import element_type_name, numpy_dtype
 
 ENTRY_POINT = "main"
@@ -90,6 +91,7 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(GraphFunctions())
+    interpreter.register_implementations(OpFunctions())
     return interpreter
 
 

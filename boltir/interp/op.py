@@ -1,0 +1,435 @@
+"""Numpy implementations of every `op` op.
+
+Convs and pools reuse the graph interpreter's NCHW kernels through layout transposes;
+the epilogue, the activations and the scalar `arith`/`math` bodies of `op.elementwise`
+(evaluated on whole arrays at once) are implemented here, once, for every op that
+needs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects import math as math_dialect
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.ir import Operation
+
+from boltir.dialects import op as ops
+from boltir.dialects.shapes import slice_bounds
+from boltir.dtypes import numpy_dtype
+from boltir.interp import graph as graph_kernels
+from boltir.interp.graph import contiguous, widen
+from boltir.interp.special import erf
+from boltir.weights import constant_array
+
+NHWC_TO_NCHW = (0, 3, 1, 2)
+NCHW_TO_NHWC = (0, 2, 3, 1)
+OHWI_TO_OIHW = (0, 3, 1, 2)
+IHWO_TO_IOHW = (0, 3, 1, 2)
+
+
+# ------------------------------------------------------------------- activations
+
+
+def activation(kind: str, args: Sequence[float], x: np.ndarray) -> np.ndarray:
+    """The activations an epilogue or `op.unary` applies, in x's (compute) dtype."""
+    if kind in ("none", "identity"):
+        return x
+    if kind == "relu":
+        return np.maximum(x, 0)
+    if kind == "clip":
+        return graph_kernels.clip(x, args[0], args[1])
+    if kind == "gelu":
+        return graph_kernels.gelu(x, "none")
+    if kind == "gelu_tanh":
+        return graph_kernels.gelu(x, "tanh")
+    if kind == "sigmoid":
+        return graph_kernels.sigmoid(x)
+    if kind == "silu":
+        return x * graph_kernels.sigmoid(x)
+    if kind == "hardswish":
+        return x * np.clip(x / 6.0 + 0.5, 0.0, 1.0)
+    if kind == "tanh":
+        return np.tanh(x)
+    if kind == "leaky_relu":
+        return np.where(x >= 0, x, x * args[0])
+    if kind == "hardsigmoid":
+        return np.clip(args[0] * x + args[1], 0.0, 1.0)
+    if kind == "erf":
+        return erf(x).astype(x.dtype)
+    if kind == "sqrt":
+        return np.sqrt(x)
+    if kind == "exp":
+        return np.exp(x)
+    if kind == "neg":
+        return np.negative(x)
+    if kind == "reciprocal":
+        return np.reciprocal(x)
+    raise ValueError(f"unknown function {kind}")
+
+
+def apply_epilogue(
+    accumulator: np.ndarray,
+    epilogue: ops.EpilogueAttr,
+    bias: np.ndarray | None,
+    residual: np.ndarray | None,
+    channel_axis: int,
+) -> np.ndarray:
+    """`act2(act(alpha * acc + beta * bias) <residual> residual)`, in f32 (f64 for f64)."""
+    out = epilogue.alpha.value.data * accumulator
+    if bias is not None:
+        shape = [1] * out.ndim
+        shape[channel_axis] = -1
+        out = out + epilogue.beta.value.data * widen(bias).reshape(shape)
+    first = epilogue.first_activation
+    out = activation(first.kind, first.args, out)
+    if residual is not None:
+        out = out + widen(residual) if epilogue.residual_kind == "add" else out * widen(residual)
+    second = epilogue.second_activation
+    return activation(second.kind, second.args, out)
+
+
+def store(op: Operation, value: np.ndarray, index: int = 0) -> np.ndarray:
+    return contiguous(np.asarray(value).astype(numpy_dtype(op.results[index].type.element_type), copy=False))
+
+
+# ---------------------------------------------------------------- GEMM and convs
+
+
+def as_row_major(matrix: np.ndarray, layout: str) -> np.ndarray:
+    return matrix if layout == "row" else np.swapaxes(matrix, -1, -2)
+
+
+def gemm(a, b, layout_a: str, layout_b: str, epilogue, bias, residual) -> np.ndarray:
+    acc = np.matmul(as_row_major(widen(a), layout_a), as_row_major(widen(b), layout_b))
+    return apply_epilogue(acc, epilogue, bias, residual, channel_axis=-1)
+
+
+def to_nchw(x: np.ndarray, layout: str) -> np.ndarray:
+    return x if layout == "NCHW" else np.transpose(x, NHWC_TO_NCHW)
+
+
+def from_nchw(x: np.ndarray, layout: str) -> np.ndarray:
+    return x if layout == "NCHW" else np.transpose(x, NCHW_TO_NHWC)
+
+
+def conv2d(x, w, layout, filter_layout, strides, pads, dilations, groups, epilogue, bias, residual, out_shape):
+    x_nchw = to_nchw(widen(x), layout)
+    w_oihw = widen(w) if filter_layout == "OIHW" else np.transpose(widen(w), OHWI_TO_OIHW)
+    out_hw = tuple(out_shape[1:3]) if layout == "NHWC" else tuple(out_shape[2:4])
+    acc = from_nchw(graph_kernels.conv2d(x_nchw, w_oihw, None, strides, pads, dilations, groups, out_hw), layout)
+    return apply_epilogue(acc, epilogue, bias, residual, channel_axis=-1 if layout == "NHWC" else 1)
+
+
+@register_impls
+class OpFunctions(InterpreterFunctions):
+    """Interpreter implementations of the `op` dialect."""
+
+    @impl(ops.ConstantOp)
+    def run_constant(self, interpreter: Interpreter, op: ops.ConstantOp, args: tuple):
+        return (constant_array(op.value),)
+
+    @impl(ops.GemmOp)
+    def run_gemm(self, interpreter: Interpreter, op: ops.GemmOp, args: tuple):
+        a, b = args[:2]
+        bias, residual = optional_operands(op, args, ("bias", "residual"))
+        out = gemm(a, b, op.prop_value("layout_a"), op.prop_value("layout_b"), op.epilogue, bias, residual)
+        return (store(op, out),)
+
+    @impl(ops.Conv2dOp)
+    def run_conv2d(self, interpreter: Interpreter, op: ops.Conv2dOp, args: tuple):
+        x, w = args[:2]
+        bias, residual = optional_operands(op, args, ("bias", "residual"))
+        strides, pads, dilations, groups = op.window()
+        out = conv2d(
+            x, w, op.prop_value("layout"), op.prop_value("filter_layout"), strides, pads, dilations, groups,
+            op.epilogue, bias, residual, op.output.type.get_shape(),
+        )
+        return (store(op, out),)
+
+    @impl(ops.ConvTranspose2dOp)
+    def run_conv_transpose2d(self, interpreter: Interpreter, op: ops.ConvTranspose2dOp, args: tuple):
+        x, w = args[:2]
+        bias, residual = optional_operands(op, args, ("bias", "residual"))
+        layout = op.prop_value("layout")
+        w_iohw = widen(w) if op.prop_value("filter_layout") == "IOHW" else np.transpose(widen(w), IHWO_TO_IOHW)
+        strides, pads, dilations, groups = op.window()
+        acc = graph_kernels.conv_transpose2d(
+            to_nchw(widen(x), layout), w_iohw, None, strides, pads, dilations, groups, op.prop_value("output_padding")
+        )
+        out = apply_epilogue(from_nchw(acc, layout), op.epilogue, bias, residual, -1 if layout == "NHWC" else 1)
+        return (store(op, out),)
+
+    @impl(ops.B2bGemmOp)
+    def run_b2b_gemm(self, interpreter: Interpreter, op: ops.B2bGemmOp, args: tuple):
+        a, b0, b1 = args[:3]
+        bias0, bias1 = optional_operands(op, args, ("bias0", "bias1"))
+        first = gemm(a, b0, op.prop_value("layout_a"), op.prop_value("layout_b0"), op.epilogue0, bias0, None)
+        first = store(op, first)  # the intermediate is kept in the output's element type
+        out = gemm(first, b1, "row", op.prop_value("layout_b1"), op.epilogue1, bias1, None)
+        return (store(op, out),)
+
+    @impl(ops.B2bConv2dOp)
+    def run_b2b_conv2d(self, interpreter: Interpreter, op: ops.B2bConv2dOp, args: tuple):
+        x, w0, w1 = args[:3]
+        bias0, bias1 = optional_operands(op, args, ("bias0", "bias1"))
+        layout, filter_layout = op.prop_value("layout"), op.prop_value("filter_layout")
+        strides, pads, dilations = op.prop_value("strides"), op.prop_value("pads"), op.prop_value("dilations")
+        out_shape = op.output.type.get_shape()
+        first = conv2d(x, w0, layout, filter_layout, strides, pads, dilations, 1, op.epilogue0, bias0, None, out_shape)
+        first = store(op, first)
+        out = conv2d(first, w1, layout, filter_layout, (1, 1), (0, 0, 0, 0), (1, 1), 1, op.epilogue1, bias1, None, out_shape)
+        return (store(op, out),)
+
+    @impl(ops.Pool2dOp)
+    def run_pool2d(self, interpreter: Interpreter, op: ops.Pool2dOp, args: tuple):
+        layout, kind = op.prop_value("layout"), op.kind.data
+        x = to_nchw(widen(args[0]), layout)
+        if kind == "global_avg":
+            out = x.mean(axis=(2, 3), keepdims=True)
+        elif kind == "global_max":
+            out = x.max(axis=(2, 3), keepdims=True)
+        else:
+            shape = op.output.type.get_shape()
+            out_hw = tuple(shape[1:3]) if layout == "NHWC" else tuple(shape[2:4])
+            out = graph_kernels.pool2d(
+                x,
+                op.prop_value("kernel_shape"),
+                op.prop_value("strides"),
+                op.prop_value("pads"),
+                op.prop_value("dilations"),
+                out_hw,
+                kind,
+                op.prop_value("count_include_pad"),
+            )
+        return (store(op, from_nchw(out, layout)),)
+
+    @impl(ops.SoftmaxOp)
+    def run_softmax(self, interpreter: Interpreter, op: ops.SoftmaxOp, args: tuple):
+        return (store(op, softmax(widen(args[0]), op.prop_value("axis"))),)
+
+    @impl(ops.LayerNormOp)
+    def run_layer_norm(self, interpreter: Interpreter, op: ops.LayerNormOp, args: tuple):
+        x, scale, *bias = (widen(v) for v in args)
+        out = layer_norm(x, scale, bias[0] if bias else None, op.prop_value("axis"), op.prop_value("epsilon"))
+        return (store(op, out),)
+
+    @impl(ops.ReduceOp)
+    def run_reduce(self, interpreter: Interpreter, op: ops.ReduceOp, args: tuple):
+        out = reduce(op.kind.data, widen(args[0]), op.prop_value("axes"), op.prop_value("keepdims"))
+        return (store(op, out),)
+
+    @impl(ops.ResizeOp)
+    def run_resize(self, interpreter: Interpreter, op: ops.ResizeOp, args: tuple):
+        out = graph_kernels.resize(
+            widen(args[0]),
+            tuple(op.output.type.get_shape()),
+            op.prop_value("scales"),
+            op.prop_value("mode"),
+            op.prop_value("coordinate_transformation_mode"),
+            op.prop_value("nearest_mode"),
+            op.prop_value("cubic_coeff_a"),
+            op.prop_value("exclude_outside"),
+            op.prop_value("roi") or None,
+            op.prop_value("extrapolation_value"),
+        )
+        return (store(op, out),)
+
+    @impl(ops.GatherOp)
+    def run_gather(self, interpreter: Interpreter, op: ops.GatherOp, args: tuple):
+        data, indices = args
+        return (contiguous(np.take(data, indices.astype(np.int64), axis=op.prop_value("axis"))),)
+
+    @impl(ops.LayoutTransformOp)
+    def run_layout_transform(self, interpreter: Interpreter, op: ops.LayoutTransformOp, args: tuple):
+        return (contiguous(np.transpose(args[0], op.prop_value("perm"))),)
+
+    @impl(ops.ReshapeOp)
+    def run_reshape(self, interpreter: Interpreter, op: ops.ReshapeOp, args: tuple):
+        return (args[0].reshape(op.output.type.get_shape()),)
+
+    @impl(ops.PadOp)
+    def run_pad(self, interpreter: Interpreter, op: ops.PadOp, args: tuple):
+        return (store(op, graph_kernels.pad(args[0], op.prop_value("pads"), op.prop_value("mode"), op.prop_value("value"))),)
+
+    @impl(ops.ConcatOp)
+    def run_concat(self, interpreter: Interpreter, op: ops.ConcatOp, args: tuple):
+        return (np.concatenate(args, axis=op.prop_value("axis")),)
+
+    @impl(ops.SliceOp)
+    def run_slice(self, interpreter: Interpreter, op: ops.SliceOp, args: tuple):
+        return (contiguous(slice_array(args[0], op.prop_value("starts"), op.prop_value("ends"), op.prop_value("axes"), op.prop_value("steps"))),)
+
+    @impl(ops.UnaryOp)
+    def run_unary(self, interpreter: Interpreter, op: ops.UnaryOp, args: tuple):
+        return (store(op, activation(op.fn.data, op.prop_value("args"), widen(args[0]))),)
+
+    @impl(ops.BinaryOp)
+    def run_binary(self, interpreter: Interpreter, op: ops.BinaryOp, args: tuple):
+        a, b = (widen(v) for v in args)
+        return (store(op, BINARY[op.fn.data](a, b)),)
+
+    @impl(ops.SelectOp)
+    def run_select(self, interpreter: Interpreter, op: ops.SelectOp, args: tuple):
+        condition, a, b = args
+        return (store(op, np.where(condition, a, b)),)
+
+    @impl(ops.CastOp)
+    def run_cast(self, interpreter: Interpreter, op: ops.CastOp, args: tuple):
+        target = numpy_dtype(op.output.type.element_type)
+        return (contiguous(graph_kernels.cast(args[0], target, bool(op.prop_value("saturate")), op.prop_value("round_mode"))),)
+
+    @impl(ops.ElementwiseOp)
+    def run_elementwise(self, interpreter: Interpreter, op: ops.ElementwiseOp, args: tuple):
+        shape = tuple(op.output.type.get_shape())
+        inputs = [np.broadcast_to(value, shape) for value in args]
+        return (store(op, np.broadcast_to(evaluate_body(op, inputs), shape)),)
+
+
+def optional_operands(op: Operation, args: tuple, names: Sequence[str]) -> list[np.ndarray | None]:
+    """The values of an op's optional operands, None where absent, in `names` order."""
+    present = {id(value): arg for value, arg in zip(op.operands, args, strict=True)}
+    result = []
+    for name in names:
+        value = getattr(op, name)
+        result.append(None if value is None else present[id(value)])
+    return result
+
+
+BINARY: dict[str, Callable] = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": graph_kernels.divide,
+    "pow": np.power,
+    "equal": np.equal,
+}
+
+
+def softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    shifted = np.exp(x - x.max(axis=axis, keepdims=True))
+    return shifted / shifted.sum(axis=axis, keepdims=True)
+
+
+def layer_norm(x, scale, bias, axis: int, epsilon: float) -> np.ndarray:
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    centered = x - x.mean(axis=axes, keepdims=True)
+    variance = (centered * centered).mean(axis=axes, keepdims=True)
+    out = centered / np.sqrt(variance + np.asarray(epsilon, dtype=x.dtype)) * scale
+    return out + bias if bias is not None else out
+
+
+def reduce(kind: str, x: np.ndarray, axes: Sequence[int], keepdims: bool) -> np.ndarray:
+    axes = tuple(a % x.ndim for a in axes)
+    if kind == "max":
+        lowest = -np.inf if x.dtype.kind == "f" else (False if x.dtype == np.bool_ else np.iinfo(x.dtype).min)
+        return np.max(x, axis=axes, keepdims=keepdims, initial=lowest)
+    return (np.mean if kind == "mean" else np.sum)(x, axis=axes, keepdims=keepdims)
+
+
+def slice_array(x: np.ndarray, starts, ends, axes, steps) -> np.ndarray:
+    index = [slice(None)] * x.ndim
+    for start, end, axis, step in zip(starts, ends, axes, steps, strict=True):
+        begin, stop, stride = slice_bounds(start, end, step, x.shape[axis % x.ndim])
+        index[axis % x.ndim] = slice(begin, None if stop < 0 else stop, stride)
+    return x[tuple(index)]
+
+
+# ------------------------------------------------------- elementwise bodies (arith, math)
+
+CMPF_PREDICATES: dict[int, Callable] = {
+    1: np.equal,  # oeq
+    2: np.greater,  # ogt
+    3: np.greater_equal,  # oge
+    4: np.less,  # olt
+    5: np.less_equal,  # ole
+    6: np.not_equal,  # one
+    8: np.equal,  # ueq
+    9: np.greater,  # ugt
+    10: np.greater_equal,  # uge
+    11: np.less,  # ult
+    12: np.less_equal,  # ule
+    13: np.not_equal,  # une
+}
+CMPI_PREDICATES: dict[int, Callable] = {
+    0: np.equal,
+    1: np.not_equal,
+    2: np.less,  # slt
+    3: np.less_equal,
+    4: np.greater,
+    5: np.greater_equal,
+    6: np.less,  # ult
+    7: np.less_equal,
+    8: np.greater,
+    9: np.greater_equal,
+}
+
+SCALAR_FUNCTIONS: dict[type, Callable] = {
+    arith.AddfOp: np.add,
+    arith.SubfOp: np.subtract,
+    arith.MulfOp: np.multiply,
+    arith.DivfOp: np.divide,
+    arith.MaximumfOp: np.maximum,
+    arith.MinimumfOp: np.minimum,
+    arith.NegfOp: np.negative,
+    arith.AddiOp: np.add,
+    arith.SubiOp: np.subtract,
+    arith.MuliOp: np.multiply,
+    arith.DivSIOp: graph_kernels.integer_divide,
+    arith.MaxSIOp: np.maximum,
+    arith.MinSIOp: np.minimum,
+    arith.AndIOp: np.bitwise_and,
+    arith.OrIOp: np.bitwise_or,
+    arith.XOrIOp: np.bitwise_xor,
+    arith.SelectOp: np.where,
+    math_dialect.ExpOp: np.exp,
+    math_dialect.TanhOp: np.tanh,
+    math_dialect.SqrtOp: np.sqrt,
+    math_dialect.AbsFOp: np.abs,
+    math_dialect.PowFOp: np.power,
+    math_dialect.LogOp: np.log,
+    math_dialect.ErfOp: lambda x: erf(x).astype(x.dtype),
+    math_dialect.RsqrtOp: lambda x: 1 / np.sqrt(x),
+    math_dialect.FloorOp: np.floor,
+    math_dialect.CeilOp: np.ceil,
+}
+CONVERSIONS = (
+    arith.ExtFOp,
+    arith.TruncFOp,
+    arith.SIToFPOp,
+    arith.FPToSIOp,
+    arith.ExtSIOp,
+    arith.TruncIOp,
+)
+
+
+def evaluate_body(op: ops.ElementwiseOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Runs the scalar body on whole arrays: every SSA value of the body is an array."""
+    block = op.body.block
+    values: dict = {arg: np.asarray(value).astype(numpy_dtype(arg.type), copy=False) for arg, value in zip(block.args, inputs, strict=True)}
+    for body_op in block.ops:
+        if isinstance(body_op, ops.YieldOp):
+            return values[body_op.operands[0]]
+        operands = [values[o] for o in body_op.operands]
+        result_type = body_op.results[0].type
+        if isinstance(body_op, arith.ConstantOp):
+            value = body_op.value
+            scalar = value.value.data if isinstance(value, FloatAttr | IntegerAttr) else value
+            result = np.asarray(scalar, dtype=numpy_dtype(result_type))
+        elif isinstance(body_op, arith.CmpfOp | arith.CmpiOp):
+            table = CMPF_PREDICATES if isinstance(body_op, arith.CmpfOp) else CMPI_PREDICATES
+            result = table[body_op.predicate.value.data](*operands)
+        elif isinstance(body_op, CONVERSIONS):
+            target = numpy_dtype(result_type)
+            source = operands[0]
+            result = np.trunc(source).astype(target) if isinstance(body_op, arith.FPToSIOp) else source.astype(target)
+        elif type(body_op) in SCALAR_FUNCTIONS:
+            result = SCALAR_FUNCTIONS[type(body_op)](*operands)
+        else:
+            raise NotImplementedError(f"op.elementwise bodies cannot hold {body_op.name} yet")
+        values[body_op.results[0]] = np.asarray(result).astype(numpy_dtype(result_type), copy=False)
+    raise AssertionError("op.elementwise body without op.yield")
+
