@@ -4,7 +4,6 @@ boltir's dialects and passes, pass plugins, and one-line errors)."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -12,15 +11,14 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.universe import Universe
-from xdsl.utils.arg_spec import parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
+from xdsl.utils.exceptions import ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from boltir import __version__
 from boltir.diagnostics import BoltError
-from boltir.ir import LocatingParser, boltir_dialect_factories, parse_error_to_bolt, print_module, verify_module, weight_resources
-from boltir.passes import registered_passes, statistics
-from boltir.plugins import entry_point_passes, load_pass_plugin, register_passes
+from boltir.ir import LocatingParser, boltir_dialect_factories, parse_error_to_bolt, print_module, weight_resources
+from boltir.passes import statistics
+from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
 from boltir.tools.common import run_tool
 from boltir.weights import intern_parsed_weights
 
@@ -53,11 +51,7 @@ class BoltOptMain(xDSLOptMain):
                 self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self) -> None:
-        super().register_all_passes()
-        self.available_passes.update(registered_passes())
-        register_passes(self.available_passes, entry_point_passes(), f"entry-point group 'boltir.passes'")
-        for path in self.plugin_files:
-            register_passes(self.available_passes, load_pass_plugin(path), f"pass plugin '{path}'")
+        self.available_passes.update(available_passes(self.plugin_files))
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -81,53 +75,15 @@ class BoltOptMain(xDSLOptMain):
     # ------------------------------------------------------------------ pipeline
 
     def setup_pipeline(self) -> None:
-        try:
-            specs = tuple(parse_pipeline(self.args.passes))
-        except ArgSpecParseError as error:
-            raise BoltError(f"bad pass pipeline: {str(error).splitlines()[-1].strip() or error}") from error
-        passes: list[ModulePass] = []
-        for spec in specs:
-            if spec.name not in self.available_passes:
-                close = difflib.get_close_matches(spec.name, list(self.available_passes), n=1)
-                hint = f"; did you mean '{close[0]}'?" if close else "; `bolt-opt --help` lists them"
-                raise BoltError(f"unknown pass '{spec.name}'{hint}")
-            try:
-                passes.append(self.available_passes[spec.name]().from_pass_spec(spec))
-            except (ValueError, TypeError) as error:
-                raise BoltError(f"bad argument for pass '{spec.name}': {error}") from error
-
-        def between_passes(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
-            if not self.args.disable_verify:
-                try:
-                    verify_module(module)
-                except BoltError as error:
-                    if previous is not None:
-                        error.message = f"after pass '{previous.name}': {error.message}"
-                    raise
-            if previous and following and self.args.print_between_passes:
-                print(f"IR after {previous.name}:")
-                print(print_module(module, self.ctx, elide_weights=self.args.elide_weights))
-
-        self.pipeline = PassPipeline(tuple(passes), between_passes)
+        self.pipeline = PassPipeline(tuple(parse_pipeline_spec(self.args.passes, self.available_passes)))
 
     def apply_passes(self, prog: ModuleOp) -> None:
-        if not self.pipeline.passes:
-            self.pipeline.callback(None, prog, None)
-            return
-        for index, pass_ in enumerate(self.pipeline.passes):
-            previous = self.pipeline.passes[index - 1] if index else None
-            self.pipeline.callback(previous, prog, pass_)
-            try:
-                pass_.apply(self.ctx, prog)
-            except BoltError:
-                raise
-            except (VerifyException, DiagnosticException) as error:
-                raise BoltError(f"pass '{pass_.name}' failed: {error.args[0] if error.args else error}") from error
-            except Exception as error:
-                raise BoltError(
-                    f"pass '{pass_.name}' crashed: {type(error).__name__}: {error} (--debug shows the traceback)"
-                ) from error
-        self.pipeline.callback(self.pipeline.passes[-1], prog, None)
+        def between_passes(pass_: ModulePass, module: ModuleOp) -> None:
+            if self.args.print_between_passes and pass_ is not self.pipeline.passes[-1]:
+                print(f"IR after {pass_.name}:")
+                print(print_module(module, self.ctx, elide_weights=self.args.elide_weights))
+
+        run_passes(prog, self.pipeline.passes, self.ctx, verify=not self.args.disable_verify, after_pass=between_passes)
 
     # -------------------------------------------------------------- input/output
 

@@ -1,9 +1,13 @@
 """boltc: the boltir compiler driver.
 
     boltc model.onnx --emit graph -o model.mlir [--input-shape data=1x3x224x224]
+    boltc model.onnx --emit op [--dtype f16|bf16|f32] [--arch sm80|sm90] [--pass-stats]
+    boltc --print-pipeline [--dtype ...] [--arch ...]
+    boltc model.onnx --emit op --pipeline 'fold-batchnorm,lower-graph-to-op' --pass-plugin mine.py
 
-Today it imports a model and writes its `graph` IR, before any optimization; `bolt-opt`
-and `bolt-run` read that file back. Compiling to CUDA arrives with the backend.
+`--emit graph` writes the model as imported; `--emit op` runs the default pipeline (see
+boltir/pipelines.py) up to the operator level. `bolt-opt` and `bolt-run` read both back.
+Compiling to CUDA arrives with the backend.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from boltir import __version__
 from boltir.diagnostics import BoltError
 from boltir.tools.common import run_tool
 
-EMIT_LEVELS = ("graph",)
+EMIT_LEVELS = ("graph", "op")
 
 
 def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
@@ -42,12 +46,21 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compile a model into a CUDA runtime library built from CUTLASS templates. "
         "This version imports ONNX models and writes their graph IR (--emit graph).",
     )
-    parser.add_argument("model", metavar="MODEL.onnx", help="the ONNX model to compile")
+    parser.add_argument("model", nargs="?", metavar="MODEL.onnx", help="the ONNX model to compile")
     parser.add_argument(
         "--emit",
         choices=EMIT_LEVELS,
-        help="stop at this level and write its IR: graph = the model as imported, before any optimization",
+        help="stop at this level and write its IR: graph = the model as imported, before any optimization; "
+        "op = after the graph and operator-level passes",
     )
+    parser.add_argument("--dtype", default="f16", help="precision of activations and weights: f16 (default), bf16, f32")
+    parser.add_argument("--arch", default="sm90", help="the GPU: sm90 (H100/H200, default) or sm80 (A100)")
+    parser.add_argument("--pipeline", metavar="STRING", help="run this pass pipeline instead of the default one")
+    parser.add_argument("--print-pipeline", action="store_true", help="print the pipeline string and exit")
+    parser.add_argument(
+        "--pass-plugin", action="append", default=[], metavar="FILE.py", help="load the passes defined in FILE.py"
+    )
+    parser.add_argument("--pass-stats", action="store_true", help="report what each pass changed, on stderr")
     parser.add_argument("-o", "--output", metavar="FILE", help="where to write (default: standard output)")
     parser.add_argument(
         "--input-shape",
@@ -82,13 +95,27 @@ def write_atomically(path: str, text: str) -> None:
 
 def boltc(args: argparse.Namespace) -> None:
     from boltir.frontends.onnx import import_model
-    from boltir.ir import print_module
+    from boltir.ir import make_context, print_module
+    from boltir.passes import statistics
+    from boltir.pipelines import available_passes, default_pipeline, parse_pipeline_spec, run_passes
 
+    pipeline = args.pipeline if args.pipeline is not None else default_pipeline(dtype=args.dtype, arch=args.arch)
+    if args.print_pipeline:
+        print(pipeline)
+        return
+    if args.model is None:
+        raise BoltError("no model given; usage: boltc MODEL.onnx --emit graph|op")
     if args.emit is None:
-        raise BoltError("compiling to CUDA is not in this version yet; use --emit graph to write the imported IR")
+        raise BoltError("compiling to CUDA is not in this version yet; use --emit graph or --emit op to write IR")
+    passes = parse_pipeline_spec(pipeline, available_passes(args.pass_plugin)) if args.emit == "op" else []
     input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
     module = import_model(args.model, input_shapes)
-    text = print_module(module, elide_weights=args.elide_weights)
+    ctx = make_context()
+    with statistics.collecting() as collected:
+        run_passes(module, passes, ctx)
+    if args.pass_stats:
+        sys.stderr.write(statistics.format_statistics(collected, [p.name for p in passes]))
+    text = print_module(module, ctx, elide_weights=args.elide_weights)
     if args.output:
         write_atomically(args.output, text)
     else:

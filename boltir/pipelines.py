@@ -1,0 +1,123 @@
+"""The named pipelines, and turning a pipeline string into passes.
+
+The default pipeline is DESIGN.md's, with precision after layout:
+
+    canonicalize, fold-constants, fold-batchnorm, reparameterize-branches,
+    convert-layout{layout=NHWC}, convert-precision{dtype=f16},      (graph level)
+    lower-graph-to-op,
+    pad-alignment{arch=sm90}, fuse-epilogue, form-persistent-kernels,
+    fuse-elementwise                                                (op level)
+
+`boltc --print-pipeline` prints it and `bolt-opt -p '<string>'` replays any prefix.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError
+
+from boltir.diagnostics import BoltError
+from boltir.passes import registered_passes
+from boltir.plugins import entry_point_passes, load_pass_plugin, register_passes
+
+DTYPES = ("f16", "bf16", "f32")
+ARCHS = ("sm80", "sm90")
+
+PassRegistry = dict[str, Callable[[], type[ModulePass]]]
+
+
+def graph_passes(dtype: str = "f16") -> list[str]:
+    return [
+        "canonicalize",
+        "fold-constants",
+        "fold-batchnorm",
+        "reparameterize-branches",
+        "convert-layout{layout=NHWC}",
+        f"convert-precision{{dtype={dtype}}}",
+    ]
+
+
+def op_passes(arch: str = "sm90") -> list[str]:
+    return [f"pad-alignment{{arch={arch}}}", "fuse-epilogue", "form-persistent-kernels", "fuse-elementwise"]
+
+
+def default_pipeline(*, dtype: str = "f16", arch: str = "sm90") -> str:
+    """The pipeline boltc runs, up to the op level."""
+    if dtype not in DTYPES:
+        raise BoltError(f"--dtype must be one of {', '.join(DTYPES)}, got '{dtype}'")
+    if arch not in ARCHS:
+        raise BoltError(f"--arch must be one of {', '.join(ARCHS)}, got '{arch}'")
+    return ",".join([*graph_passes(dtype), "lower-graph-to-op", *op_passes(arch)])
+
+
+def available_passes(plugin_files: Sequence[str] = ()) -> PassRegistry:
+    """xDSL's passes, boltir's, installed packages' (entry points) and plugin files'."""
+    registry: PassRegistry = dict(Universe.get_multiverse().all_passes)
+    registry.update(registered_passes())
+    register_passes(registry, entry_point_passes(), "entry-point group 'boltir.passes'")
+    for path in plugin_files:
+        register_passes(registry, load_pass_plugin(path), f"pass plugin '{path}'")
+    return registry
+
+
+def parse_pipeline_spec(spec: str, registry: PassRegistry) -> list[ModulePass]:
+    """The passes a pipeline string names, with one clear error for a bad string."""
+    try:
+        specs = tuple(parse_pipeline(spec))
+    except ArgSpecParseError as error:
+        raise BoltError(f"bad pass pipeline: {str(error).splitlines()[-1].strip() or error}") from error
+    passes: list[ModulePass] = []
+    for pass_spec in specs:
+        if pass_spec.name not in registry:
+            close = difflib.get_close_matches(pass_spec.name, list(registry), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else "; `bolt-opt --help` lists them"
+            raise BoltError(f"unknown pass '{pass_spec.name}'{hint}")
+        try:
+            passes.append(registry[pass_spec.name]().from_pass_spec(pass_spec))
+        except BoltError as error:
+            raise BoltError(f"bad argument for pass '{pass_spec.name}': {error.message}") from error
+        except (ValueError, TypeError) as error:
+            raise BoltError(f"bad argument for pass '{pass_spec.name}': {error}") from error
+    return passes
+
+
+def run_passes(
+    module,
+    passes: Sequence[ModulePass],
+    ctx,
+    *,
+    verify: bool = True,
+    after_pass: Callable[[ModulePass, object], None] | None = None,
+) -> None:
+    """Runs passes in order, verifying the input and each pass's output. A pass that
+    raises becomes one BoltError naming it; `after_pass(pass, module)` sees each result."""
+    from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+    from boltir.ir import verify_module
+
+    if verify:
+        verify_module(module)
+    for pass_ in passes:
+        try:
+            pass_.apply(ctx, module)
+        except BoltError:
+            raise
+        except (VerifyException, DiagnosticException) as error:
+            raise BoltError(f"pass '{pass_.name}' failed: {error.args[0] if error.args else error}") from error
+        except Exception as error:
+            raise BoltError(
+                f"pass '{pass_.name}' crashed: {type(error).__name__}: {error} (--debug shows the traceback)"
+            ) from error
+        if verify:
+            try:
+                verify_module(module)
+            except BoltError as error:
+                error.message = f"after pass '{pass_.name}': {error.message}"
+                raise
+        if after_pass is not None:
+            after_pass(pass_, module)
