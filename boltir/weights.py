@@ -108,7 +108,10 @@ def encode_blob(array: np.ndarray) -> str:
 def decode_blob(blob: str, tensor_type: TensorType) -> np.ndarray:
     dtype = numpy_dtype(tensor_type.element_type)
     shape = tuple(tensor_type.get_shape())
-    raw = bytes.fromhex(blob[2:])[4:]
+    try:
+        raw = bytes.fromhex(blob[2:])[4:]
+    except ValueError as error:
+        raise BoltError(f"its blob is not hexadecimal ({error})") from error
     expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if len(raw) != expected:
         raise BoltError(

@@ -310,3 +310,22 @@ def test_bad_attribute_in_custom_form_names_the_op_location(tmp_path, capsys):
     """
     path = write(tmp_path, "attr.mlir", text)
     assert opt_error(capsys, path) == f"{path}:2:3: error: Expected attribute i64 but got f64"
+
+
+def test_weight_blob_that_is_not_hex(tmp_path, capsys):
+    text = """\
+    func.func @main() -> tensor<2xf32> {
+      %0 = graph.constant dense_resource<w> : tensor<2xf32>
+      func.return %0 : tensor<2xf32>
+    }
+    {-#
+      dialect_resources: {
+        builtin: {
+          w: "0x04000000zz00803F00000040"
+        }
+      }
+    #-}
+    """
+    path = write(tmp_path, "blob.mlir", text)
+    message = opt_error(capsys, path)
+    assert message.startswith(f"{path}:2:3: error: weight 'w': its blob is not hexadecimal")

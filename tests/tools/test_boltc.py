@@ -105,5 +105,5 @@ def test_full_compilation_is_not_there_yet(tmp_path, capsys):
     model_path = tmp_path / "resnet.onnx"
     onnx.save(example_model(), model_path)
     assert error_of(capsys, [str(model_path)]) == (
-        "error: compiling to CUDA is not in this version yet; use --emit graph to write the imported IR"
+        "error: compiling to CUDA is not in this version yet; use --emit graph or --emit op to write IR"
     )
