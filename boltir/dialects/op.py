@@ -15,6 +15,7 @@ one `op.elementwise`, whose body is scalar `arith`/`math` code ending in `op.yie
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -106,6 +107,18 @@ BINARY_FUNCTIONS = ("add", "sub", "mul", "div", "pow", "equal")
 RESIDUAL_KINDS = ("none", "add", "mul")
 
 
+def format_float(value: float) -> str:
+    """A float as the IR parser reads it back: always with a decimal point (Python's
+    `repr` writes 1e-05, which the MLIR lexer reads as the integer 1 and an identifier)."""
+    text = repr(float(value))
+    if not math.isfinite(value):
+        raise VerifyException(f"epilogue values must be finite, got {text}")
+    mantissa, exponent, power = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + exponent + power
+
+
 @dataclass(frozen=True)
 class Activation:
     kind: str = "none"
@@ -115,12 +128,15 @@ class Activation:
         if self.kind not in ACTIVATION_ARITY:
             raise VerifyException(f"unknown activation '{self.kind}'; known: {', '.join(ACTIVATION_ARITY)}")
         if len(self.args) != ACTIVATION_ARITY[self.kind]:
-            raise VerifyException(f"activation {self.kind} takes {ACTIVATION_ARITY[self.kind]} arguments, got {len(self.args)}")
+            arity = ACTIVATION_ARITY[self.kind]
+            raise VerifyException(f"activation {self.kind} takes {arity} argument{'' if arity == 1 else 's'}, got {len(self.args)}")
+        if not all(math.isfinite(a) for a in self.args):
+            raise VerifyException(f"activation {self.kind} takes finite arguments, got {', '.join(map(repr, self.args))}")
 
     def __str__(self) -> str:
         if not self.args:
             return self.kind
-        return f"{self.kind}({', '.join(repr(float(a)) for a in self.args)})"
+        return f"{self.kind}({', '.join(format_float(a) for a in self.args)})"
 
 
 def _parse_activation(parser: AttrParser) -> Activation:
@@ -217,9 +233,9 @@ class EpilogueAttr(ParametrizedAttribute):
     def describe(self) -> list[str]:
         items = []
         if self.alpha.value.data != 1.0:
-            items.append(f"alpha = {self.alpha.value.data!r}")
+            items.append(f"alpha = {format_float(self.alpha.value.data)}")
         if self.beta.value.data != 1.0:
-            items.append(f"beta = {self.beta.value.data!r}")
+            items.append(f"beta = {format_float(self.beta.value.data)}")
         if self.has_bias:
             items.append("bias")
         if self.first_activation.kind != "none":
@@ -258,13 +274,19 @@ class EpilogueAttr(ParametrizedAttribute):
             if parser.parse_optional_punctuation(">") is not None:
                 break
             parser.parse_punctuation(",")
-        return list(EpilogueAttr.make(**fields).parameters)
+        try:
+            return list(EpilogueAttr.make(**fields).parameters)
+        except VerifyException as error:
+            parser.raise_error(str(error))
 
     def verify(self) -> None:
         if self.residual.data not in RESIDUAL_KINDS:
             raise VerifyException(f"residual must be one of {', '.join(RESIDUAL_KINDS)}, got '{self.residual.data}'")
         if self.activation2.data != "none" and self.residual.data == "none":
             raise VerifyException("a second activation needs a residual before it")
+        for name in ("alpha", "beta"):
+            if not math.isfinite(getattr(self, name).value.data):
+                raise VerifyException(f"{name} must be finite, got {getattr(self, name).value.data!r}")
         self.first_activation, self.second_activation  # noqa: B018 -- validates kinds and arity
 
 
@@ -283,6 +305,15 @@ def layout_string(options: Sequence[str]):
 def check_choice(what: str, value: str, options: Sequence[str]) -> None:
     if value not in options:
         raise VerifyException(f"{what} must be one of {', '.join(options)}, got '{value}'")
+
+
+def split_attr_dict(cls: type[IRDLOperation], entries: dict[str, Attribute]) -> tuple[dict[str, Attribute], dict[str, Attribute]]:
+    """A custom form's attribute dictionary as (properties, discardable attributes): the
+    op's declared properties are read from it, as `ParsePropInAttrDict` does."""
+    declared = cls.get_irdl_definition().properties
+    properties = {name: value for name, value in entries.items() if name in declared}
+    attributes = {name: value for name, value in entries.items() if name not in declared}
+    return properties, attributes
 
 
 def static_tensors(op: IRDLOperation) -> None:
@@ -346,12 +377,14 @@ class KeywordOperandsFormat(IRDLOperation):
                 segments.append([operand])
             else:
                 segments.append([])
-        properties = parser.parse_optional_attr_dict()
+        properties, attributes = split_attr_dict(cls, parser.parse_optional_attr_dict())
         parser.parse_punctuation(":")
         function_type = parser.parse_function_type()
         resolved = iter(parser.resolve_operands(unresolved, function_type.inputs.data, start))
         operands = [[next(resolved) for _ in segment] for segment in segments]
-        return cls.build(operands=operands, properties=properties, result_types=list(function_type.outputs.data))
+        return cls.build(
+            operands=operands, properties=properties, attributes=attributes, result_types=list(function_type.outputs.data)
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -369,7 +402,7 @@ class KeywordOperandsFormat(IRDLOperation):
         }
         printer.print_op_attributes({**shown, **self.attributes})
         printer.print_string(" : ")
-        printer.print_operation_type(self)
+        printer.print_function_type(self.operand_types, self.result_types)
 
 
 # ------------------------------------------------------------------------ constant
@@ -801,6 +834,8 @@ class Pool2dOp(OpBase):
             raise VerifyException("expects a 4-D input")
         if self.kind.data in ("avg", "global_avg") and not is_float(self.input.type.element_type):
             raise VerifyException("average pooling needs a floating-point tensor")
+        if self.kind.data == "avg" and tuple(self.prop_value("dilations")) != (1, 1):
+            raise VerifyException(f"an avg pool takes no dilations, got {list(self.prop_value('dilations'))}")
         shape = self._shape(tensor_shape(self.input.type), dict(self.properties))
         expect_type("result", self.output.type, TensorType(self.input.type.element_type, shape))
 
@@ -1029,8 +1064,13 @@ class ConcatOp(OpBase):
 
     def verify_(self) -> None:
         static_tensors(self)
+        if not self.inputs:
+            raise VerifyException("expects at least one operand")
         first = tensor_shape(self.inputs[0].type)
         a = shapes.normalize_axis(self.prop_value("axis"), len(first))
+        elements = list(dict.fromkeys(str(v.type.element_type) for v in (*self.inputs, self.output)))
+        if len(elements) > 1:
+            raise VerifyException(f"operands must share one element type, got {' and '.join(elements)}")
         for value in self.inputs:
             s = tensor_shape(value.type)
             if len(s) != len(first) or any(x != y for i, (x, y) in enumerate(zip(s, first)) if i != a):
@@ -1096,17 +1136,19 @@ class UnaryOp(ElementwiseBase):
         fn = parser.parse_identifier(context_msg=" (the function)")
         start = parser.pos
         operand = parser.parse_unresolved_operand()
-        properties = parser.parse_optional_attr_dict()
+        properties, attributes = split_attr_dict(cls, parser.parse_optional_attr_dict())
         parser.parse_punctuation(":")
         value_type = parser.parse_type()
         (value,) = parser.resolve_operands([operand], [value_type], start)
-        return cls.build(operands=[value], properties={"fn": StringAttr(fn), **properties}, result_types=[value_type])
+        return cls.build(
+            operands=[value], properties={"fn": StringAttr(fn), **properties}, attributes=attributes, result_types=[value_type]
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.fn.data} ")
         printer.print_operand(self.input)
-        if self.prop_value("args"):
-            printer.print_op_attributes({"args": self.properties["args"]})
+        shown = {"args": self.properties["args"]} if self.prop_value("args") else {}
+        printer.print_op_attributes({**shown, **self.attributes})
         printer.print_string(" : ")
         printer.print_attribute(self.output.type)
 
@@ -1141,17 +1183,23 @@ class BinaryOp(ElementwiseBase):
         operands = [parser.parse_unresolved_operand()]
         parser.parse_punctuation(",")
         operands.append(parser.parse_unresolved_operand())
-        properties = parser.parse_optional_attr_dict()
+        properties, attributes = split_attr_dict(cls, parser.parse_optional_attr_dict())
         parser.parse_punctuation(":")
         function_type = parser.parse_function_type()
         values = parser.resolve_operands(operands, function_type.inputs.data, start)
-        return cls.build(operands=list(values), properties={"fn": StringAttr(fn), **properties}, result_types=list(function_type.outputs.data))
+        return cls.build(
+            operands=list(values),
+            properties={"fn": StringAttr(fn), **properties},
+            attributes=attributes,
+            result_types=list(function_type.outputs.data),
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.fn.data} ")
         printer.print_list([self.lhs, self.rhs], printer.print_operand)
+        printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
-        printer.print_operation_type(self)
+        printer.print_function_type(self.operand_types, self.result_types)
 
     def __init__(self, fn: str, lhs: SSAValue, rhs: SSAValue):
         element = i1 if fn == "equal" else lhs.type.element_type
@@ -1189,6 +1237,11 @@ class SelectOp(ElementwiseBase):
         static_tensors(self)
         if self.condition.type.element_type != i1:
             raise VerifyException("the condition must be i1")
+        elements = [v.type.element_type for v in (self.true_value, self.false_value, self.output)]
+        if len(set(elements)) > 1:
+            raise VerifyException(
+                f"the two values and the result must share one element type, got {elements[0]}, {elements[1]} and {elements[2]}"
+            )
         self.check_broadcast([self.condition, self.true_value, self.false_value])
 
 
@@ -1270,7 +1323,7 @@ class ElementwiseOp(ElementwiseBase):
         printer.print_string(" ")
         printer.print_region(self.body)
         printer.print_string(" : ")
-        printer.print_operation_type(self)
+        printer.print_function_type(self.operand_types, self.result_types)
 
 
 @irdl_op_definition
