@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -34,3 +36,12 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def repo_root() -> Path:
     return REPO_ROOT
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """A fresh random generator per test; its seed is printed (shown when the test fails)
+    and can be replayed with BOLTIR_TEST_SEED=<seed>."""
+    seed = int(os.environ.get("BOLTIR_TEST_SEED") or np.random.SeedSequence().entropy)
+    print(f"rng seed: {seed} (replay with BOLTIR_TEST_SEED={seed})")
+    return np.random.default_rng(seed)
