@@ -196,7 +196,11 @@ def as_elementwise(op: Operation) -> ops.ElementwiseOp:
     b = BodyBuilder(block)
     out_type = op.results[0].type.element_type
     if isinstance(op, ops.CastOp):
-        value = b.convert(block.args[0], compute_type(out_type) if isinstance(out_type, AnyFloat) else out_type)
+        # One conversion, so one rounding (f64 -> f16 or i32 -> bf16 through f32 would
+        # round twice); only f16 <-> bf16 goes through f32, which holds both exactly.
+        source = block.args[0].type
+        same_width = isinstance(source, AnyFloat) and isinstance(out_type, AnyFloat) and source.bitwidth == out_type.bitwidth
+        value = b.convert(block.args[0], f32 if same_width else out_type)
     elif isinstance(op, ops.SelectOp):
         value = b.add(arith.SelectOp(block.args[0], block.args[1], block.args[2]))
     else:
@@ -293,7 +297,8 @@ class MergeChains(RewritePattern):
             return
         for value in op.inputs:
             producer = value.owner
-            if isinstance(producer, ops.ElementwiseOp) and len(list(producer.output.uses)) == 1:
+            # Its only user is `op` (which may use it more than once, as in `y * y`).
+            if isinstance(producer, ops.ElementwiseOp) and all(use.operation is op for use in producer.output.uses):
                 merged = merge(producer, op)
                 rewriter.replace(op, merged)
                 rewriter.erase(producer)
