@@ -99,8 +99,12 @@ class FuseIntoEpilogue(RewritePattern):
             return
         new_epilogue, bias, residual, what = fused
         new = rebuild(op, new_epilogue, bias, residual)
+        replaced_constants = [v.owner for v in (*user.operands, *op.operands) if isinstance(v.owner, ops.ConstantOp)]
         rewriter.replace(user, [*self.pending, new], [new.output])
         rewriter.erase(op)
+        for constant in dict.fromkeys(replaced_constants):  # the addend or old bias a new constant replaced
+            if not list(constant.output.uses) and constant.parent is not None:
+                rewriter.erase(constant)
         statistics.count(self.pass_, f"{what} fused")
 
     def fuse_binary(self, op: FusableOp, user: ops.BinaryOp, other: SSAValue):
@@ -119,10 +123,10 @@ class FuseIntoEpilogue(RewritePattern):
         """The new bias: the addend as a vector, plus the old bias where there is one."""
         values = constant_of(addend)
         if op.bias is None:
-            if values is not None:
-                return self.new_constant(op, "bias", values.reshape(channels).astype(values.dtype))
             if tensor_shape(addend.type) == (channels,):
                 return addend
+            if values is not None:
+                return self.new_constant(op, "bias", values.reshape(channels).astype(values.dtype))
             reshape = ops.ReshapeOp(addend, (channels,))
             self.pending.append(reshape)
             return reshape.output
