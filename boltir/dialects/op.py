@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -73,6 +74,8 @@ from boltir.dialects.graph import (
     python_value,
     tensor_shape,
 )
+from boltir.dialects.graph import CastOp as GraphCastOp
+from boltir.dialects.graph import ResizeOp as GraphResizeOp
 from boltir.dialects.shapes import Shape
 
 # --------------------------------------------------------------------- activations
@@ -258,19 +261,23 @@ class EpilogueAttr(ParametrizedAttribute):
         while True:
             if parser.parse_optional_keyword("alpha") is not None:
                 parser.parse_punctuation("=")
-                fields["alpha"] = float(parser.parse_number())
+                key, value = "alpha", float(parser.parse_number())
             elif parser.parse_optional_keyword("beta") is not None:
                 parser.parse_punctuation("=")
-                fields["beta"] = float(parser.parse_number())
+                key, value = "beta", float(parser.parse_number())
             elif parser.parse_optional_keyword("bias") is not None:
-                fields["bias"] = True
+                key, value = "bias", True
             elif parser.parse_optional_keyword("residual") is not None:
                 parser.parse_punctuation("=")
-                fields["residual"] = parser.parse_keyword_in(("add", "mul"), " (residual kind)")
+                key, value = "residual", parser.parse_keyword_in(("add", "mul"), " (residual kind)")
             elif parser.parse_optional_keyword("then") is not None:
-                fields["activation2"] = _parse_activation(parser)
+                key, value = "activation2", _parse_activation(parser)
             else:
-                fields["activation"] = _parse_activation(parser)
+                key, value = "activation", _parse_activation(parser)
+            if key in fields:
+                what = {"activation": "an activation", "activation2": "a second activation"}.get(key, key)
+                parser.raise_error(f"the epilogue has {what} twice")
+            fields[key] = value
             if parser.parse_optional_punctuation(">") is not None:
                 break
             parser.parse_punctuation(",")
@@ -320,6 +327,12 @@ def static_tensors(op: IRDLOperation) -> None:
     for value in (*op.operands, *op.results):
         if not isinstance(value.type, TensorType) or not value.type.has_static_shape():
             raise VerifyException(f"expects statically shaped tensors, got {value.type}")
+
+
+def same_element_type(values: Sequence[SSAValue], what: str) -> None:
+    elements = list(dict.fromkeys(str(v.type.element_type) for v in values))
+    if len(elements) > 1:
+        raise VerifyException(f"{what} must share one element type, got {' and '.join(elements)}")
 
 
 def expect_type(what: str, actual: Attribute, expected: TensorType) -> None:
@@ -600,6 +613,7 @@ class Conv2dOp(ConvBase):
         self.check_window()
         if self.input.type.get_num_dims() != 4 or self.filter.type.get_num_dims() != 4:
             raise VerifyException("expects a 4-D input and a 4-D filter")
+        same_element_type([self.input, self.filter], "the input and the filter")
         strides, pads, dilations, groups = self.window()
         shape, k = conv_output_shape(
             tensor_shape(self.input.type), tensor_shape(self.filter.type), self.prop_value("layout"),
@@ -652,6 +666,7 @@ class ConvTranspose2dOp(ConvBase):
         check_choice("layout", self.prop_value("layout"), ACTIVATION_LAYOUTS)
         check_choice("filter_layout", self.prop_value("filter_layout"), tuple(TRANSPOSED_FILTER_LAYOUTS.values()))
         self.check_window()
+        same_element_type([self.input, self.filter], "the input and the filter")
         strides, pads, dilations, groups = self.window()
         shape = self._shape(
             tensor_shape(self.input.type), tensor_shape(self.filter.type), self.prop_value("layout"),
@@ -702,6 +717,7 @@ class B2bGemmOp(KeywordOperandsFormat, OpBase):
         static_tensors(self)
         for name in ("layout_a", "layout_b0", "layout_b1"):
             check_choice(name, self.prop_value(name), MATRIX_LAYOUTS)
+        same_element_type([self.a, self.b0, self.b1], "A, B0 and B1")
         first, m, n0, _ = gemm_shape(tensor_shape(self.a.type), tensor_shape(self.b0.type), self.prop_value("layout_a"), self.prop_value("layout_b0"))
         second, _, n1, _ = gemm_shape(first, tensor_shape(self.b1.type), "row", self.prop_value("layout_b1"))
         expect_type("result", self.output.type, TensorType(self.output.type.element_type, second))
@@ -755,6 +771,7 @@ class B2bConv2dOp(KeywordOperandsFormat, OpBase):
         layout, filter_layout = self.prop_value("layout"), self.prop_value("filter_layout")
         check_choice("layout", layout, ACTIVATION_LAYOUTS)
         check_choice("filter_layout", filter_layout, tuple(FILTER_LAYOUTS.values()))
+        same_element_type([self.input, self.filter0, self.filter1], "the input and the filters")
         strides, pads, dilations = self.prop_value("strides"), self.prop_value("pads"), self.prop_value("dilations")
         first, k0 = conv_output_shape(tensor_shape(self.input.type), tensor_shape(self.filter0.type), layout, filter_layout, strides, pads, dilations, 1)
         w1 = tensor_shape(self.filter1.type)
@@ -948,6 +965,22 @@ class ResizeOp(OpBase):
         static_tensors(self)
         if len(self.prop_value("scales")) != self.input.type.get_num_dims():
             raise VerifyException("scales must have one value per axis")
+        # The modes and the output shape follow graph.resize's rules.
+        for name, allowed in (
+            ("mode", GraphResizeOp.MODES),
+            ("coordinate_transformation_mode", GraphResizeOp.COORDINATE_MODES),
+            ("nearest_mode", GraphResizeOp.NEAREST_MODES),
+        ):
+            check_choice(name, self.prop_value(name), allowed)
+        if not is_float(self.input.type.element_type) or self.input.type.element_type != self.output.type.element_type:
+            raise VerifyException(f"expects floating-point tensors of one element type, got {self.input.type} and {self.output.type}")
+        x, y = tensor_shape(self.input.type), tensor_shape(self.output.type)
+        if len(x) != len(y):
+            raise VerifyException(f"changes the rank: {self.input.type} to {self.output.type}")
+        crop = self.prop_value("coordinate_transformation_mode") == "tf_crop_and_resize"
+        for axis, (d, scale, o) in enumerate(zip(x, self.prop_value("scales"), y, strict=True)):
+            if scale <= 0 or (not crop and abs(d * scale - o) >= 1.0):
+                raise VerifyException(f"axis {axis}: size {d} scaled by {scale} cannot give {o}")
 
 
 @irdl_op_definition
@@ -967,6 +1000,9 @@ class GatherOp(OpBase):
 
     def verify_(self) -> None:
         static_tensors(self)
+        indices = self.indices.type.element_type
+        if not isinstance(indices, IntegerType) or indices.width.data not in (32, 64):
+            raise VerifyException(f"indices must be i32 or i64, got {self.indices.type}")
         x = tensor_shape(self.data.type)
         a = shapes.normalize_axis(self.prop_value("axis"), len(x))
         expected = TensorType(self.data.type.element_type, x[:a] + tensor_shape(self.indices.type) + x[a + 1 :])
@@ -1267,6 +1303,7 @@ class CastOp(ElementwiseBase):
         static_tensors(self)
         if tensor_shape(self.input.type) != tensor_shape(self.output.type):
             raise VerifyException("cast keeps the shape")
+        check_choice("round_mode", self.prop_value("round_mode"), GraphCastOp.ROUND_MODES)
 
 
 @irdl_op_definition

@@ -41,7 +41,10 @@ def activation(kind: str, args: Sequence[float], x: np.ndarray) -> np.ndarray:
     if kind == "relu":
         return np.maximum(x, 0)
     if kind == "clip":
-        return graph_kernels.clip(x, args[0], args[1])
+        # lower-graph-to-op writes a missing bound as the largest f64; one that the
+        # tensor's type cannot hold bounds nothing (and must not overflow when cast).
+        low, high = (None if x.dtype.kind == "f" and abs(a) > float(np.finfo(x.dtype).max) else a for a in args)
+        return graph_kernels.clip(x, low, high)
     if kind == "gelu":
         return graph_kernels.gelu(x, "none")
     if kind == "gelu_tanh":
@@ -340,20 +343,50 @@ def slice_array(x: np.ndarray, starts, ends, axes, steps) -> np.ndarray:
 
 # ------------------------------------------------------- elementwise bodies (arith, math)
 
+
+def _unordered(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.isnan(a) | np.isnan(b)
+
+
+def _ordered(compare: Callable) -> Callable:
+    """An ordered predicate: false where either operand is NaN."""
+    return lambda a, b: compare(a, b) & ~_unordered(a, b)
+
+
+def _unordered_or(compare: Callable) -> Callable:
+    """An unordered predicate: true where either operand is NaN."""
+    return lambda a, b: compare(a, b) | _unordered(a, b)
+
+
+def _as_unsigned(x: np.ndarray) -> np.ndarray:
+    """The same bits read as an unsigned integer (arith's u* predicates)."""
+    return x.astype(np.dtype(f"u{x.dtype.itemsize}")) if x.dtype.kind == "i" else x
+
+
+def _unsigned(compare: Callable) -> Callable:
+    return lambda a, b: compare(_as_unsigned(np.asarray(a)), _as_unsigned(np.asarray(b)))
+
+
 CMPF_PREDICATES: dict[int, Callable] = {
-    1: np.equal,  # oeq
-    2: np.greater,  # ogt
-    3: np.greater_equal,  # oge
-    4: np.less,  # olt
-    5: np.less_equal,  # ole
-    6: np.not_equal,  # one
-    8: np.equal,  # ueq
-    9: np.greater,  # ugt
-    10: np.greater_equal,  # uge
-    11: np.less,  # ult
-    12: np.less_equal,  # ule
-    13: np.not_equal,  # une
+    0: lambda a, b: np.zeros(np.broadcast(a, b).shape, dtype=np.bool_),  # false
+    1: _ordered(np.equal),  # oeq
+    2: _ordered(np.greater),  # ogt
+    3: _ordered(np.greater_equal),  # oge
+    4: _ordered(np.less),  # olt
+    5: _ordered(np.less_equal),  # ole
+    6: _ordered(np.not_equal),  # one
+    7: lambda a, b: ~_unordered(a, b),  # ord
+    8: _unordered_or(np.equal),  # ueq
+    9: _unordered_or(np.greater),  # ugt
+    10: _unordered_or(np.greater_equal),  # uge
+    11: _unordered_or(np.less),  # ult
+    12: _unordered_or(np.less_equal),  # ule
+    13: _unordered_or(np.not_equal),  # une
+    14: _unordered,  # uno
+    15: lambda a, b: np.ones(np.broadcast(a, b).shape, dtype=np.bool_),  # true
 }
+"""arith.cmpf by predicate number: the o* predicates are false, the u* true, where an
+operand is NaN (IEEE 754, as MLIR defines them)."""
 CMPI_PREDICATES: dict[int, Callable] = {
     0: np.equal,
     1: np.not_equal,
@@ -361,10 +394,10 @@ CMPI_PREDICATES: dict[int, Callable] = {
     3: np.less_equal,
     4: np.greater,
     5: np.greater_equal,
-    6: np.less,  # ult
-    7: np.less_equal,
-    8: np.greater,
-    9: np.greater_equal,
+    6: _unsigned(np.less),  # ult
+    7: _unsigned(np.less_equal),
+    8: _unsigned(np.greater),
+    9: _unsigned(np.greater_equal),
 }
 
 SCALAR_FUNCTIONS: dict[type, Callable] = {

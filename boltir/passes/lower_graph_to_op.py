@@ -200,7 +200,8 @@ def lower_pool(low: Lowering, op) -> list[SSAValue]:
         if op.input.type.get_num_dims() == 4:
             return [low.value(ops.Pool2dOp(op.input, "global_avg", layout=layout))]
         rank = op.input.type.get_num_dims()
-        return [low.value(ops.ReduceOp(op.input, "mean", list(range(2, rank)), keepdims=True))]
+        spatial = range(1, rank - 1) if layout == "NHWC" else range(2, rank)  # channels last or second
+        return [low.value(ops.ReduceOp(op.input, "mean", list(spatial), keepdims=True))]
     kind = "max" if isinstance(op, graph.MaxPool2dOp) else "avg"
     new = ops.Pool2dOp(
         op.input,
