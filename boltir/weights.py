@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, T
 from xdsl.ir import Attribute, Operation
 
 from boltir.diagnostics import BoltError, format_location
-from boltir.dtypes import element_type_for, is_numpy_native, numpy_dtype
+from boltir.dtypes import element_type_for, is_floating, is_numpy_native, numpy_dtype
 
 INLINE_ELEMENT_LIMIT = 16
 """Constants with at most this many elements are printed inline as `dense<...>`."""
@@ -63,7 +63,7 @@ class WeightStore:
     def add(self, name_hint: str, array: np.ndarray) -> str:
         """Stores `array` and returns its handle: `name_hint` itself, unless that name
         already holds different data, then `name_hint_N`."""
-        array = np.ascontiguousarray(array)
+        array = np.array(array, order="C")  # a copy; unlike ascontiguousarray, keeps 0-d arrays 0-d
         array.flags.writeable = False
         key = sanitize_handle(name_hint)
         candidate, counter = key, 0
@@ -208,7 +208,7 @@ def constant_array(attr: Attribute) -> np.ndarray:
     if isinstance(attr, DenseIntOrFPElementsAttr):
         tensor_type = attr.get_type()
         dtype = numpy_dtype(tensor_type.element_type)
-        values = np.array(attr.get_values(), dtype=np.float64 if dtype.kind == "f" else np.int64)
+        values = np.array(attr.get_values(), dtype=np.float64 if is_floating(dtype) else np.int64)
         shape = tuple(tensor_type.get_shape())
         if values.size == 1 and int(np.prod(shape)) != 1:
             values = np.full(shape, values.reshape(-1)[0])  # splat

@@ -1,4 +1,8 @@
-"""The `graph` dialect: model-level ops with ONNX semantics, in NCHW, inside `func.func @main`.
+"""The `graph` dialect: model-level ops with ONNX semantics, inside `func.func @main`.
+
+Tensors are NCHW as the frameworks give them. The convs and pools take an optional
+`layout` ("NCHW", the default, or "NHWC": channels last), and the convs a
+`filter_layout`; convert-layout sets them (see `LAYOUTS` and `FILTER_LAYOUTS`).
 
 Every op infers its result types from its operands and properties (`infer`), and its
 verifier checks that the declared types are the inferred ones. Builders (`__init__`)
@@ -129,6 +133,34 @@ def describe(value_type: Attribute) -> str:
 
 def _drop_none(props: dict[str, Attribute | None]) -> Props:
     return {k: v for k, v in props.items() if v is not None}
+
+
+LAYOUTS = ("NCHW", "NHWC")
+"""Activation layouts of the convs and pools. In NHWC the input and output are N×H×W×C
+(global_avg_pool: channels last at any rank), and pads, strides, dilations and
+kernel_shape keep their ONNX (H, W) meaning."""
+
+FILTER_LAYOUTS: dict[str, tuple[str, str]] = {
+    "graph.conv2d": ("OIHW", "OHWI"),
+    "graph.conv_transpose2d": ("IOHW", "IHWO"),
+}
+"""Filter layouts per conv op, the ONNX one (the default) first. For conv2d, O is the
+output channels M and I the input channels per group C/group: OIHW is ONNX's
+M×(C/group)×kH×kW, OHWI is M×kH×kW×(C/group) (CUTLASS's KRSC). For conv_transpose2d,
+I is the input channels C and O the output channels per group M/group: IOHW is ONNX's
+C×(M/group)×kH×kW, IHWO is C×kH×kW×(M/group) (the KRSC filter of the conv whose data
+gradient the transposed conv is). In both, the channels-last form is the ONNX weight
+transposed by (0, 2, 3, 1)."""
+
+
+def check_choice(value: str, allowed: Sequence[str], what: str) -> str:
+    if value not in allowed:
+        raise VerifyException(f"{what} must be one of {', '.join(allowed)}, got '{value}'")
+    return value
+
+
+def is_channels_last(layout: str) -> bool:
+    return layout == "NHWC"
 
 
 # ------------------------------------------------------------------------------ base
@@ -523,6 +555,8 @@ class ConvBase(GraphOp):
     """ONNX order: top, left, bottom, right."""
     dilations = opt_prop_def(I64_ARRAY, default_value=i64_array([1, 1]))
     group = opt_prop_def(IntegerAttr[I64], default_value=i64_attr(1))
+    layout = opt_prop_def(StringAttr, default_value=StringAttr("NCHW"))
+    """NCHW (input N×C×H×W, output N×M×OH×OW) or NHWC (N×H×W×C, N×OH×OW×M)."""
     assembly_format = "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
 
     @staticmethod
@@ -532,12 +566,40 @@ class ConvBase(GraphOp):
             raise VerifyException(f"expects a 4-D input and a 4-D weight, got {x} and {w}")
         same_element_type(operand_types)
 
+    @classmethod
+    def _layouts(cls, props: Props) -> tuple[str, str]:
+        """(layout, filter_layout), checked."""
+        layout = check_choice(cls.prop(props, "layout"), LAYOUTS, "layout")
+        filter_layout = check_choice(cls.prop(props, "filter_layout"), FILTER_LAYOUTS[cls.name], "filter_layout")
+        return layout, filter_layout
+
+    @classmethod
+    def _input_nchw(cls, operand_types, layout: str) -> tuple[int, int, int, int]:
+        """The input's (N, C, H, W), whatever its layout."""
+        x = tensor_shape(operand_types[0])
+        return (x[0], x[3], x[1], x[2]) if is_channels_last(layout) else x
+
+    @classmethod
+    def _weight_in_onnx_order(cls, operand_types, filter_layout: str) -> tuple[int, int, int, int]:
+        """The weight's dims in ONNX order (OIHW for conv2d, IOHW for conv_transpose2d)."""
+        w = tensor_shape(operand_types[1])
+        return (w[0], w[3], w[1], w[2]) if filter_layout == FILTER_LAYOUTS[cls.name][1] else w
+
+    @staticmethod
+    def _output(element_type, layout: str, n: int, m: int, oh: int, ow: int) -> TensorType:
+        shape = (n, oh, ow, m) if is_channels_last(layout) else (n, m, oh, ow)
+        return TensorType(element_type, shape)
+
 
 @irdl_op_definition
 class Conv2dOp(ConvBase):
-    """ONNX Conv in NCHW: input N×C×H×W, weight M×(C/group)×kH×kW, optional bias M."""
+    """ONNX Conv: input N×C×H×W, weight M×(C/group)×kH×kW, optional bias M (NCHW / OIHW).
+
+    With `layout = "NHWC"` the input is N×H×W×C and the result N×OH×OW×M; with
+    `filter_layout = "OHWI"` the weight is M×kH×kW×(C/group)."""
 
     name = "graph.conv2d"
+    filter_layout = opt_prop_def(StringAttr, default_value=StringAttr("OIHW"))
 
     def __init__(
         self,
@@ -549,12 +611,16 @@ class Conv2dOp(ConvBase):
         pads: Sequence[int] = (0, 0, 0, 0),
         dilations: Sequence[int] = (1, 1),
         group: int = 1,
+        layout: str = "NCHW",
+        filter_layout: str = "OIHW",
     ):
         props = {
             "strides": i64_array(strides),
             "pads": i64_array(pads),
             "dilations": i64_array(dilations),
             "group": i64_attr(group),
+            "layout": StringAttr(layout),
+            "filter_layout": StringAttr(filter_layout),
         }
         operands = [input, weight, [bias] if bias is not None else []]
         types = [input.type, weight.type] + ([bias.type] if bias is not None else [])
@@ -564,8 +630,9 @@ class Conv2dOp(ConvBase):
     def infer(cls, operand_types, props):
         cls._check_ranks(operand_types)
         strides, pads, dilations, group = _conv_common(props, cls)
-        n, c, h, w = tensor_shape(operand_types[0])
-        m, cg, kh, kw = tensor_shape(operand_types[1])
+        layout, filter_layout = cls._layouts(props)
+        n, c, h, w = cls._input_nchw(operand_types, layout)
+        m, cg, kh, kw = cls._weight_in_onnx_order(operand_types, filter_layout)
         if c % group or m % group:
             raise VerifyException(f"group {group} must divide input channels {c} and output channels {m}")
         if cg != c // group:
@@ -576,15 +643,20 @@ class Conv2dOp(ConvBase):
             raise VerifyException(f"bias must have shape {m}, got {operand_types[2]}")
         oh = shapes.window_output_size(h, kh, strides[0], pads[0], pads[2], dilations[0])
         ow = shapes.window_output_size(w, kw, strides[1], pads[1], pads[3], dilations[1])
-        return [TensorType(operand_types[0].element_type, (n, m, oh, ow))]
+        return [cls._output(operand_types[0].element_type, layout, n, m, oh, ow)]
 
 
 @irdl_op_definition
 class ConvTranspose2dOp(ConvBase):
-    """ONNX ConvTranspose in NCHW: weight C×(M/group)×kH×kW, optional bias M."""
+    """ONNX ConvTranspose: input N×C×H×W, weight C×(M/group)×kH×kW, optional bias M
+    (NCHW / IOHW).
+
+    With `layout = "NHWC"` the input is N×H×W×C and the result N×OH×OW×M; with
+    `filter_layout = "IHWO"` the weight is C×kH×kW×(M/group)."""
 
     name = "graph.conv_transpose2d"
     output_padding = opt_prop_def(I64_ARRAY, default_value=i64_array([0, 0]))
+    filter_layout = opt_prop_def(StringAttr, default_value=StringAttr("IOHW"))
 
     def __init__(
         self,
@@ -597,6 +669,8 @@ class ConvTranspose2dOp(ConvBase):
         dilations: Sequence[int] = (1, 1),
         group: int = 1,
         output_padding: Sequence[int] = (0, 0),
+        layout: str = "NCHW",
+        filter_layout: str = "IOHW",
     ):
         props = {
             "strides": i64_array(strides),
@@ -604,6 +678,8 @@ class ConvTranspose2dOp(ConvBase):
             "dilations": i64_array(dilations),
             "group": i64_attr(group),
             "output_padding": i64_array(output_padding),
+            "layout": StringAttr(layout),
+            "filter_layout": StringAttr(filter_layout),
         }
         operands = [input, weight, [bias] if bias is not None else []]
         types = [input.type, weight.type] + ([bias.type] if bias is not None else [])
@@ -613,14 +689,15 @@ class ConvTranspose2dOp(ConvBase):
     def infer(cls, operand_types, props):
         cls._check_ranks(operand_types)
         strides, pads, dilations, group = _conv_common(props, cls)
+        layout, filter_layout = cls._layouts(props)
         output_padding = cls.prop(props, "output_padding")
         shapes.require_length(output_padding, 2, "output_padding")
         shapes.require_non_negative(output_padding, "output_padding")
         for op_, s, d in zip(output_padding, strides, dilations, strict=True):
             if op_ >= max(s, d):
                 raise VerifyException(f"output_padding {op_} must be smaller than its stride or dilation")
-        n, c, h, w = tensor_shape(operand_types[0])
-        wc, mg, kh, kw = tensor_shape(operand_types[1])
+        n, c, h, w = cls._input_nchw(operand_types, layout)
+        wc, mg, kh, kw = cls._weight_in_onnx_order(operand_types, filter_layout)
         if c % group:
             raise VerifyException(f"group {group} must divide input channels {c}")
         if wc != c:
@@ -632,7 +709,7 @@ class ConvTranspose2dOp(ConvBase):
         ow = shapes.conv_transpose_output_size(w, kw, strides[1], pads[1], pads[3], dilations[1], output_padding[1])
         if oh < 1 or ow < 1:
             raise VerifyException(f"output would be empty ({oh}x{ow})")
-        return [TensorType(operand_types[0].element_type, (n, m, oh, ow))]
+        return [cls._output(operand_types[0].element_type, layout, n, m, oh, ow)]
 
 
 @irdl_op_definition
@@ -755,13 +832,17 @@ class Pool2dBase(GraphOp):
     strides = opt_prop_def(I64_ARRAY, default_value=i64_array([1, 1]))
     pads = opt_prop_def(I64_ARRAY, default_value=i64_array([0, 0, 0, 0]))
     ceil_mode = opt_prop_def(UnitAttr)
+    layout = opt_prop_def(StringAttr, default_value=StringAttr("NCHW"))
+    """NCHW (N×C×H×W in and out) or NHWC (N×H×W×C)."""
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
 
     @classmethod
     def infer(cls, operand_types, props):
+        layout = check_choice(cls.prop(props, "layout"), LAYOUTS, "layout")
         x = tensor_shape(operand_types[0])
         if len(x) != 4:
-            raise VerifyException(f"expects a 4-D NCHW input, got {operand_types[0]}")
+            raise VerifyException(f"expects a 4-D {layout} input, got {operand_types[0]}")
+        n, c, h, w = (x[0], x[3], x[1], x[2]) if is_channels_last(layout) else x
         kernel = cls.prop(props, "kernel_shape")
         strides = cls.prop(props, "strides")
         pads = cls.prop(props, "pads")
@@ -778,11 +859,12 @@ class Pool2dBase(GraphOp):
             if pads[axis] >= kernel[axis] or pads[axis + 2] >= kernel[axis]:
                 raise VerifyException(f"pads {list(pads)} must be smaller than the kernel {list(kernel)}")
         ceil_mode = cls.prop(props, "ceil_mode")
-        out = [
-            shapes.window_output_size(x[2 + i], kernel[i], strides[i], pads[i], pads[i + 2], dilations[i], ceil_mode)
-            for i in range(2)
-        ]
-        return [TensorType(operand_types[0].element_type, (x[0], x[1], *out))]
+        oh, ow = (
+            shapes.window_output_size(size, kernel[i], strides[i], pads[i], pads[i + 2], dilations[i], ceil_mode)
+            for i, size in enumerate((h, w))
+        )
+        shape = (n, oh, ow, c) if is_channels_last(layout) else (n, c, oh, ow)
+        return [TensorType(operand_types[0].element_type, shape)]
 
 
 @irdl_op_definition
@@ -799,6 +881,7 @@ class MaxPool2dOp(Pool2dBase):
         pads: Sequence[int] = (0, 0, 0, 0),
         dilations: Sequence[int] = (1, 1),
         ceil_mode: bool = False,
+        layout: str = "NCHW",
     ):
         props = _drop_none(
             {
@@ -807,6 +890,7 @@ class MaxPool2dOp(Pool2dBase):
                 "pads": i64_array(pads),
                 "dilations": i64_array(dilations),
                 "ceil_mode": flag(ceil_mode),
+                "layout": StringAttr(layout),
             }
         )
         super().__init__(operands=[input], properties=props, result_types=self.infer([input.type], props))
@@ -830,6 +914,7 @@ class AvgPool2dOp(Pool2dBase):
         pads: Sequence[int] = (0, 0, 0, 0),
         ceil_mode: bool = False,
         count_include_pad: bool = False,
+        layout: str = "NCHW",
     ):
         props = _drop_none(
             {
@@ -838,6 +923,7 @@ class AvgPool2dOp(Pool2dBase):
                 "pads": i64_array(pads),
                 "ceil_mode": flag(ceil_mode),
                 "count_include_pad": flag(count_include_pad),
+                "layout": StringAttr(layout),
             }
         )
         super().__init__(operands=[input], properties=props, result_types=self.infer([input.type], props))
@@ -845,23 +931,29 @@ class AvgPool2dOp(Pool2dBase):
 
 @irdl_op_definition
 class GlobalAvgPoolOp(GraphOp):
-    """Mean over every spatial axis: N×C×D1×…×Dk -> N×C×1×…×1."""
+    """Mean over every spatial axis: N×C×D1×…×Dk -> N×C×1×…×1; with `layout = "NHWC"`
+    (channels last, at any rank) N×D1×…×Dk×C -> N×1×…×1×C."""
 
     name = "graph.global_avg_pool"
     FLOAT_ONLY: ClassVar[bool] = True
     input = operand_def(TensorType)
     output = result_def(TensorType)
+    layout = opt_prop_def(StringAttr, default_value=StringAttr("NCHW"))
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
 
-    def __init__(self, input: SSAValue):
-        super().__init__(operands=[input], result_types=self.infer([input.type], {}))
+    def __init__(self, input: SSAValue, *, layout: str = "NCHW"):
+        props = {"layout": StringAttr(layout)}
+        super().__init__(operands=[input], properties=props, result_types=self.infer([input.type], props))
 
     @classmethod
     def infer(cls, operand_types, props):
+        layout = check_choice(cls.prop(props, "layout"), LAYOUTS, "layout")
         x = tensor_shape(operand_types[0])
         if len(x) < 3:
             raise VerifyException(f"expects an input of rank 3 or more, got {operand_types[0]}")
-        return [TensorType(operand_types[0].element_type, (x[0], x[1]) + (1,) * (len(x) - 2))]
+        ones = (1,) * (len(x) - 2)
+        shape = (x[0], *ones, x[-1]) if is_channels_last(layout) else (x[0], x[1], *ones)
+        return [TensorType(operand_types[0].element_type, shape)]
 
 
 # ------------------------------------------------------------- normalization, reduce

@@ -170,6 +170,41 @@ def strided_window(x: np.ndarray, start: tuple[int, int], step: tuple[int, int],
     ]
 
 
+# ------------------------------------------------------------------------- layouts
+# NHWC convs and pools compute through the NCHW kernels below: the input is transposed
+# to NCHW, the filter to ONNX's order, and the result back.
+
+CHANNELS_LAST = (0, 2, 3, 1)
+"""NCHW -> NHWC (and OIHW -> OHWI, IOHW -> IHWO)."""
+CHANNELS_FIRST = (0, 3, 1, 2)
+"""NHWC -> NCHW (and OHWI -> OIHW, IHWO -> IOHW)."""
+
+
+def channels_last(op) -> bool:
+    return graph.is_channels_last(op.prop_value("layout"))
+
+
+def to_nchw(op, x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.transpose(x, CHANNELS_FIRST)) if channels_last(op) else x
+
+
+def from_nchw(op, x: np.ndarray) -> np.ndarray:
+    return np.transpose(x, CHANNELS_LAST) if channels_last(op) else x
+
+
+def nchw_spatial(op, shape: tuple[int, ...]) -> tuple[int, int]:
+    """The (H, W) of a 4-D shape in the op's layout."""
+    return shape[1:3] if channels_last(op) else shape[2:4]
+
+
+def to_onnx_filter(op, w: np.ndarray) -> np.ndarray:
+    """A conv filter in ONNX's order (OIHW, or IOHW for conv_transpose2d)."""
+    channels_last_filter = graph.FILTER_LAYOUTS[op.name][1]
+    if op.prop_value("filter_layout") == channels_last_filter:
+        return np.ascontiguousarray(np.transpose(w, CHANNELS_FIRST))
+    return w
+
+
 def conv2d(x, w, bias, strides, pads, dilations, group, out_hw) -> np.ndarray:
     """Direct convolution, one kernel tap at a time: memory stays near the output size,
     with no im2col buffer, and large batches are processed in chunks."""
@@ -401,7 +436,8 @@ class GraphFunctions(InterpreterFunctions):
     @impl(graph.Conv2dOp)
     def run_conv2d(self, interpreter: Interpreter, op: graph.Conv2dOp, args: tuple):
         x, w, *bias = (widen(v) for v in args)
-        out_hw = tuple(op.output.type.get_shape()[2:])
+        x, w = to_nchw(op, x), to_onnx_filter(op, w)
+        out_hw = nchw_spatial(op, tuple(op.output.type.get_shape()))
         out = conv2d(
             x,
             w,
@@ -412,11 +448,12 @@ class GraphFunctions(InterpreterFunctions):
             op.prop_value("group"),
             out_hw,
         )
-        return (finish(op, out),)
+        return (finish(op, from_nchw(op, out)),)
 
     @impl(graph.ConvTranspose2dOp)
     def run_conv_transpose2d(self, interpreter: Interpreter, op: graph.ConvTranspose2dOp, args: tuple):
         x, w, *bias = (widen(v) for v in args)
+        x, w = to_nchw(op, x), to_onnx_filter(op, w)
         out = conv_transpose2d(
             x,
             w,
@@ -427,7 +464,7 @@ class GraphFunctions(InterpreterFunctions):
             op.prop_value("group"),
             op.prop_value("output_padding"),
         )
-        return (finish(op, out),)
+        return (finish(op, from_nchw(op, out)),)
 
     @impl(graph.MatMulOp)
     def run_matmul(self, interpreter: Interpreter, op: graph.MatMulOp, args: tuple):
@@ -454,37 +491,38 @@ class GraphFunctions(InterpreterFunctions):
 
     @impl(graph.MaxPool2dOp)
     def run_max_pool2d(self, interpreter: Interpreter, op: graph.MaxPool2dOp, args: tuple):
-        x = widen(args[0])
+        x = to_nchw(op, widen(args[0]))
         out = pool2d(
             x,
             op.prop_value("kernel_shape"),
             op.prop_value("strides"),
             op.prop_value("pads"),
             op.prop_value("dilations"),
-            tuple(op.output.type.get_shape()[2:]),
+            nchw_spatial(op, tuple(op.output.type.get_shape())),
             "max",
         )
-        return (finish(op, out),)
+        return (finish(op, from_nchw(op, out)),)
 
     @impl(graph.AvgPool2dOp)
     def run_avg_pool2d(self, interpreter: Interpreter, op: graph.AvgPool2dOp, args: tuple):
-        x = widen(args[0])
+        x = to_nchw(op, widen(args[0]))
         out = pool2d(
             x,
             op.prop_value("kernel_shape"),
             op.prop_value("strides"),
             op.prop_value("pads"),
             (1, 1),
-            tuple(op.output.type.get_shape()[2:]),
+            nchw_spatial(op, tuple(op.output.type.get_shape())),
             "avg",
             op.prop_value("count_include_pad"),
         )
-        return (finish(op, out),)
+        return (finish(op, from_nchw(op, out)),)
 
     @impl(graph.GlobalAvgPoolOp)
     def run_global_avg_pool(self, interpreter: Interpreter, op: graph.GlobalAvgPoolOp, args: tuple):
         x = widen(args[0])
-        return (finish(op, x.mean(axis=tuple(range(2, x.ndim)), keepdims=True)),)
+        spatial = tuple(range(1, x.ndim - 1)) if channels_last(op) else tuple(range(2, x.ndim))
+        return (finish(op, x.mean(axis=spatial, keepdims=True)),)
 
     @impl(graph.SoftmaxOp)
     def run_softmax(self, interpreter: Interpreter, op: graph.SoftmaxOp, args: tuple):

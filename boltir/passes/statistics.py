@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from xdsl.passes import ModulePass
 
 
-@dataclass
+@dataclass(eq=False)
 class PassStatistics:
     counters: dict[str, Counter[str]] = field(default_factory=dict)
     notes: dict[str, list[str]] = field(default_factory=dict)

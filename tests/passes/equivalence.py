@@ -14,11 +14,14 @@ from boltir.dtypes import is_floating, numpy_dtype
 from boltir.interp import find_entry, input_names, run
 
 
-def random_inputs(module: ModuleOp, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Normal floats, small integers (valid as indices for small tables), mixed booleans."""
+def random_inputs(module: ModuleOp, rng: np.random.Generator, given: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Normal floats, small integers (valid as indices for small tables), mixed booleans;
+    `given` supplies inputs that need realistic values (an attention mask of 0 and 1)."""
     entry = find_entry(module)
-    inputs = {}
+    inputs = dict(given or {})
     for name, arg_type in zip(input_names(entry), entry.function_type.inputs, strict=True):
+        if name in inputs:
+            continue
         dtype = numpy_dtype(arg_type.element_type)
         shape = tuple(arg_type.get_shape())
         if is_floating(dtype):

@@ -1,0 +1,84 @@
+"""Real topologies through the default pipeline up to the op level, weights redrawn:
+ResNet-50, VGG-19, SqueezeNet, DenseNet-121 and ShuffleNet (the onnx wheel's light
+models), a MobileNetV2 and a BERT encoder layer (the frontend tests' models). Each
+verifies and matches the interpreter; ResNet-50's pass statistics are as expected."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import boltir
+from boltir.dialects import graph
+from boltir.dialects import op as ops
+from boltir.frontends.onnx import import_model
+from boltir.passes import statistics
+from boltir.pipelines import available_passes, default_pipeline, parse_pipeline_spec, run_passes
+from tests.frontends import onnx_models
+from tests.passes.equivalence import random_inputs, relative_error
+from tests.pipeline.topologies import import_light_model
+
+TOLERANCE = {"f32": 1e-4, "f16": 2e-2}
+
+
+def compile_to_op_level(module, dtype: str):
+    compiled = module.clone()
+    with statistics.collecting() as collected:
+        run_passes(compiled, parse_pipeline_spec(default_pipeline(dtype=dtype), available_passes()), boltir.make_context())
+    return compiled, collected
+
+
+def assert_matches_interpreter(before, after, rng, dtype: str, given=None) -> None:
+    assert not any(isinstance(op, graph.GraphOp) for op in after.walk())
+    inputs = random_inputs(before, rng, given)
+    expected, got = boltir.interp.run(before, inputs), boltir.interp.run(after, inputs)
+    for index, (value, reference) in enumerate(zip(got, expected, strict=True)):
+        error = relative_error(value.astype(np.float32), reference)
+        assert error < TOLERANCE[dtype], f"output {index}: ‖Δ‖/‖ref‖ = {error:.3g}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["resnet50", "vgg19", "squeezenet", "densenet121", "shufflenet"])
+def test_light_topologies(name, rng):
+    before = import_light_model(name, rng)
+    after, _ = compile_to_op_level(before, "f32")
+    assert_matches_interpreter(before, after, rng, "f32")
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_mobilenet_v2(dtype, rng):
+    before = import_model(onnx_models.mobilenet_v2_onnx(rng))
+    after, _ = compile_to_op_level(before, dtype)
+    assert_matches_interpreter(before, after, rng, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_bert_encoder(dtype, rng):
+    """With a real 0/1 attention mask: random integers there would add multiples of
+    -10000 to the scores, which no f16 computation keeps."""
+    before = import_model(onnx_models.bert_onnx(rng))
+    after, _ = compile_to_op_level(before, dtype)
+    assert_matches_interpreter(before, after, rng, dtype, onnx_models.bert_inputs(rng))
+
+
+@pytest.mark.slow
+def test_resnet50_pass_statistics(rng):
+    """All BatchNorms folded, every ReLU and residual add fused, all 53 convs NHWC,
+    no transpose inside the network (only the one at the input)."""
+    before = import_light_model("resnet50", rng)
+    after, stats = compile_to_op_level(before, "f16")
+    assert stats.get("fold-batchnorm", "batchnorms folded into conv") == 53
+    convs = [op for op in after.walk() if isinstance(op, ops.Conv2dOp)]
+    assert len(convs) == 53
+    assert all(op.prop_value("layout") == "NHWC" and op.prop_value("filter_layout") == "OHWI" for op in convs)
+    assert not any(isinstance(op, ops.UnaryOp | ops.BinaryOp) for op in after.walk())
+    activations = [op.epilogue.first_activation.kind for op in convs] + [op.epilogue.second_activation.kind for op in convs]
+    assert activations.count("relu") == 49
+    assert sum(op.epilogue.residual_kind == "add" for op in convs) == 16
+    transforms = [op for op in after.walk() if isinstance(op, ops.LayoutTransformOp)]
+    assert len(transforms) == 1
+    # The one transform reads the image, after the cast to f16 (half the bytes to move).
+    image = boltir.interp.find_entry(after).body.block.args[0]
+    source = transforms[0].input
+    assert source is image or (isinstance(source.owner, ops.ElementwiseOp) and list(source.owner.inputs) == [image])
+    assert stats.get("convert-layout", "transposes left") == 1
