@@ -107,3 +107,87 @@ def test_full_compilation_is_not_there_yet(tmp_path, capsys):
     assert error_of(capsys, [str(model_path)]) == (
         "error: compiling to CUDA is not in this version yet; use --emit graph or --emit op to write IR"
     )
+
+
+# ---------------------------------------------------------------- the op level
+
+
+EXAMPLE_PLUGIN = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "drop_idempotent_activations.py"
+
+
+def test_print_pipeline_follows_dtype_and_arch(capsys):
+    assert boltc.main(["--print-pipeline"]) == 0
+    default = capsys.readouterr().out.strip()
+    assert default.startswith("canonicalize,fold-constants,fold-batchnorm,reparameterize-branches,")
+    assert "convert-layout{layout=NHWC},convert-precision{dtype=f16},lower-graph-to-op,pad-alignment{arch=sm90}" in default
+    assert boltc.main(["--print-pipeline", "--dtype", "bf16", "--arch", "sm80"]) == 0
+    other = capsys.readouterr().out.strip()
+    assert "convert-precision{dtype=bf16}" in other and "pad-alignment{arch=sm80}" in other
+
+
+def test_bolt_opt_replays_the_printed_pipeline(tmp_path, capsys):
+    """boltc --emit op == bolt-opt -p "$(boltc --print-pipeline)" on the imported IR."""
+    model_path = tmp_path / "resnet.onnx"
+    onnx.save(example_model(), model_path)
+    assert boltc.main([str(model_path), "--emit", "op", "-o", str(tmp_path / "op.mlir")]) == 0
+    assert boltc.main([str(model_path), "--emit", "graph", "-o", str(tmp_path / "graph.mlir")]) == 0
+    assert boltc.main(["--print-pipeline"]) == 0
+    pipeline = capsys.readouterr().out.strip()
+    assert bolt_opt.main([str(tmp_path / "graph.mlir"), "-p", pipeline, "-o", str(tmp_path / "replayed.mlir")]) == 0
+    assert (tmp_path / "replayed.mlir").read_text() == (tmp_path / "op.mlir").read_text()
+    text = (tmp_path / "op.mlir").read_text()
+    assert "graph." not in text.split("{-#")[0].replace('graph.name', '')
+    assert "op.conv2d" in text and "#op.epilogue<bias, relu>" in text
+
+
+def test_emit_op_runs_and_matches_onnxruntime(tmp_path):
+    model_path = tmp_path / "resnet.onnx"
+    onnx.save(example_model(), model_path)
+    ir_path = tmp_path / "op.mlir"
+    assert boltc.main([str(model_path), "--emit", "op", "--dtype", "f32", "-o", str(ir_path)]) == 0
+    image = np.random.default_rng().standard_normal((1, 3, 32, 32)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", image=image)
+    assert bolt_run.main([str(ir_path), "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "out.npz")]) == 0
+    (expected,) = onnxruntime.InferenceSession(str(model_path), providers=["CPUExecutionProvider"]).run(None, {"image": image})
+    with np.load(tmp_path / "out.npz") as out:
+        got = out["result_0"]
+    assert np.linalg.norm(got - expected) / np.linalg.norm(expected) < 1e-4
+
+
+def test_pass_stats_report(tmp_path, capsys):
+    model_path = tmp_path / "resnet.onnx"
+    onnx.save(example_model(), model_path)
+    assert boltc.main([str(model_path), "--emit", "op", "--pass-stats", "-o", str(tmp_path / "op.mlir")]) == 0
+    report = capsys.readouterr().err
+    for expected in (
+        "fold-batchnorm\n       6 batchnorms folded into conv",
+        "transposes left",
+        "channels padded",
+        "activation relu fused",
+        "residual add fused",
+    ):
+        assert expected in report, report
+
+
+def test_custom_pipeline_with_a_plugin(tmp_path, capsys):
+    model_path = tmp_path / "resnet.onnx"
+    onnx.save(example_model(), model_path)
+    argv = [str(model_path), "--emit", "op", "--pass-plugin", str(EXAMPLE_PLUGIN),
+            "--pipeline", "drop-idempotent-activations,fold-batchnorm,lower-graph-to-op"]
+    assert boltc.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "op.conv2d" in out and "op.unary relu" in out and "#op.epilogue<bias>" in out
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--dtype", "f8"], "error: --dtype must be one of f16, bf16, f32, got 'f8'"),
+        (["--arch", "sm70"], "error: --arch must be one of sm80, sm90, got 'sm70'"),
+        (["--pipeline", "fold-batchnorms"], "error: unknown pass 'fold-batchnorms'; did you mean 'fold-batchnorm'?"),
+    ],
+)
+def test_bad_op_level_options(tmp_path, capsys, flags, message):
+    model_path = tmp_path / "resnet.onnx"
+    onnx.save(example_model(), model_path)
+    assert error_of(capsys, [str(model_path), "--emit", "op", *flags]) == message
