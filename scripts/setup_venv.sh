@@ -14,6 +14,11 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 echo "== installing boltir (editable, with the test extra)"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$repo_root[test]"
+# CUTLASS's C++ headers come from this wheel; its Python dependencies are not needed.
+if ! "$venv/bin/python" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('cutlass_library') is None)"; then
+  echo "== installing the CUTLASS headers (nvidia-cutlass==4.2.0.0, without its dependencies)"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps nvidia-cutlass==4.2.0.0
+fi
 if [ -n "${BOLTIR_TORCH:-}" ] && ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
   echo "== installing torch==$BOLTIR_TORCH (CPU) for the PyTorch frontend"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "torch==$BOLTIR_TORCH" \

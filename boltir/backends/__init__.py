@@ -1,0 +1,1 @@
+"""Code generators that turn the kernel-level IR into something that runs."""

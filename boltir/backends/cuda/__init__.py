@@ -1,0 +1,1 @@
+"""The CUDA backend: CUTLASS templates, the emitter and the nvcc driver."""

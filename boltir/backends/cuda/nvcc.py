@@ -1,0 +1,632 @@
+"""The nvcc driver: CUDA translation units to object files, in parallel and cached, and
+object files to a shared library.
+
+    objects = compile_objects([CompileJob("gemm_0", source, "sm90"), ...])
+    link_shared_library(objects, "out/libmodel.so")
+    build_shared_library(jobs, "out/libmodel.so")          # both at once
+
+**Toolchain.** nvcc is `$BOLTIR_NVCC` if set, else the first `nvcc` on PATH. The CUTLASS
+headers come from the `nvidia-cutlass` wheel (`pip install --no-deps
+nvidia-cutlass==4.2.0.0`): `cutlass_library/source/{include, tools/util/include,
+examples/13_two_tensor_op_fusion}` (the last for the back-to-back kernels). The package is
+located, never imported: importing it needs dependencies we do not install.
+
+**Flags** (measured, see shared/FACTS.md): `-std=c++17 -O3 -DNDEBUG
+--expt-relaxed-constexpr -Xcompiler -fPIC`, plus per arch
+- `sm90` (CUTLASS 3.x, wgmma/TMA): `-gencode=arch=compute_90a,code=sm_90a`; plain sm_90
+  compiles the kernel body out and fails only at launch.
+- `sm80` (CUTLASS 2.x, mma.sync): `-gencode=arch=compute_80,code=[sm_80,sm_90]`: one
+  front-end pass, then SASS for the A100 and the H100/H200. Two separate `-gencode`s run
+  the front end twice (26 s against 19 s for a small GEMM on 2 cores).
+No PTX is embedded, so nothing is JIT-compiled at load time. The link is `nvcc --shared`
+with nvcc's default static cudart: the library needs only the driver.
+
+**Cache.** An object is keyed by the SHA-256 of the source, the flags, `nvcc --version`
+and CUTLASS's `version.h` (the include paths are left out, so two venvs share entries).
+Under `$BOLTIR_CACHE_DIR` (default `$XDG_CACHE_HOME/boltir`, i.e. `~/.cache/boltir`):
+
+    objects/<key>.o          the cache; a hit costs no nvcc call
+    tmp/<key>-XXXX/          one compile in flight: its source and object
+    logs/<kernel>-<key>.log  a failed compile's full output (and .cu, its source)
+
+nvcc writes into `tmp/`, and the finished object is renamed into `objects/` (atomic on
+one file system), so concurrent and interrupted builds never leave a broken object. A
+source must be self-contained apart from the CUDA and CUTLASS headers (the emitter's
+are): a header it includes from elsewhere is not part of the key.
+
+**Parallelism.** Identical jobs (same source and flags) compile once: problem sizes are
+run-time arguments, so many ops share a template instance. At most one nvcc per core
+(or `jobs_limit`), and each compile reserves its estimated peak memory (0.8 GB for a 2.x
+kernel, 4 GB for a 3.x one; measured 0.6 and 3.4 GB) from what /proc/meminfo says is
+available, so a 2-core CI machine runs two 2.x compiles at once and a 16-core one with
+20 GB free runs four or five 3.x compiles. The largest compiles start first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from boltir.diagnostics import BoltError
+
+# --------------------------------------------------------------------------- flags
+
+BASE_FLAGS = ("-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr")
+"""Without -DNDEBUG device asserts serialize wgmma; without --expt-relaxed-constexpr
+CUTLASS prints hundreds of warnings."""
+
+SHARED_OBJECT_FLAGS = ("-Xcompiler", "-fPIC")
+
+ARCH_FLAGS: dict[str, tuple[str, ...]] = {
+    "sm80": ("-gencode=arch=compute_80,code=[sm_80,sm_90]",),
+    "sm90": ("-gencode=arch=compute_90a,code=sm_90a",),
+}
+"""Per kernel arch (the cutlass dialect's `arch`): sm80 = a 2.x kernel, which runs on
+sm_80 and sm_90; sm90 = a 3.x Hopper kernel, which needs the arch-specific sm_90a."""
+
+COMPILE_MEMORY_BYTES = {"sm80": 800_000_000, "sm90": 4_000_000_000}
+"""Peak memory of one compile, with a margin over FACTS.md's 0.6 GB and 3.4 GB."""
+
+CUTLASS_INCLUDE_DIRS = ("include", "tools/util/include", "examples/13_two_tensor_op_fusion")
+"""Relative to the wheel's `cutlass_library/source`."""
+
+MISSING_NVCC = "nvcc not found on PATH: install the CUDA toolkit 13.0, or set BOLTIR_NVCC"
+MISSING_CUTLASS = "CUTLASS headers not found: pip install nvidia-cutlass==4.2.0.0"
+
+CACHE_FORMAT = "boltir-nvcc-object-v1"
+"""Part of every cache key: bump it when the way objects are built changes."""
+
+STALE_TEMPORARY_SECONDS = 24 * 3600
+"""A tmp/ entry this old belongs to a build that was killed: removed at the next build."""
+
+
+# ------------------------------------------------------------------------ the jobs
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    """One translation unit to compile: `name` (the kernel, used in messages and log
+    names; not part of the cache key), the CUDA `source` text, the kernel `arch` ("sm80"
+    for CUTLASS 2.x, "sm90" for 3.x) and flags added after boltir's own."""
+
+    name: str
+    source: str
+    arch: str
+    extra_flags: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.arch not in ARCH_FLAGS:
+            raise BoltError(f"kernel '{self.name}': unknown arch '{self.arch}'; expected one of {', '.join(ARCH_FLAGS)}")
+        # a list passed as extra_flags would make the job unhashable
+        object.__setattr__(self, "extra_flags", tuple(self.extra_flags))
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """nvcc's flags for this job, without the include paths and file names."""
+        return BASE_FLAGS + ARCH_FLAGS[self.arch] + SHARED_OBJECT_FLAGS + self.extra_flags
+
+    @property
+    def memory_bytes(self) -> int:
+        return COMPILE_MEMORY_BYTES[self.arch]
+
+
+# ------------------------------------------------------------------- the toolchain
+
+
+def find_nvcc() -> Path:
+    """`$BOLTIR_NVCC` (a path, or a name looked up on PATH), else `nvcc` on PATH."""
+    requested = os.environ.get("BOLTIR_NVCC")
+    if requested:
+        found = shutil.which(requested)
+        if found is None:
+            raise BoltError(f"BOLTIR_NVCC={requested} is not an executable: point it to nvcc, or unset it to use nvcc on PATH")
+        return Path(found)
+    found = shutil.which("nvcc")
+    if found is None:
+        raise BoltError(MISSING_NVCC)
+    return Path(found)
+
+
+def cutlass_package_dir() -> Path | None:
+    """The installed `cutlass_library` package's folder, found without importing it."""
+    try:
+        spec = importlib.util.find_spec("cutlass_library")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def find_cutlass_include_dirs() -> list[Path]:
+    """The CUTLASS include folders of the nvidia-cutlass wheel, checked to be there."""
+    package = cutlass_package_dir()
+    if package is None:
+        raise BoltError(MISSING_CUTLASS)
+    source = package / "source"
+    dirs = [source / relative for relative in CUTLASS_INCLUDE_DIRS]
+    missing = [f"source/{relative}" for relative, d in zip(CUTLASS_INCLUDE_DIRS, dirs) if not d.is_dir()]
+    if not missing and not (dirs[0] / "cutlass" / "cutlass.h").is_file():
+        missing = ["source/include/cutlass/cutlass.h"]
+    if missing:
+        raise BoltError(f"{MISSING_CUTLASS} (the cutlass_library package at {package} has no {', '.join(missing)})")
+    return dirs
+
+
+_nvcc_versions: dict[tuple[str, int, int], str] = {}
+_nvcc_versions_lock = threading.Lock()
+
+
+def nvcc_version(nvcc: Path) -> str:
+    """`nvcc --version`'s output, asked once per process for each nvcc binary."""
+    stat = nvcc.stat()
+    memo_key = (str(nvcc), stat.st_mtime_ns, stat.st_size)
+    with _nvcc_versions_lock:
+        if memo_key not in _nvcc_versions:
+            try:
+                result = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, timeout=60)
+            except (OSError, subprocess.SubprocessError) as error:
+                raise BoltError(f"{nvcc} --version failed: {error}") from None
+            if result.returncode != 0:
+                raise BoltError(f"{nvcc} --version failed: {first_error_line(result.stdout + result.stderr, result.returncode)}")
+            _nvcc_versions[memo_key] = result.stdout.strip()
+        return _nvcc_versions[memo_key]
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """nvcc and the CUTLASS headers, with the fingerprints that go into cache keys."""
+
+    nvcc: Path
+    nvcc_version: str
+    include_dirs: tuple[Path, ...]
+    cutlass_fingerprint: str
+
+    @staticmethod
+    def find() -> Toolchain:
+        nvcc = find_nvcc()
+        include_dirs = tuple(find_cutlass_include_dirs())
+        version_header = include_dirs[0] / "cutlass" / "version.h"
+        fingerprint = hashlib.sha256(version_header.read_bytes() if version_header.is_file() else b"").hexdigest()
+        return Toolchain(nvcc, nvcc_version(nvcc), include_dirs, fingerprint)
+
+    @property
+    def include_flags(self) -> list[str]:
+        return [f"-I{d}" for d in self.include_dirs]
+
+    def object_key(self, job: CompileJob) -> str:
+        """The cache key: what decides the object's bytes, and nothing else."""
+        digest = hashlib.sha256()
+        for part in (CACHE_FORMAT, self.nvcc_version, self.cutlass_fingerprint, *job.flags, job.source):
+            data = part.encode()
+            digest.update(len(data).to_bytes(8, "little"))  # length-prefixed: no two splits collide
+            digest.update(data)
+        return digest.hexdigest()[:32]
+
+
+# ------------------------------------------------------------------------ the cache
+
+
+def cache_root() -> Path:
+    """`$BOLTIR_CACHE_DIR`, else `$XDG_CACHE_HOME/boltir`, else `~/.cache/boltir`."""
+    if os.environ.get("BOLTIR_CACHE_DIR"):
+        return Path(os.environ["BOLTIR_CACHE_DIR"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "boltir"
+
+
+@dataclass(frozen=True)
+class ObjectCache:
+    root: Path
+
+    @property
+    def objects(self) -> Path:
+        return self.root / "objects"
+
+    @property
+    def temporaries(self) -> Path:
+        return self.root / "tmp"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def object_path(self, key: str) -> Path:
+        return self.objects / f"{key}.o"
+
+    def prepare(self) -> None:
+        try:
+            for directory in (self.objects, self.temporaries, self.logs):
+                directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise BoltError(f"cannot create the object cache at {self.root}: {error.strerror}; set BOLTIR_CACHE_DIR to a writable folder") from None
+        self.remove_stale_temporaries()
+
+    def remove_stale_temporaries(self) -> None:
+        deadline = time.time() - STALE_TEMPORARY_SECONDS
+        for entry in self.temporaries.iterdir():
+            try:
+                if entry.stat().st_mtime < deadline:
+                    shutil.rmtree(entry, ignore_errors=True)
+            except OSError:
+                pass  # another build removed it first
+
+    def log_stem(self, job: CompileJob, key: str) -> Path:
+        return self.logs / f"{safe_file_name(job.name)}-{key[:12]}"
+
+
+def safe_file_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._")[:80] or "kernel"
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Writes `path` whole or not at all: a temporary file beside it, then a rename."""
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def publish(temporary: Path, final: Path) -> None:
+    """Moves a finished file into place atomically, after its bytes reach the disk."""
+    with open(temporary, "rb") as file:
+        os.fsync(file.fileno())
+    os.replace(temporary, final)
+
+
+# ------------------------------------------------------------------- parallelism
+
+
+def cpu_count() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def available_memory_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo (page cache counts as free), else the free
+    physical pages; None where neither is known."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+class MemoryBudget:
+    """Compiles reserve their estimated peak memory; one waits while the others'
+    reservations leave too little. The first is never refused: a compile bigger than
+    the machine still runs, alone."""
+
+    def __init__(self, capacity_bytes: int | None):
+        self.capacity = capacity_bytes
+        self.reserved = 0
+        self.condition = threading.Condition()
+
+    @contextmanager
+    def reserve(self, amount: int) -> Iterator[None]:
+        with self.condition:
+            if self.capacity is not None:
+                self.condition.wait_for(lambda: self.reserved == 0 or self.reserved + amount <= self.capacity)
+            self.reserved += amount
+        try:
+            yield
+        finally:
+            with self.condition:
+                self.reserved -= amount
+                self.condition.notify_all()
+
+
+# ------------------------------------------------------------------ running nvcc
+
+
+@dataclass
+class CompileFailure:
+    job: CompileJob
+    first_error: str
+    log_path: Path | None
+
+
+@dataclass
+class RunningProcesses:
+    """The nvcc processes in flight, so that an interrupted build can stop them."""
+
+    processes: set[subprocess.Popen] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    stopping: threading.Event = field(default_factory=threading.Event)
+
+    def run(self, command: list[str]) -> tuple[int, str]:
+        """Runs a command; its exit status and its stdout and stderr together."""
+        with self.lock:
+            if self.stopping.is_set():
+                return -1, "build stopped"
+            try:
+                # its own process group, so that stopping it stops cicc and ptxas too
+                process = subprocess.Popen(
+                    command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, process_group=0
+                )
+            except OSError as error:
+                return 127, f"error: cannot run {command[0]}: {error.strerror}"
+            self.processes.add(process)
+        try:
+            output, _ = process.communicate()
+        finally:
+            with self.lock:
+                self.processes.discard(process)
+        return process.returncode, output.decode(errors="replace")
+
+    def stop_all(self) -> None:
+        with self.lock:
+            self.stopping.set()
+            for process in self.processes:
+                try:
+                    os.killpg(process.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass  # it has just finished
+
+
+ERROR_LINE = re.compile(
+    r"\b(error|fatal)\b\s*(#[\w-]+)?\s*:|undefined reference|multiple definition|cannot find -l|Segmentation fault", re.IGNORECASE
+)
+"""nvcc's `file(12): error: ...` and `nvcc fatal   : ...`, ptxas's `ptxas error   : ...`,
+the host compiler's and the linker's errors."""
+
+
+def first_error_line(output: str, returncode: int) -> str:
+    """The line of nvcc's output that says what went wrong first."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in lines:
+        if ERROR_LINE.search(line):
+            return line
+    if returncode < 0:
+        return f"nvcc was killed by signal {-returncode} (out of memory?)"
+    return lines[0] if lines else f"nvcc exited with status {returncode} and printed nothing"
+
+
+def compile_one(job: CompileJob, key: str, toolchain: Toolchain, cache: ObjectCache, running: RunningProcesses) -> CompileFailure | None:
+    """Compiles one job into the cache; None on success."""
+    final = cache.object_path(key)
+    if final.exists():  # another build made it meanwhile
+        return None
+    build_dir = Path(tempfile.mkdtemp(prefix=f"{key}-", dir=cache.temporaries))
+    try:
+        source = build_dir / f"{safe_file_name(job.name)}.cu"
+        source.write_text(job.source)
+        built = build_dir / "object.o"
+        command = [str(toolchain.nvcc), *job.flags, *toolchain.include_flags, "-c", str(source), "-o", str(built)]
+        returncode, output = running.run(command)
+        if returncode == 0 and built.is_file():
+            publish(built, final)
+            return None
+        if running.stopping.is_set():
+            return None
+        return record_failure(job, key, cache, command, source, returncode, output)
+    finally:
+        shutil.rmtree(build_dir, ignore_errors=True)
+
+
+def record_failure(job: CompileJob, key: str, cache: ObjectCache, command: list[str], source: Path, returncode: int, output: str) -> CompileFailure:
+    """Keeps the source and nvcc's output in logs/, with the source's path in the output
+    pointing at the kept copy, and says which line to show."""
+    stem = cache.log_stem(job, key)
+    kept_source = stem.with_suffix(".cu")
+    log_path = stem.with_suffix(".log")
+    output = output.replace(str(source), str(kept_source))
+    shown_command = " ".join(command).replace(str(source), str(kept_source))
+    if returncode == 0:
+        output += "\n(nvcc exited with status 0 but wrote no object file)"
+    write_atomically(kept_source, job.source.encode())
+    header = f"# kernel: {job.name}\n# command: {shown_command}\n# exit status: {returncode}\n\n"
+    write_atomically(log_path, (header + output).encode())
+    first_error = first_error_line(output, returncode).replace(f"{cache.logs}{os.sep}", "")
+    return CompileFailure(job, first_error, log_path)
+
+
+# ----------------------------------------------------------------------- progress
+
+
+def show_progress(progress: bool | Literal["always"]) -> bool:
+    if progress == "always":
+        return True
+    return bool(progress) and sys.stderr.isatty()
+
+
+class Progress:
+    """A tqdm bar of kernels done, with the compiled and cached counts; silent when off."""
+
+    def __init__(self, total: int, cached: int, enabled: bool):
+        self.compiled = 0
+        self.cached = cached
+        self.bar = None
+        if enabled and total:
+            from tqdm import tqdm  # only when shown: it costs an import otherwise
+
+            self.bar = tqdm(total=total, initial=cached, desc="nvcc", unit="kernel", file=sys.stderr, dynamic_ncols=True)
+            self.bar.set_postfix_str(self.postfix())
+
+    def postfix(self) -> str:
+        return f"compiled={self.compiled} cached={self.cached}"
+
+    def one_compiled(self) -> None:
+        self.compiled += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(self.postfix(), refresh=False)
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+# ---------------------------------------------------------------------------- API
+
+
+def compile_objects(
+    jobs: Sequence[CompileJob],
+    *,
+    jobs_limit: int | None = None,
+    progress: bool | Literal["always"] = True,
+) -> list[Path]:
+    """Compiles each job to an object file and returns their paths, one per job in
+    order (identical jobs share one). Cached objects are reused without running nvcc.
+    `jobs_limit` caps the parallel nvcc runs (default: the cores; memory is always
+    budgeted). `progress`: True shows a bar when stderr is a terminal, "always" always,
+    False never. A failed compile raises one BoltError naming the kernel, nvcc's first
+    error line and the full log."""
+    if jobs_limit is not None and jobs_limit < 1:
+        raise BoltError(f"the number of parallel compiles must be at least 1, not {jobs_limit}")
+    jobs = list(jobs)
+    if not jobs:
+        return []
+    toolchain = Toolchain.find()
+    cache = ObjectCache(cache_root())
+    cache.prepare()
+
+    keys = [toolchain.object_key(job) for job in jobs]
+    unique: dict[str, CompileJob] = {}
+    for key, job in zip(keys, jobs):
+        unique.setdefault(key, job)
+    to_compile = [(key, job) for key, job in unique.items() if not cache.object_path(key).exists()]
+    to_compile.sort(key=lambda item: -item[1].memory_bytes)  # long poles first
+
+    if to_compile:
+        failures = compile_in_parallel(to_compile, toolchain, cache, jobs_limit, Progress(len(unique), len(unique) - len(to_compile), show_progress(progress)))
+        if failures:
+            raise compile_error(failures, cache)
+    return [cache.object_path(key) for key in keys]
+
+
+def compile_in_parallel(
+    to_compile: list[tuple[str, CompileJob]], toolchain: Toolchain, cache: ObjectCache, jobs_limit: int | None, progress: Progress
+) -> list[CompileFailure]:
+    """Runs the compiles; after the first failure starts no new one, and lets the running
+    ones finish (their objects are good for the next build)."""
+    budget = MemoryBudget(available_memory_bytes())
+    running = RunningProcesses()
+    failures: list[CompileFailure] = []
+
+    def task(key: str, job: CompileJob) -> CompileFailure | None:
+        with budget.reserve(job.memory_bytes):
+            if failures or running.stopping.is_set():
+                return None
+            try:
+                return compile_one(job, key, toolchain, cache, running)
+            except OSError as error:  # the cache's disk is full or read-only
+                return CompileFailure(job, f"cannot write to the object cache: {error.strerror}: {error.filename}", None)
+
+    workers = min(jobs_limit or cpu_count(), len(to_compile))
+    executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nvcc")
+    finished_normally = False
+    try:
+        pending: set[Future] = {executor.submit(task, key, job) for key, job in to_compile}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                if future.cancelled():
+                    continue
+                failure = future.result()
+                if failure is None:
+                    if not failures:
+                        progress.one_compiled()
+                    continue
+                if not failures:
+                    for other in pending:
+                        other.cancel()
+                failures.append(failure)
+        finished_normally = True
+    finally:
+        if not finished_normally:  # interrupted, or a bug: stop nvcc, keep nothing half-done
+            running.stop_all()
+        executor.shutdown(wait=True, cancel_futures=True)
+        progress.close()
+    return failures
+
+
+def compile_error(failures: list[CompileFailure], cache: ObjectCache) -> BoltError:
+    first = failures[0]
+    message = f"kernel '{first.job.name}' failed to compile: {first.first_error}"
+    if first.log_path is not None:
+        message += f" (full log: {first.log_path})"
+    if len(failures) > 1:
+        others = ", ".join(f"'{failure.job.name}'" for failure in failures[1:])
+        message += f"; {others} failed too (logs in {cache.logs})"
+    return BoltError(message)
+
+
+def link_shared_library(objects: Iterable[Path | str], output_path: Path | str, *, extra_flags: Sequence[str] = ()) -> Path:
+    """Links object files into a shared library at `output_path` (`nvcc --shared`),
+    written whole or not at all; returns its path."""
+    objects = [Path(o) for o in objects]
+    output_path = Path(output_path)
+    if not objects:
+        raise BoltError(f"nothing to link into {output_path}: no object files")
+    missing = [str(o) for o in objects if not o.is_file()]
+    if missing:
+        raise BoltError(f"cannot link {output_path}: missing object files {', '.join(missing)}")
+    nvcc = find_nvcc()
+    try:
+        output_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BoltError(f"cannot create {output_path.parent}: {error.strerror}") from None
+    # a name nothing else uses, not a file made by mkstemp: the linker keeps its mode (0600)
+    temporary = str(output_path.parent / f".{output_path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    command = [str(nvcc), "--shared", *SHARED_OBJECT_FLAGS, *extra_flags, "-o", temporary, *map(str, objects)]
+    try:
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        except OSError as error:
+            raise BoltError(f"linking {output_path.name} failed: cannot run {nvcc}: {error.strerror}") from None
+        if result.returncode != 0:
+            output = result.stdout + result.stderr
+            cache = ObjectCache(cache_root())
+            cache.prepare()
+            output_key = hashlib.sha256(str(output_path.resolve()).encode()).hexdigest()
+            log_path = cache.logs / f"link-{safe_file_name(output_path.name)}-{output_key[:12]}.log"
+            write_atomically(log_path, f"# command: {' '.join(command)}\n# exit status: {result.returncode}\n\n{output}".encode())
+            raise BoltError(f"linking {output_path.name} failed: {first_error_line(output, result.returncode)} (full log: {log_path})")
+        publish(Path(temporary), output_path)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+    return output_path
+
+
+def build_shared_library(
+    sources: Sequence[CompileJob],
+    output_path: Path | str,
+    *,
+    jobs_limit: int | None = None,
+    progress: bool | Literal["always"] = True,
+) -> Path:
+    """`compile_objects(sources)` then `link_shared_library`: the translation units,
+    as CompileJobs, become one shared library at `output_path`."""
+    objects = compile_objects(sources, jobs_limit=jobs_limit, progress=progress)
+    unique_objects = list(dict.fromkeys(objects))  # a duplicated object would define its symbols twice
+    return link_shared_library(unique_objects, output_path)
