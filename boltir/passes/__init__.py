@@ -22,6 +22,8 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     "fuse-epilogue": ("boltir.passes.fuse_epilogue", "FuseEpiloguePass"),
     "form-persistent-kernels": ("boltir.passes.form_persistent_kernels", "FormPersistentKernelsPass"),
     "fuse-elementwise": ("boltir.passes.fuse_elementwise", "FuseElementwisePass"),
+    "select-kernels": ("boltir.passes.select_kernels", "SelectKernelsPass"),
+    "lower-op-to-cutlass": ("boltir.passes.lower_op_to_cutlass", "LowerOpToCutlassPass"),
 }
 """Pass name -> (module, class). Each module holds one pass."""
 

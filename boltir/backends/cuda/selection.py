@@ -1,0 +1,271 @@
+"""Kernel selection: which CUTLASS template instance computes each op-level GEMM, conv
+and back-to-back op.
+
+A `KernelSelector` answers, for one op, a `KernelChoice` (the template's parameters) or
+`UNFUSE` (for a b2b op that should run as its two halves). `select-kernels` asks the
+selector named in the pipeline and writes the answer on the op as its `kernel`
+attribute; `lower-op-to-cutlass` reads it. `HeuristicSelector` decides from the shapes
+alone, deterministically, and never touches a GPU; a profiling selector comes later
+behind the same interface.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, StringAttr
+from xdsl.ir import Attribute, Operation
+
+from boltir.diagnostics import BoltError
+from boltir.dialects import op as ops
+from boltir.dialects.cutlass import SHARED_MEMORY_BYTES, Tile
+from boltir.dialects.graph import i64_array, python_value, tensor_shape
+from boltir.dtypes import numpy_dtype
+
+KERNEL_ATTR = "kernel"
+"""The attribute select-kernels writes on an op-level op."""
+
+MULTIPROCESSORS = {"sm80": 108, "sm90": 132}
+
+
+@dataclass(frozen=True)
+class KernelChoice:
+    """A template instance's parameters, as select-kernels records them."""
+
+    family: str  # gemm, conv2d_fprop, depthwise_conv2d_fprop, b2b_gemm, b2b_conv2d
+    arch: str
+    tile: Tile
+    alignment: tuple[int, int, int]
+    swizzle: int = 1
+    split_k: int = 1
+    iterator_algorithm: str | None = None
+    tile1: Tile | None = None
+    residency: str | None = None
+
+    def to_attr(self) -> DictionaryAttr:
+        entries: dict[str, Attribute] = {
+            "family": StringAttr(self.family),
+            "arch": StringAttr(self.arch),
+            "threadblock": i64_array(self.tile.threadblock),
+            "warp": i64_array(self.tile.warp),
+            "instruction": i64_array(self.tile.instruction),
+            "stages": IntegerAttr(self.tile.stages, 64),
+            "alignment": i64_array(self.alignment),
+            "swizzle": IntegerAttr(self.swizzle, 64),
+            "split_k": IntegerAttr(self.split_k, 64),
+        }
+        if self.iterator_algorithm is not None:
+            entries["iterator_algorithm"] = StringAttr(self.iterator_algorithm)
+        if self.tile1 is not None:
+            entries["threadblock1"] = i64_array(self.tile1.threadblock)
+            entries["warp1"] = i64_array(self.tile1.warp)
+        if self.residency is not None:
+            entries["residency"] = StringAttr(self.residency)
+        return DictionaryAttr(entries)
+
+    @staticmethod
+    def from_attr(attr: Attribute) -> KernelChoice:
+        if not isinstance(attr, DictionaryAttr):
+            raise BoltError(f"a kernel choice must be a dictionary, got {attr}")
+        get = lambda name, default=None: python_value(attr.data[name]) if name in attr.data else default  # noqa: E731
+        tile = Tile(tuple(get("threadblock")), tuple(get("warp")), tuple(get("instruction")), get("stages"))
+        tile1 = None
+        if "threadblock1" in attr.data:
+            tile1 = Tile(tuple(get("threadblock1")), tuple(get("warp1")), tile.instruction, tile.stages)
+        return KernelChoice(
+            family=get("family"),
+            arch=get("arch"),
+            tile=tile,
+            alignment=tuple(get("alignment")),
+            swizzle=get("swizzle", 1),
+            split_k=get("split_k", 1),
+            iterator_algorithm=get("iterator_algorithm"),
+            tile1=tile1,
+            residency=get("residency"),
+        )
+
+
+UNFUSE = "unfuse"
+"""A selector's answer for a b2b op that should run as two kernels."""
+
+
+class KernelSelector(Protocol):
+    """Chooses a template instance for one op-level GEMM, conv or b2b op."""
+
+    name: str
+
+    def select(self, op: Operation, arch: str) -> KernelChoice | str: ...
+
+
+# ------------------------------------------------------------------------ heuristics
+
+
+def element_bits(value) -> int:
+    return numpy_dtype(value.type.element_type).itemsize * 8
+
+
+def widest_alignment(bits: int, *extents: int) -> int:
+    """The widest access (at most 128 bits) that divides every contiguous extent."""
+    alignment = 128 // bits
+    while alignment > 1 and any(extent % alignment for extent in extents):
+        alignment //= 2
+    return alignment
+
+
+def instruction_shape(bits: int) -> tuple[int, int, int]:
+    """mma.sync shapes: 16x8x16 for 16-bit inputs, 16x8x8 for tf32."""
+    return (16, 8, 16) if bits == 16 else (16, 8, 8)
+
+
+# Threadblock and warp tiles that CUTLASS's own Sm80 kernels use, largest first.
+GEMM_TILES: tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ...] = (
+    ((256, 128, 32), (64, 64, 32)),
+    ((128, 256, 32), (64, 64, 32)),
+    ((128, 128, 32), (64, 64, 32)),
+    ((128, 64, 32), (64, 32, 32)),
+    ((64, 128, 32), (32, 64, 32)),
+    ((64, 64, 32), (32, 32, 32)),
+)
+
+
+def tile_for_bits(threadblock, warp, bits: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """tf32 moves twice the bytes per element: halve K to keep the tile's footprint."""
+    if bits == 32:
+        return (threadblock[0], threadblock[1], 16), (warp[0], warp[1], 16)
+    return threadblock, warp
+
+
+def most_stages(threadblock, bits: int, arch: str, cap: int = 5) -> int:
+    m, n, k = threadblock
+    per_stage = (m * k + k * n) * bits // 8
+    return max(2, min(cap, SHARED_MEMORY_BYTES[arch] // per_stage))
+
+
+def grid_efficiency(m: int, n: int, batch: int, tile_m: int, tile_n: int, sms: int) -> tuple[float, int]:
+    """How much of the last wave and of the edge tiles does useful work, and the tile count."""
+    tiles = math.ceil(m / tile_m) * math.ceil(n / tile_n) * batch
+    waves = math.ceil(tiles / sms)
+    wave_use = tiles / (waves * sms)
+    edge_use = (m * n) / (math.ceil(m / tile_m) * tile_m * math.ceil(n / tile_n) * tile_n)
+    return wave_use * edge_use, tiles
+
+
+def choose_gemm_tile(m: int, n: int, k: int, batch: int, bits: int, arch: str) -> tuple[Tile, int]:
+    """The largest tile whose grid keeps the GPU busy; then split-k for small grids."""
+    sms = MULTIPROCESSORS[arch]
+    best = None
+    for threadblock, warp in GEMM_TILES:
+        threadblock, warp = tile_for_bits(threadblock, warp, bits)
+        efficiency, tiles = grid_efficiency(m, n, batch, threadblock[0], threadblock[1], sms)
+        # Big tiles reuse more data: favour them unless they leave most of the GPU idle.
+        score = efficiency * (threadblock[0] * threadblock[1]) ** 0.25 * min(1.0, tiles / sms) ** 0.5
+        if best is None or score > best[0] + 1e-9:
+            best = (score, threadblock, warp, tiles)
+    _, threadblock, warp, tiles = best
+    stages = most_stages(threadblock, bits, arch, cap=4 if threadblock[0] * threadblock[1] >= 128 * 256 else 5)
+    split_k = 1
+    if tiles < sms // 2 and k >= 8 * threadblock[2] * 2:
+        split_k = min(max(1, sms // tiles), k // (threadblock[2] * 4), 16)
+    return Tile(threadblock, warp, instruction_shape(bits), stages), split_k
+
+
+def swizzle_for(m: int, n: int) -> int:
+    """Rasterize big grids in groups, so that neighbours share L2 lines."""
+    if m >= 4096 and n >= 4096:
+        return 8
+    if m * n >= 1024 * 1024:
+        return 4
+    return 1
+
+
+@dataclass
+class HeuristicSelector:
+    """A deterministic choice from the shapes: no GPU, same answer everywhere."""
+
+    name: str = "heuristic"
+    notes: list[str] = field(default_factory=list)
+
+    def select(self, op: Operation, arch: str) -> KernelChoice | str:
+        if isinstance(op, ops.GemmOp):
+            return self.gemm(op, arch)
+        if isinstance(op, ops.Conv2dOp):
+            return self.conv(op, arch)
+        if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp):
+            return self.b2b(op, arch)
+        raise BoltError(f"no CUTLASS template computes {op.name}")
+
+    def gemm(self, op: ops.GemmOp, arch: str) -> KernelChoice:
+        m, n, k = op.problem
+        batch = math.prod(tensor_shape(op.output.type)[:-2])
+        bits = element_bits(op.a)
+        tile, split_k = choose_gemm_tile(m, n, k, batch, bits, arch)
+        if batch > 1:
+            split_k = 1  # a batched GEMM fills the GPU with its batch
+        contiguous_a = k if op.prop_value("layout_a") == "row" else m
+        contiguous_b = n if op.prop_value("layout_b") == "row" else k
+        alignment = (
+            widest_alignment(bits, contiguous_a),
+            widest_alignment(bits, contiguous_b),
+            widest_alignment(element_bits(op.output), n),
+        )
+        return KernelChoice("gemm", arch, tile, alignment, swizzle_for(m, n), split_k)
+
+    def conv(self, op: ops.Conv2dOp, arch: str) -> KernelChoice:
+        n, h, w, c = tensor_shape(op.input.type)
+        k, r, s, _ = tensor_shape(op.filter.type)
+        _, p, q, _ = tensor_shape(op.output.type)
+        groups = op.prop_value("groups")
+        bits = element_bits(op.input)
+        gemm_m, gemm_n, gemm_k = n * p * q, k, c * r * s
+        if groups > 1 and groups == c == k:
+            tile = Tile((64, 64, 9 if r * s == 9 else r * s), (16, 64, 9 if r * s == 9 else r * s), (1, 1, 1), 2)
+            alignment = (1, 1, widest_alignment(element_bits(op.output), k))
+            return KernelChoice("depthwise_conv2d_fprop", arch, tile, alignment)
+        tile, _ = choose_gemm_tile(gemm_m, gemm_n, gemm_k, 1, bits, arch)
+        widest = 128 // bits
+        if c % widest == 0:
+            iterator, align_a = "optimized", widest
+        elif c in (4, 8) and c < widest or c == widest // 2:
+            iterator, align_a = "fixed_channels", c
+        elif c <= 3:
+            iterator, align_a = "few_channels", widest_alignment(bits, c)
+        else:
+            iterator, align_a = "analytic", widest_alignment(bits, c)
+        alignment = (align_a, widest_alignment(bits, c), widest_alignment(element_bits(op.output), k))
+        return KernelChoice("conv2d_fprop", arch, tile, alignment, swizzle_for(gemm_m, gemm_n), 1, iterator)
+
+    def b2b(self, op: ops.B2bGemmOp | ops.B2bConv2dOp, arch: str) -> KernelChoice | str:
+        """Example 13's tilings: the first tile covers N0; register-file residency while
+        a warp can hold a whole row of the intermediate (N0 <= 64), shared memory after."""
+        if isinstance(op, ops.B2bGemmOp):
+            n0 = tensor_shape(op.b0.type)[-1 if op.prop_value("layout_b0") == "row" else -2]
+            family = "b2b_gemm"
+        else:
+            n0 = tensor_shape(op.filter0.type)[0]
+            family = "b2b_conv2d"
+        n1 = tensor_shape(op.output.type)[-1]
+        if n0 % 16 or n1 % 16 or n0 > 256 or n1 > 256:
+            return UNFUSE
+        padded_n1 = 1 << max(4, (n1 - 1).bit_length())
+        instruction = (16, 8, 16)
+        if n0 <= 64:
+            tile0 = Tile((64, n0, 32), (32, n0, 32), instruction, 3)
+            tile1 = Tile((64, padded_n1, 32), (32, padded_n1, 32), instruction, 3)
+            residency = "register"
+        else:
+            tile0 = Tile((64, n0, 32), (32, n0 // 2, 32), instruction, 3)
+            tile1 = Tile((64, padded_n1, 32), (32, padded_n1 // 2, 32), instruction, 3)
+            residency = "shared"
+        return KernelChoice(family, arch, tile0, (8, 8, 8), 1, 1, None, tile1, residency)
+
+
+SELECTORS = {"heuristic": HeuristicSelector}
+
+
+def make_selector(name: str) -> KernelSelector:
+    if name not in SELECTORS:
+        raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
+    return SELECTORS[name]()
+

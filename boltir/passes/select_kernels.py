@@ -1,0 +1,72 @@
+"""select-kernels{selector=heuristic arch=sm90}: chooses the CUTLASS template instance of
+every op-level GEMM, conv and back-to-back op.
+
+Requires: op-level IR (after the op-level passes).
+Guarantees: every op.gemm, op.conv2d and op.b2b_* carries a `kernel` attribute with its
+template parameters (see boltir/backends/cuda/selection.py), except b2b ops the selector
+answers "unfuse" for, which are split back into their two GEMMs or convs, each with its
+own choice. The computation is unchanged. Only a profiling selector may touch a GPU; the
+heuristic one never does, so replaying a pipeline with bolt-opt stays deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from boltir.backends.cuda.selection import KERNEL_ATTR, UNFUSE, make_selector
+from boltir.diagnostics import BoltError
+from boltir.dialects import op as ops
+from boltir.passes import statistics
+
+SELECTABLE = (ops.GemmOp, ops.Conv2dOp, ops.B2bGemmOp, ops.B2bConv2dOp)
+
+
+def unfuse(op: ops.B2bGemmOp | ops.B2bConv2dOp) -> list[Operation]:
+    """The two ops a b2b op fuses, in order."""
+    if isinstance(op, ops.B2bGemmOp):
+        first = ops.GemmOp(op.a, op.b0, bias=op.bias0, layout_a=op.prop_value("layout_a"), layout_b=op.prop_value("layout_b0"), epilogue=op.epilogue0)
+        second = ops.GemmOp(first.output, op.b1, bias=op.bias1, layout_b=op.prop_value("layout_b1"), epilogue=op.epilogue1, result_type=op.output.type)
+    else:
+        common = {"layout": op.prop_value("layout"), "filter_layout": op.prop_value("filter_layout")}
+        first = ops.Conv2dOp(
+            op.input, op.filter0, bias=op.bias0, strides=op.prop_value("strides"), pads=op.prop_value("pads"),
+            dilations=op.prop_value("dilations"), epilogue=op.epilogue0, **common,
+        )
+        second = ops.Conv2dOp(first.output, op.filter1, bias=op.bias1, epilogue=op.epilogue1, **common)
+    for new in (first, second):
+        new.location = op.location
+    return [first, second]
+
+
+@dataclass(frozen=True)
+class SelectKernelsPass(ModulePass):
+    """Requires: op-level IR. Guarantees: every GEMM, conv and b2b op has a `kernel`."""
+
+    name = "select-kernels"
+    selector: str = "heuristic"
+    arch: str = "sm90"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.arch not in ("sm80", "sm90"):
+            raise BoltError(f"arch must be one of sm80, sm90; got '{self.arch}'")
+        selector = make_selector(self.selector)
+        for target in [o for o in op.walk() if isinstance(o, SELECTABLE)]:
+            choice = selector.select(target, self.arch)
+            if choice == UNFUSE:
+                first, second = unfuse(target)
+                block = target.parent
+                block.insert_ops_before([first, second], target)
+                target.output.replace_all_uses_with(second.output)
+                block.erase_op(target)
+                statistics.count(self, f"{target.name} unfused")
+                for half in (first, second):
+                    half.attributes[KERNEL_ATTR] = selector.select(half, self.arch).to_attr()
+                    statistics.count(self, f"{half.name} kernels chosen")
+                continue
+            target.attributes[KERNEL_ATTR] = choice.to_attr()
+            statistics.count(self, f"{target.name} kernels chosen")
