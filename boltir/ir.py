@@ -34,6 +34,7 @@ def boltir_dialect_factories() -> dict[str, Callable[[], Dialect]]:
     from xdsl.dialects.func import Func
     from xdsl.dialects.math import Math
 
+    from boltir.dialects.cutlass import Cutlass
     from boltir.dialects.graph import Graph
     from boltir.dialects.op import Op
 
@@ -44,6 +45,7 @@ def boltir_dialect_factories() -> dict[str, Callable[[], Dialect]]:
         "math": lambda: Math,
         "graph": lambda: Graph,
         "op": lambda: Op,
+        "cutlass": lambda: Cutlass,
     }
 
 

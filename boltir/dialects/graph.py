@@ -236,18 +236,29 @@ class ConstantOp(GraphOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
-        value = parser.parse_attribute()
-        if not isinstance(value, DenseResourceAttr | DenseIntOrFPElementsAttr):
-            parser.raise_error("graph.constant expects a dense<...> or dense_resource<...> value")
-        attributes = parser.parse_optional_attr_dict()
-        op = cls(value)
-        op.attributes.update(attributes)
-        return op
+        return parse_constant(cls, parser)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.value)
-        printer.print_op_attributes(self.attributes)
+        print_constant(self, printer)
+
+
+def parse_constant(cls, parser: Parser):
+    """`graph.constant` and `op.constant`'s syntax: the value (`dense<...>` or
+    `dense_resource<...>`), then the attributes."""
+    value = parser.parse_attribute()
+    if not isinstance(value, DenseResourceAttr | DenseIntOrFPElementsAttr):
+        parser.raise_error(f"{cls.name} expects a dense<...> or dense_resource<...> value")
+    attributes = parser.parse_optional_attr_dict()
+    op = cls(value)
+    op.attributes.update(attributes)
+    return op
+
+
+def print_constant(op, printer: Printer) -> None:
+    """The inverse of `parse_constant`."""
+    printer.print_string(" ")
+    printer.print_attribute(op.value)
+    printer.print_op_attributes(op.attributes)
 
 
 # ----------------------------------------------------------------------- elementwise

@@ -16,6 +16,7 @@ one `op.elementwise`, whose body is scalar `arith`/`math` code ending in `op.yie
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -71,6 +72,8 @@ from boltir.dialects.graph import (
     i64_array,
     i64_attr,
     is_float,
+    parse_constant,
+    print_constant,
     python_value,
     tensor_shape,
 )
@@ -94,6 +97,10 @@ ACTIVATION_ARITY: dict[str, int] = {
     "hardsigmoid": 2,  # alpha, beta
 }
 """The activations an epilogue applies, with how many float arguments each takes."""
+
+UNBOUNDED = sys.float_info.max
+"""Stands for a missing clip bound (clip's args are two floats): `-UNBOUNDED` for no
+minimum, `UNBOUNDED` for no maximum."""
 
 UNARY_ARITY: dict[str, int] = {
     **{k: v for k, v in ACTIVATION_ARITY.items() if k != "none"},
@@ -438,18 +445,10 @@ class ConstantOp(OpBase):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
-        value = parser.parse_attribute()
-        if not isinstance(value, DenseResourceAttr | DenseIntOrFPElementsAttr):
-            parser.raise_error("op.constant expects a dense<...> or dense_resource<...> value")
-        attributes = parser.parse_optional_attr_dict()
-        op = cls(value)
-        op.attributes.update(attributes)
-        return op
+        return parse_constant(cls, parser)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.value)
-        printer.print_op_attributes(self.attributes)
+        print_constant(self, printer)
 
 
 # ------------------------------------------------------------------------- GEMM

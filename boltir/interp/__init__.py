@@ -18,6 +18,7 @@ from boltir.diagnostics import BoltError
 from boltir.dialects.graph import INPUT_NAME_ATTR
 from boltir.interp.graph import GraphFunctions
 from boltir.interp.op import OpFunctions
+from boltir.interp.cutlass import CutlassFunctions
 from boltir.dtypes import element_type_name, numpy_dtype
 
 ENTRY_POINT = "main"
@@ -92,6 +93,7 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(GraphFunctions())
     interpreter.register_implementations(OpFunctions())
+    interpreter.register_implementations(CutlassFunctions())
     return interpreter
 
 

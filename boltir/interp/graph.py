@@ -8,6 +8,7 @@ accumulator does; f16 and bf16 tensors would otherwise fall off numpy's BLAS pat
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,22 @@ def gelu(x: np.ndarray, approximate: str) -> np.ndarray:
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)).astype(x.dtype))
 
 
+def silu(x: np.ndarray) -> np.ndarray:
+    return x * sigmoid(x)
+
+
+def hardswish(x: np.ndarray) -> np.ndarray:
+    return x * np.clip(x / 6.0 + 0.5, 0.0, 1.0)
+
+
+def hardsigmoid(x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+    return np.clip(alpha * x + beta, 0.0, 1.0)
+
+
+def leaky_relu(x: np.ndarray, alpha: float) -> np.ndarray:
+    return np.where(x >= 0, x, x * alpha)
+
+
 def clip(x: np.ndarray, low: float | None, high: float | None) -> np.ndarray:
     """Clamps to [low, high]; integer tensors get integer bounds, so that they are not
     clipped through float64 (which rounds int64 values above 2**53)."""
@@ -77,13 +94,13 @@ def clip(x: np.ndarray, low: float | None, high: float | None) -> np.ndarray:
 
 UNARY_FUNCTIONS: dict[type, Any] = {
     graph.ReluOp: lambda op, x: np.maximum(x, 0),
-    graph.LeakyReluOp: lambda op, x: np.where(x >= 0, x, x * op.prop_value("alpha")),
+    graph.LeakyReluOp: lambda op, x: leaky_relu(x, op.prop_value("alpha")),
     graph.GeluOp: lambda op, x: gelu(x, op.prop_value("approximate")),
     graph.SigmoidOp: lambda op, x: sigmoid(x),
     graph.TanhOp: lambda op, x: np.tanh(x),
-    graph.SiluOp: lambda op, x: x * sigmoid(x),
-    graph.HardSwishOp: lambda op, x: x * np.clip(x / 6.0 + 0.5, 0.0, 1.0),
-    graph.HardSigmoidOp: lambda op, x: np.clip(op.prop_value("alpha") * x + op.prop_value("beta"), 0.0, 1.0),
+    graph.SiluOp: lambda op, x: silu(x),
+    graph.HardSwishOp: lambda op, x: hardswish(x),
+    graph.HardSigmoidOp: lambda op, x: hardsigmoid(x, op.prop_value("alpha"), op.prop_value("beta")),
     graph.ClipOp: lambda op, x: clip(
         x,
         op.properties["min"].value.data if "min" in op.properties else None,
@@ -387,6 +404,61 @@ def resize(
     return x
 
 
+def resize_as(op, x: np.ndarray) -> np.ndarray:
+    """`resize` as a `graph.resize` or `op.resize` asks (they have the same properties)."""
+    return resize(
+        x,
+        tuple(op.output.type.get_shape()),
+        op.prop_value("scales"),
+        op.prop_value("mode"),
+        op.prop_value("coordinate_transformation_mode"),
+        op.prop_value("nearest_mode"),
+        op.prop_value("cubic_coeff_a"),
+        op.prop_value("exclude_outside"),
+        op.prop_value("roi") or None,
+        op.prop_value("extrapolation_value"),
+    )
+
+
+# --------------------------------------------------------- normalization, reductions
+
+
+def softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    shifted = np.exp(x - x.max(axis=axis, keepdims=True))
+    return shifted / shifted.sum(axis=axis, keepdims=True)
+
+
+def layer_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray | None, axis: int, epsilon: float) -> np.ndarray:
+    """Normalizes over the axes from `axis` on, then scales and shifts."""
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    centered = x - x.mean(axis=axes, keepdims=True)
+    variance = (centered * centered).mean(axis=axes, keepdims=True)
+    out = centered / np.sqrt(variance + np.asarray(epsilon, dtype=x.dtype)) * scale
+    return out + bias if bias is not None else out
+
+
+def reduce(kind: str, x: np.ndarray, axes: Sequence[int], keepdims: bool) -> np.ndarray:
+    """ReduceMean, ReduceSum or ReduceMax (`kind` "mean", "sum" or "max") over `axes`."""
+    axes = tuple(a % x.ndim for a in axes)
+    if kind == "max":
+        # ONNX: the maximum of nothing is the lowest value of the type.
+        lowest = -np.inf if x.dtype.kind == "f" else (False if x.dtype == np.bool_ else np.iinfo(x.dtype).min)
+        return np.max(x, axis=axes, keepdims=keepdims, initial=lowest)
+    return (np.mean if kind == "mean" else np.sum)(x, axis=axes, keepdims=keepdims)
+
+
+# ---------------------------------------------------------------------- data movement
+
+
+def slice_array(x: np.ndarray, starts, ends, axes, steps) -> np.ndarray:
+    """ONNX Slice: per axis, starts and ends clamped as `slice_bounds` says (a view)."""
+    index = [slice(None)] * x.ndim
+    for start, end, axis, step in zip(starts, ends, axes, steps, strict=True):
+        begin, stop, stride = slice_bounds(start, end, step, x.shape[axis % x.ndim])
+        index[axis % x.ndim] = slice(begin, None if stop < 0 else stop, stride)
+    return x[tuple(index)]
+
+
 def pad(x: np.ndarray, pads, mode: str, value: float) -> np.ndarray:
     rank = x.ndim
     begins, ends = pads[:rank], pads[rank:]
@@ -399,6 +471,11 @@ def pad(x: np.ndarray, pads, mode: str, value: float) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- implementations
+
+REDUCE_KINDS = {graph.ReduceMeanOp: "mean", graph.ReduceSumOp: "sum", graph.ReduceMaxOp: "max"}
+POOL_KINDS = {graph.MaxPool2dOp: "max", graph.AvgPool2dOp: "avg"}
+RESHAPES = (graph.ReshapeOp, graph.FlattenOp, graph.SqueezeOp, graph.UnsqueezeOp)
+"""Ops that only reshape: their result is their input with the result's shape."""
 
 
 class GraphFunctions(InterpreterFunctions):
@@ -489,32 +566,18 @@ class GraphFunctions(InterpreterFunctions):
         out = (x - mean.reshape(shape)) * (scale * inv_std).reshape(shape) + bias.reshape(shape)
         return (finish(op, out),)
 
-    @impl(graph.MaxPool2dOp)
-    def run_max_pool2d(self, interpreter: Interpreter, op: graph.MaxPool2dOp, args: tuple):
-        x = to_nchw(op, widen(args[0]))
+    def _pool2d(self, interpreter: Interpreter, op, args: tuple):
+        """max_pool2d, and avg_pool2d (no dilations; padding counted as it says)."""
+        kind = POOL_KINDS[type(op)]
         out = pool2d(
-            x,
+            to_nchw(op, widen(args[0])),
             op.prop_value("kernel_shape"),
             op.prop_value("strides"),
             op.prop_value("pads"),
-            op.prop_value("dilations"),
+            op.prop_value("dilations") if kind == "max" else (1, 1),
             nchw_spatial(op, tuple(op.output.type.get_shape())),
-            "max",
-        )
-        return (finish(op, from_nchw(op, out)),)
-
-    @impl(graph.AvgPool2dOp)
-    def run_avg_pool2d(self, interpreter: Interpreter, op: graph.AvgPool2dOp, args: tuple):
-        x = to_nchw(op, widen(args[0]))
-        out = pool2d(
-            x,
-            op.prop_value("kernel_shape"),
-            op.prop_value("strides"),
-            op.prop_value("pads"),
-            (1, 1),
-            nchw_spatial(op, tuple(op.output.type.get_shape())),
-            "avg",
-            op.prop_value("count_include_pad"),
+            kind,
+            kind == "avg" and op.prop_value("count_include_pad"),
         )
         return (finish(op, from_nchw(op, out)),)
 
@@ -526,41 +589,19 @@ class GraphFunctions(InterpreterFunctions):
 
     @impl(graph.SoftmaxOp)
     def run_softmax(self, interpreter: Interpreter, op: graph.SoftmaxOp, args: tuple):
-        x = widen(args[0])
-        axis = op.prop_value("axis")
-        shifted = np.exp(x - x.max(axis=axis, keepdims=True))
-        return (finish(op, shifted / shifted.sum(axis=axis, keepdims=True)),)
+        return (finish(op, softmax(widen(args[0]), op.prop_value("axis"))),)
 
     @impl(graph.LayerNormOp)
     def run_layer_norm(self, interpreter: Interpreter, op: graph.LayerNormOp, args: tuple):
         x, scale, *bias = (widen(v) for v in args)
-        axis = op.prop_value("axis") % x.ndim
-        axes = tuple(range(axis, x.ndim))
-        mean = x.mean(axis=axes, keepdims=True)
-        centered = x - mean
-        variance = (centered * centered).mean(axis=axes, keepdims=True)
-        out = centered / np.sqrt(variance + np.asarray(op.prop_value("epsilon"), dtype=x.dtype)) * scale
-        if bias:
-            out = out + bias[0]
+        out = layer_norm(x, scale, bias[0] if bias else None, op.prop_value("axis"), op.prop_value("epsilon"))
         return (finish(op, out),)
 
     def _reduce(self, interpreter: Interpreter, op, args: tuple):
-        x = widen(args[0])
-        axes = tuple(a % x.ndim for a in op.prop_value("axes"))
-        keepdims = op.prop_value("keepdims")
-        if isinstance(op, graph.ReduceMaxOp):
-            # ONNX: the maximum of nothing is the lowest value of the type.
-            lowest = -np.inf if x.dtype.kind == "f" else (False if x.dtype == np.bool_ else np.iinfo(x.dtype).min)
-            return (finish(op, np.max(x, axis=axes, keepdims=keepdims, initial=lowest)),)
-        reducer = np.mean if isinstance(op, graph.ReduceMeanOp) else np.sum
-        return (finish(op, reducer(x, axis=axes, keepdims=keepdims)),)
+        out = reduce(REDUCE_KINDS[type(op)], widen(args[0]), op.prop_value("axes"), op.prop_value("keepdims"))
+        return (finish(op, out),)
 
-    @impl(graph.ReshapeOp)
-    def run_reshape(self, interpreter: Interpreter, op: graph.ReshapeOp, args: tuple):
-        return (args[0].reshape(op.output.type.get_shape()),)
-
-    @impl(graph.FlattenOp)
-    def run_flatten(self, interpreter: Interpreter, op: graph.FlattenOp, args: tuple):
+    def _reshape(self, interpreter: Interpreter, op, args: tuple):
         return (args[0].reshape(op.output.type.get_shape()),)
 
     @impl(graph.ExpandOp)
@@ -582,14 +623,8 @@ class GraphFunctions(InterpreterFunctions):
 
     @impl(graph.SliceOp)
     def run_slice(self, interpreter: Interpreter, op: graph.SliceOp, args: tuple):
-        (x,) = args
-        index = [slice(None)] * x.ndim
-        for start, end, axis, step in zip(
-            op.prop_value("starts"), op.prop_value("ends"), op.prop_value("axes"), op.prop_value("steps"), strict=True
-        ):
-            begin, stop, stride = slice_bounds(start, end, step, x.shape[axis % x.ndim])
-            index[axis % x.ndim] = slice(begin, None if stop < 0 else stop, stride)
-        return (contiguous(x[tuple(index)]),)
+        starts, ends, axes, steps = (op.prop_value(name) for name in ("starts", "ends", "axes", "steps"))
+        return (contiguous(slice_array(args[0], starts, ends, axes, steps)),)
 
     @impl(graph.PadOp)
     def run_pad(self, interpreter: Interpreter, op: graph.PadOp, args: tuple):
@@ -598,27 +633,7 @@ class GraphFunctions(InterpreterFunctions):
 
     @impl(graph.ResizeOp)
     def run_resize(self, interpreter: Interpreter, op: graph.ResizeOp, args: tuple):
-        out = resize(
-            widen(args[0]),
-            tuple(op.output.type.get_shape()),
-            op.prop_value("scales"),
-            op.prop_value("mode"),
-            op.prop_value("coordinate_transformation_mode"),
-            op.prop_value("nearest_mode"),
-            op.prop_value("cubic_coeff_a"),
-            op.prop_value("exclude_outside"),
-            op.prop_value("roi") or None,
-            op.prop_value("extrapolation_value"),
-        )
-        return (finish(op, out),)
-
-    @impl(graph.SqueezeOp)
-    def run_squeeze(self, interpreter: Interpreter, op: graph.SqueezeOp, args: tuple):
-        return (args[0].reshape(op.output.type.get_shape()),)
-
-    @impl(graph.UnsqueezeOp)
-    def run_unsqueeze(self, interpreter: Interpreter, op: graph.UnsqueezeOp, args: tuple):
-        return (args[0].reshape(op.output.type.get_shape()),)
+        return (finish(op, resize_as(op, widen(args[0]))),)
 
     @impl(graph.GatherOp)
     def run_gather(self, interpreter: Interpreter, op: graph.GatherOp, args: tuple):
@@ -631,7 +646,9 @@ def _register_shared_implementations() -> None:
     shared = [
         (UNARY_FUNCTIONS, GraphFunctions._unary),
         (BINARY_FUNCTIONS, GraphFunctions._binary),
-        ((graph.ReduceMeanOp, graph.ReduceSumOp, graph.ReduceMaxOp), GraphFunctions._reduce),
+        (REDUCE_KINDS, GraphFunctions._reduce),
+        (POOL_KINDS, GraphFunctions._pool2d),
+        (RESHAPES, GraphFunctions._reshape),
     ]
     for op_types, implementation in shared:
         for op_type in op_types:

@@ -1,9 +1,10 @@
 """Numpy implementations of every `op` op.
 
-Convs and pools reuse the graph interpreter's NCHW kernels through layout transposes;
-the epilogue, the activations and the scalar `arith`/`math` bodies of `op.elementwise`
-(evaluated on whole arrays at once) are implemented here, once, for every op that
-needs them.
+The kernels both dialects compute (convs and pools through layout transposes, softmax,
+layer norm, reductions, slicing, resize, pad, cast, the activations' math) are the
+graph interpreter's, called from here; the epilogue, the activations by name and the
+scalar `arith`/`math` bodies of `op.elementwise` (evaluated on whole arrays at once) are
+implemented here, once, for every op that needs them.
 """
 
 from __future__ import annotations
@@ -18,17 +19,11 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.ir import Operation
 
 from boltir.dialects import op as ops
-from boltir.dialects.shapes import slice_bounds
 from boltir.dtypes import numpy_dtype
 from boltir.interp import graph as graph_kernels
-from boltir.interp.graph import contiguous, widen
+from boltir.interp.graph import CHANNELS_FIRST, CHANNELS_LAST, contiguous, finish, widen
 from boltir.interp.special import erf
 from boltir.weights import constant_array
-
-NHWC_TO_NCHW = (0, 3, 1, 2)
-NCHW_TO_NHWC = (0, 2, 3, 1)
-OHWI_TO_OIHW = (0, 3, 1, 2)
-IHWO_TO_IOHW = (0, 3, 1, 2)
 
 
 # ------------------------------------------------------------------- activations
@@ -41,8 +36,9 @@ def activation(kind: str, args: Sequence[float], x: np.ndarray) -> np.ndarray:
     if kind == "relu":
         return np.maximum(x, 0)
     if kind == "clip":
-        # lower-graph-to-op writes a missing bound as the largest f64; one that the
-        # tensor's type cannot hold bounds nothing (and must not overflow when cast).
+        # lower-graph-to-op writes a missing bound as ops.UNBOUNDED (the largest f64);
+        # one that the tensor's type cannot hold bounds nothing (and must not overflow
+        # when cast).
         low, high = (None if x.dtype.kind == "f" and abs(a) > float(np.finfo(x.dtype).max) else a for a in args)
         return graph_kernels.clip(x, low, high)
     if kind == "gelu":
@@ -52,15 +48,15 @@ def activation(kind: str, args: Sequence[float], x: np.ndarray) -> np.ndarray:
     if kind == "sigmoid":
         return graph_kernels.sigmoid(x)
     if kind == "silu":
-        return x * graph_kernels.sigmoid(x)
+        return graph_kernels.silu(x)
     if kind == "hardswish":
-        return x * np.clip(x / 6.0 + 0.5, 0.0, 1.0)
+        return graph_kernels.hardswish(x)
     if kind == "tanh":
         return np.tanh(x)
     if kind == "leaky_relu":
-        return np.where(x >= 0, x, x * args[0])
+        return graph_kernels.leaky_relu(x, args[0])
     if kind == "hardsigmoid":
-        return np.clip(args[0] * x + args[1], 0.0, 1.0)
+        return graph_kernels.hardsigmoid(x, args[0], args[1])
     if kind == "erf":
         return erf(x).astype(x.dtype)
     if kind == "sqrt":
@@ -95,10 +91,6 @@ def apply_epilogue(
     return activation(second.kind, second.args, out)
 
 
-def store(op: Operation, value: np.ndarray, index: int = 0) -> np.ndarray:
-    return contiguous(np.asarray(value).astype(numpy_dtype(op.results[index].type.element_type), copy=False))
-
-
 # ---------------------------------------------------------------- GEMM and convs
 
 
@@ -112,16 +104,16 @@ def gemm(a, b, layout_a: str, layout_b: str, epilogue, bias, residual) -> np.nda
 
 
 def to_nchw(x: np.ndarray, layout: str) -> np.ndarray:
-    return x if layout == "NCHW" else np.transpose(x, NHWC_TO_NCHW)
+    return x if layout == "NCHW" else np.transpose(x, CHANNELS_FIRST)
 
 
 def from_nchw(x: np.ndarray, layout: str) -> np.ndarray:
-    return x if layout == "NCHW" else np.transpose(x, NCHW_TO_NHWC)
+    return x if layout == "NCHW" else np.transpose(x, CHANNELS_LAST)
 
 
 def conv2d(x, w, layout, filter_layout, strides, pads, dilations, groups, epilogue, bias, residual, out_shape):
     x_nchw = to_nchw(widen(x), layout)
-    w_oihw = widen(w) if filter_layout == "OIHW" else np.transpose(widen(w), OHWI_TO_OIHW)
+    w_oihw = widen(w) if filter_layout == "OIHW" else np.transpose(widen(w), CHANNELS_FIRST)
     out_hw = tuple(out_shape[1:3]) if layout == "NHWC" else tuple(out_shape[2:4])
     acc = from_nchw(graph_kernels.conv2d(x_nchw, w_oihw, None, strides, pads, dilations, groups, out_hw), layout)
     return apply_epilogue(acc, epilogue, bias, residual, channel_axis=-1 if layout == "NHWC" else 1)
@@ -140,7 +132,7 @@ class OpFunctions(InterpreterFunctions):
         a, b = args[:2]
         bias, residual = optional_operands(op, args, ("bias", "residual"))
         out = gemm(a, b, op.prop_value("layout_a"), op.prop_value("layout_b"), op.epilogue, bias, residual)
-        return (store(op, out),)
+        return (finish(op, out),)
 
     @impl(ops.Conv2dOp)
     def run_conv2d(self, interpreter: Interpreter, op: ops.Conv2dOp, args: tuple):
@@ -151,29 +143,29 @@ class OpFunctions(InterpreterFunctions):
             x, w, op.prop_value("layout"), op.prop_value("filter_layout"), strides, pads, dilations, groups,
             op.epilogue, bias, residual, op.output.type.get_shape(),
         )
-        return (store(op, out),)
+        return (finish(op, out),)
 
     @impl(ops.ConvTranspose2dOp)
     def run_conv_transpose2d(self, interpreter: Interpreter, op: ops.ConvTranspose2dOp, args: tuple):
         x, w = args[:2]
         bias, residual = optional_operands(op, args, ("bias", "residual"))
         layout = op.prop_value("layout")
-        w_iohw = widen(w) if op.prop_value("filter_layout") == "IOHW" else np.transpose(widen(w), IHWO_TO_IOHW)
+        w_iohw = widen(w) if op.prop_value("filter_layout") == "IOHW" else np.transpose(widen(w), CHANNELS_FIRST)
         strides, pads, dilations, groups = op.window()
         acc = graph_kernels.conv_transpose2d(
             to_nchw(widen(x), layout), w_iohw, None, strides, pads, dilations, groups, op.prop_value("output_padding")
         )
         out = apply_epilogue(from_nchw(acc, layout), op.epilogue, bias, residual, -1 if layout == "NHWC" else 1)
-        return (store(op, out),)
+        return (finish(op, out),)
 
     @impl(ops.B2bGemmOp)
     def run_b2b_gemm(self, interpreter: Interpreter, op: ops.B2bGemmOp, args: tuple):
         a, b0, b1 = args[:3]
         bias0, bias1 = optional_operands(op, args, ("bias0", "bias1"))
         first = gemm(a, b0, op.prop_value("layout_a"), op.prop_value("layout_b0"), op.epilogue0, bias0, None)
-        first = store(op, first)  # the intermediate is kept in the output's element type
+        first = finish(op, first)  # the intermediate is kept in the output's element type
         out = gemm(first, b1, "row", op.prop_value("layout_b1"), op.epilogue1, bias1, None)
-        return (store(op, out),)
+        return (finish(op, out),)
 
     @impl(ops.B2bConv2dOp)
     def run_b2b_conv2d(self, interpreter: Interpreter, op: ops.B2bConv2dOp, args: tuple):
@@ -183,9 +175,9 @@ class OpFunctions(InterpreterFunctions):
         strides, pads, dilations = op.prop_value("strides"), op.prop_value("pads"), op.prop_value("dilations")
         out_shape = op.output.type.get_shape()
         first = conv2d(x, w0, layout, filter_layout, strides, pads, dilations, 1, op.epilogue0, bias0, None, out_shape)
-        first = store(op, first)
+        first = finish(op, first)
         out = conv2d(first, w1, layout, filter_layout, (1, 1), (0, 0, 0, 0), (1, 1), 1, op.epilogue1, bias1, None, out_shape)
-        return (store(op, out),)
+        return (finish(op, out),)
 
     @impl(ops.Pool2dOp)
     def run_pool2d(self, interpreter: Interpreter, op: ops.Pool2dOp, args: tuple):
@@ -208,38 +200,26 @@ class OpFunctions(InterpreterFunctions):
                 kind,
                 op.prop_value("count_include_pad"),
             )
-        return (store(op, from_nchw(out, layout)),)
+        return (finish(op, from_nchw(out, layout)),)
 
     @impl(ops.SoftmaxOp)
     def run_softmax(self, interpreter: Interpreter, op: ops.SoftmaxOp, args: tuple):
-        return (store(op, softmax(widen(args[0]), op.prop_value("axis"))),)
+        return (finish(op, graph_kernels.softmax(widen(args[0]), op.prop_value("axis"))),)
 
     @impl(ops.LayerNormOp)
     def run_layer_norm(self, interpreter: Interpreter, op: ops.LayerNormOp, args: tuple):
         x, scale, *bias = (widen(v) for v in args)
-        out = layer_norm(x, scale, bias[0] if bias else None, op.prop_value("axis"), op.prop_value("epsilon"))
-        return (store(op, out),)
+        out = graph_kernels.layer_norm(x, scale, bias[0] if bias else None, op.prop_value("axis"), op.prop_value("epsilon"))
+        return (finish(op, out),)
 
     @impl(ops.ReduceOp)
     def run_reduce(self, interpreter: Interpreter, op: ops.ReduceOp, args: tuple):
-        out = reduce(op.kind.data, widen(args[0]), op.prop_value("axes"), op.prop_value("keepdims"))
-        return (store(op, out),)
+        out = graph_kernels.reduce(op.kind.data, widen(args[0]), op.prop_value("axes"), op.prop_value("keepdims"))
+        return (finish(op, out),)
 
     @impl(ops.ResizeOp)
     def run_resize(self, interpreter: Interpreter, op: ops.ResizeOp, args: tuple):
-        out = graph_kernels.resize(
-            widen(args[0]),
-            tuple(op.output.type.get_shape()),
-            op.prop_value("scales"),
-            op.prop_value("mode"),
-            op.prop_value("coordinate_transformation_mode"),
-            op.prop_value("nearest_mode"),
-            op.prop_value("cubic_coeff_a"),
-            op.prop_value("exclude_outside"),
-            op.prop_value("roi") or None,
-            op.prop_value("extrapolation_value"),
-        )
-        return (store(op, out),)
+        return (finish(op, graph_kernels.resize_as(op, widen(args[0]))),)
 
     @impl(ops.GatherOp)
     def run_gather(self, interpreter: Interpreter, op: ops.GatherOp, args: tuple):
@@ -256,7 +236,7 @@ class OpFunctions(InterpreterFunctions):
 
     @impl(ops.PadOp)
     def run_pad(self, interpreter: Interpreter, op: ops.PadOp, args: tuple):
-        return (store(op, graph_kernels.pad(args[0], op.prop_value("pads"), op.prop_value("mode"), op.prop_value("value"))),)
+        return (finish(op, graph_kernels.pad(args[0], op.prop_value("pads"), op.prop_value("mode"), op.prop_value("value"))),)
 
     @impl(ops.ConcatOp)
     def run_concat(self, interpreter: Interpreter, op: ops.ConcatOp, args: tuple):
@@ -264,21 +244,22 @@ class OpFunctions(InterpreterFunctions):
 
     @impl(ops.SliceOp)
     def run_slice(self, interpreter: Interpreter, op: ops.SliceOp, args: tuple):
-        return (contiguous(slice_array(args[0], op.prop_value("starts"), op.prop_value("ends"), op.prop_value("axes"), op.prop_value("steps"))),)
+        starts, ends, axes, steps = (op.prop_value(name) for name in ("starts", "ends", "axes", "steps"))
+        return (contiguous(graph_kernels.slice_array(args[0], starts, ends, axes, steps)),)
 
     @impl(ops.UnaryOp)
     def run_unary(self, interpreter: Interpreter, op: ops.UnaryOp, args: tuple):
-        return (store(op, activation(op.fn.data, op.prop_value("args"), widen(args[0]))),)
+        return (finish(op, activation(op.fn.data, op.prop_value("args"), widen(args[0]))),)
 
     @impl(ops.BinaryOp)
     def run_binary(self, interpreter: Interpreter, op: ops.BinaryOp, args: tuple):
         a, b = (widen(v) for v in args)
-        return (store(op, BINARY[op.fn.data](a, b)),)
+        return (finish(op, BINARY[op.fn.data](a, b)),)
 
     @impl(ops.SelectOp)
     def run_select(self, interpreter: Interpreter, op: ops.SelectOp, args: tuple):
         condition, a, b = args
-        return (store(op, np.where(condition, a, b)),)
+        return (finish(op, np.where(condition, a, b)),)
 
     @impl(ops.CastOp)
     def run_cast(self, interpreter: Interpreter, op: ops.CastOp, args: tuple):
@@ -289,7 +270,7 @@ class OpFunctions(InterpreterFunctions):
     def run_elementwise(self, interpreter: Interpreter, op: ops.ElementwiseOp, args: tuple):
         shape = tuple(op.output.type.get_shape())
         inputs = [np.broadcast_to(value, shape) for value in args]
-        return (store(op, np.broadcast_to(evaluate_body(op, inputs), shape)),)
+        return (finish(op, np.broadcast_to(evaluate_body(op, inputs), shape)),)
 
 
 def optional_operands(op: Operation, args: tuple, names: Sequence[str]) -> list[np.ndarray | None]:
@@ -310,35 +291,6 @@ BINARY: dict[str, Callable] = {
     "pow": np.power,
     "equal": np.equal,
 }
-
-
-def softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    shifted = np.exp(x - x.max(axis=axis, keepdims=True))
-    return shifted / shifted.sum(axis=axis, keepdims=True)
-
-
-def layer_norm(x, scale, bias, axis: int, epsilon: float) -> np.ndarray:
-    axes = tuple(range(axis % x.ndim, x.ndim))
-    centered = x - x.mean(axis=axes, keepdims=True)
-    variance = (centered * centered).mean(axis=axes, keepdims=True)
-    out = centered / np.sqrt(variance + np.asarray(epsilon, dtype=x.dtype)) * scale
-    return out + bias if bias is not None else out
-
-
-def reduce(kind: str, x: np.ndarray, axes: Sequence[int], keepdims: bool) -> np.ndarray:
-    axes = tuple(a % x.ndim for a in axes)
-    if kind == "max":
-        lowest = -np.inf if x.dtype.kind == "f" else (False if x.dtype == np.bool_ else np.iinfo(x.dtype).min)
-        return np.max(x, axis=axes, keepdims=keepdims, initial=lowest)
-    return (np.mean if kind == "mean" else np.sum)(x, axis=axes, keepdims=keepdims)
-
-
-def slice_array(x: np.ndarray, starts, ends, axes, steps) -> np.ndarray:
-    index = [slice(None)] * x.ndim
-    for start, end, axis, step in zip(starts, ends, axes, steps, strict=True):
-        begin, stop, stride = slice_bounds(start, end, step, x.shape[axis % x.ndim])
-        index[axis % x.ndim] = slice(begin, None if stop < 0 else stop, stride)
-    return x[tuple(index)]
 
 
 # ------------------------------------------------------- elementwise bodies (arith, math)

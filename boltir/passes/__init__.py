@@ -1,4 +1,5 @@
-"""boltir's passes: one module per pass, the patterns first and the ModulePass last.
+"""boltir's passes: one module per pass, the patterns first and the ModulePass last;
+the helpers several passes share are in `common`, and statistics in `statistics`.
 
 `registered_passes` is what bolt-opt and boltc load: names to lazy factories, as xDSL
 does, so that a tool only imports the passes it runs.

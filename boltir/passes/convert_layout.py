@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -63,20 +63,25 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from boltir.diagnostics import BoltError, format_location
+from boltir.diagnostics import BoltError
 from boltir.dialects import graph
 from boltir.dialects.graph import FILTER_LAYOUTS, LAYOUTS, f64_array, i64_array, i64_attr, tensor_shape
-from boltir.dtypes import numpy_dtype
 from boltir.passes import statistics
-from boltir.weights import constant_array, make_weight_attr
+from boltir.passes.common import (
+    CHANNELS_FIRST,
+    CHANNELS_LAST,
+    batch_norm_affine,
+    constant_name,
+    constant_of,
+    new_constant,
+    where,
+)
 
 Perm = tuple[int, ...]
 
 CONVS = (graph.Conv2dOp, graph.ConvTranspose2dOp)
 POOLS = (graph.MaxPool2dOp, graph.AvgPool2dOp, graph.GlobalAvgPoolOp)
 
-FILTER_TO_CHANNELS_LAST: Perm = (0, 2, 3, 1)
-"""OIHW -> OHWI and IOHW -> IHWO."""
 
 
 # ------------------------------------------------------------------- permutations
@@ -127,25 +132,6 @@ def perm_of(op: graph.TransposeOp) -> Perm:
     return tuple(op.prop_value("perm"))
 
 
-def constant_of(value: SSAValue) -> np.ndarray | None:
-    owner = value.owner
-    return constant_array(owner.value) if isinstance(owner, graph.ConstantOp) else None
-
-
-def constant_name(value: SSAValue, fallback: str = "constant") -> str:
-    """The weight name of a constant (its resource handle), else the value's name."""
-    owner = value.owner
-    if isinstance(owner, graph.ConstantOp) and isinstance(owner.value, DenseResourceAttr):
-        return owner.value.resource_handle.data
-    return value.name_hint or fallback
-
-
-def new_constant(name_hint: str, array: np.ndarray, location) -> graph.ConstantOp:
-    op = graph.ConstantOp(make_weight_attr(name_hint, array))
-    op.location = location
-    return op
-
-
 def new_transpose(value: SSAValue, perm: Sequence[int], location) -> graph.TransposeOp:
     op = graph.TransposeOp(value, perm)
     op.location = location
@@ -163,11 +149,6 @@ def target_filter_layout(op: Operation, layout: str) -> str:
 
 def count_transposes(module: Operation) -> int:
     return sum(isinstance(op, graph.TransposeOp) for op in module.walk())
-
-
-def where(op: Operation) -> str:
-    location = format_location(op.location)
-    return f"{op.name} at {location}" if location else op.name
 
 
 def note_transposes_left(owner: ModulePass, module: Operation) -> None:
@@ -231,9 +212,7 @@ class ConvertConvLayout(RewritePattern):
             result_type = with_shape(result_type, permute(tensor_shape(result_type), into))
             self.tally.count("transposes inserted", 2)
         if is_conv and filter_layout != wanted_filter:
-            perm = FILTER_TO_CHANNELS_LAST if wanted_filter == FILTER_LAYOUTS[op.name][1] else inverse(
-                FILTER_TO_CHANNELS_LAST
-            )
+            perm = CHANNELS_LAST if wanted_filter == FILTER_LAYOUTS[op.name][1] else CHANNELS_FIRST
             weight = constant_of(op.weight)
             if weight is not None:
                 suffix = wanted_filter.lower()
@@ -407,22 +386,19 @@ class PushThroughBatchNorm(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.BatchNormOp, rewriter: PatternRewriter) -> None:
         producer = transpose_of(op.input)
-        stats = [constant_of(v) for v in (op.scale, op.bias, op.mean, op.variance)]
-        if producer is None or any(s is None for s in stats):
+        affine = batch_norm_affine(op)
+        if producer is None or affine is None:
             return
         perm = perm_of(producer)
         y = producer.input
-        scale, bias, mean, variance = (s.astype(np.float64) for s in stats)
-        # epsilon is added in f32, as the interpreter does.
-        s = scale / np.sqrt(variance + float(np.float32(op.prop_value("epsilon"))))
-        t = bias - mean * s
+        s, t = affine
         rank = len(tensor_shape(y.type))
         channel_axis = perm[1]
         shape = (-1,) + (1,) * (rank - 1 - channel_axis)
-        dtype = numpy_dtype(y.type.element_type)
+        element_type = y.type.element_type
         name = constant_name(op.scale, "batch_norm")
-        s_op = new_constant(f"{name}.bn_scale", s.reshape(shape).astype(dtype), op.location)
-        t_op = new_constant(f"{name}.bn_shift", t.reshape(shape).astype(dtype), op.location)
+        s_op = new_constant(f"{name}.bn_scale", s.reshape(shape), op.location, element_type)
+        t_op = new_constant(f"{name}.bn_shift", t.reshape(shape), op.location, element_type)
         mul = graph.MulOp(y, s_op.output)
         add = graph.AddOp(mul.output, t_op.output)
         mul.location = add.location = op.location
@@ -693,13 +669,13 @@ class FoldTransposeIntoClassifier(RewritePattern):
         rewriter.insert(flatten)
         for user in users:
             if isinstance(user, graph.GemmOp):
-                weight = constant_array(user.b.owner.value)
+                weight = constant_of(user.b)
                 moved = weight[:, order] if user.prop_value("trans_b") else weight[order]
                 name = constant_name(user.b, "gemm_weight")
                 constant = new_constant(f"{name}.permuted", moved, user.location)
                 operands = [flatten.output, constant.output, *user.operands[2:]]
             else:
-                weight = constant_array(user.rhs.owner.value)
+                weight = constant_of(user.rhs)
                 constant = new_constant(f"{constant_name(user.rhs, 'matmul_weight')}.permuted", weight[order], user.location)
                 operands = [flatten.output, constant.output]
             new = type(user).create(

@@ -22,7 +22,6 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    DenseResourceAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -44,6 +43,7 @@ from boltir.diagnostics import BoltError
 from boltir.dialects import graph
 from boltir.dtypes import element_type_name, is_numpy_native, numpy_dtype
 from boltir.passes import statistics
+from boltir.passes.common import constant_name
 from boltir.weights import constant_array, make_weight_attr
 
 DTYPES = {"f16": Float16Type, "bf16": BFloat16Type, "f32": Float32Type}
@@ -81,11 +81,7 @@ class ConvertConstant(RewritePattern):
         if not converts(op.output.type, self.target):
             return
         array = constant_array(op.value).astype(numpy_dtype(self.target))
-        if isinstance(op.value, DenseResourceAttr):
-            name = op.value.resource_handle.data
-        else:
-            name = op.output.name_hint or "constant"
-        name = f"{name}.{element_type_name(self.target)}"
+        name = f"{constant_name(op.output)}.{element_type_name(self.target)}"
         if array.ndim == 0 and not is_numpy_native(array.dtype):
             # The weight store keeps a 0-d array as 1-d (np.ascontiguousarray), and an
             # inline bf16 dense<...> does not read back: store one element, reshape it.

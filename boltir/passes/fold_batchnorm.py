@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -27,88 +26,21 @@ from xdsl.pattern_rewriter import (
 )
 
 from boltir.dialects import graph
-from boltir.dtypes import numpy_dtype
 from boltir.passes import statistics
-from boltir.passes.fold_constants import NoteOnce, where
-from boltir.weights import constant_array, make_weight_attr
+from boltir.passes.common import (
+    NoteOnce,
+    batch_norm_affine,
+    constant_f64,
+    erase_unused_producers,
+    filter_in_conv_order,
+    filter_in_onnx_order,
+    has_nchw_layout,
+    name_base,
+    new_constant,
+    where,
+)
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def constant_value(value: SSAValue | None) -> np.ndarray | None:
-    """The value of a `graph.constant` result as f64, or None for anything else."""
-    if value is None or not isinstance(value.owner, graph.ConstantOp):
-        return None
-    return constant_array(value.owner.value).astype(np.float64)
-
-
-def batch_norm_affine(bn: graph.BatchNormOp) -> tuple[np.ndarray, np.ndarray] | None:
-    """(s, t) with `bn(x) = s * x + t` per channel, in f64; None unless the statistics
-    are constants."""
-    scale, bias, mean, variance = (constant_value(v) for v in (bn.scale, bn.bias, bn.mean, bn.variance))
-    if scale is None or bias is None or mean is None or variance is None:
-        return None
-    # epsilon is added in f32, as the interpreter does.
-    s = scale / np.sqrt(variance + float(np.float32(bn.prop_value("epsilon"))))
-    return s, bias - mean * s
-
-
-def constant_name(value: SSAValue) -> str | None:
-    """The weight name of a constant (its resource handle), else its SSA name."""
-    producer = value.owner
-    if isinstance(producer, graph.ConstantOp) and isinstance(producer.value, DenseResourceAttr):
-        return producer.value.resource_handle.data
-    return value.name_hint
-
-
-def make_constant(name_hint: str, array: np.ndarray, element_type: Attribute, location) -> graph.ConstantOp:
-    constant = graph.ConstantOp(make_weight_attr(name_hint, array.astype(numpy_dtype(element_type))))
-    constant.location = location
-    return constant
-
-
-WEIGHT_SUFFIXES = (".weight", ".folded_weight", ".merged_weight")
-
-
-def name_base(value: SSAValue | None, fallback: str) -> str:
-    """`conv1` for a weight named `conv1.weight` (or `conv1.folded_weight`, which this
-    pass names it): the prefix new weights are named by."""
-    name = (constant_name(value) if value is not None else None) or fallback
-    for suffix in WEIGHT_SUFFIXES:
-        if name.endswith(suffix):
-            return name.removesuffix(suffix)
-    return name
-
-
-def has_nchw_layout(op: graph.ConvBase) -> bool:
-    """Whether a conv's input and output are NCHW, the BN's channel axis being theirs."""
-    return op.prop_value("layout") == "NCHW"
-
-
-CHANNELS_FIRST = (0, 3, 1, 2)
-"""OHWI -> OIHW and IHWO -> IOHW (the inverse of CHANNELS_LAST)."""
-CHANNELS_LAST = (0, 2, 3, 1)
-
-
-def filter_in_onnx_order(conv: graph.ConvBase, weight: np.ndarray) -> np.ndarray:
-    """A conv's weight in ONNX's order (OIHW, or IOHW for conv_transpose2d)."""
-    if conv.prop_value("filter_layout") == graph.FILTER_LAYOUTS[conv.name][1]:
-        return weight.transpose(CHANNELS_FIRST)
-    return weight
-
-
-def filter_in_conv_order(conv: graph.ConvBase, weight: np.ndarray) -> np.ndarray:
-    """The inverse of `filter_in_onnx_order`."""
-    if conv.prop_value("filter_layout") == graph.FILTER_LAYOUTS[conv.name][1]:
-        return weight.transpose(CHANNELS_LAST)
-    return weight
-
-
-def erase_unused_producers(rewriter: PatternRewriter, values: list[SSAValue | None]) -> None:
-    """Erases the constants that fed a folded op and feed nothing else now."""
-    for value in values:
-        if value is not None and isinstance(value.owner, graph.ConstantOp) and not value.uses:
-            rewriter.erase(value.owner)
 
 
 def foldable_producer(bn: graph.BatchNormOp, note: NoteOnce, kinds: tuple[type, ...]) -> Operation | None:
@@ -141,7 +73,7 @@ class FoldBatchNormIntoConv(RewritePattern):
         if not has_nchw_layout(conv):
             self.note(bn, f"{where(bn)} not folded into {where(conv)}: its layout is not NCHW")
             return
-        weight, bias = constant_value(conv.weight), constant_value(conv.bias)
+        weight, bias = constant_f64(conv.weight), constant_f64(conv.bias)
         if weight is None or (conv.bias is not None and bias is None):
             self.note(bn, f"{where(bn)} not folded into {where(conv)}: its weight or bias is not a constant")
             return
@@ -158,8 +90,8 @@ class FoldBatchNormIntoConv(RewritePattern):
         folded_bias = (bias if bias is not None else 0.0) * s + t
         element_type = conv.output.type.element_type
         base = name_base(conv.weight, "conv")
-        new_weight = make_constant(f"{base}.folded_weight", folded_weight, element_type, conv.location)
-        new_bias = make_constant(f"{base}.folded_bias", folded_bias, element_type, conv.location)
+        new_weight = new_constant(f"{base}.folded_weight", folded_weight, conv.location, element_type)
+        new_bias = new_constant(f"{base}.folded_bias", folded_bias, conv.location, element_type)
         folded = type(conv).create(
             operands=[conv.input, new_weight.output, new_bias.output],
             result_types=[bn.output.type],
@@ -198,7 +130,7 @@ class FoldBatchNormIntoGemm(RewritePattern):
             a, b, c = producer.a, producer.b, producer.c
             alpha, beta = producer.prop_value("alpha"), producer.prop_value("beta")
             trans_a, trans_b = producer.prop_value("trans_a"), producer.prop_value("trans_b")
-        matrix, addend = constant_value(b), constant_value(c)
+        matrix, addend = constant_f64(b), constant_f64(c)
         if matrix is None or (c is not None and addend is None):
             self.note(bn, f"{where(bn)} not folded into {where(producer)}: its B or C is not a constant")
             return
@@ -207,8 +139,8 @@ class FoldBatchNormIntoGemm(RewritePattern):
         folded_addend = t if addend is None else s * (beta * addend) + t  # broadcasts to M x N
         element_type = producer.output.type.element_type
         base = name_base(b, "gemm")
-        new_matrix = make_constant(f"{base}.folded_weight", folded_matrix, element_type, producer.location)
-        new_addend = make_constant(f"{base}.folded_bias", folded_addend, element_type, producer.location)
+        new_matrix = new_constant(f"{base}.folded_weight", folded_matrix, producer.location, element_type)
+        new_addend = new_constant(f"{base}.folded_bias", folded_addend, producer.location, element_type)
         folded = graph.GemmOp(a, new_matrix.output, new_addend.output, alpha=alpha, trans_a=trans_a, trans_b=trans_b)
         folded.attributes.update(producer.attributes)
         folded.location = producer.location
@@ -237,8 +169,8 @@ class BatchNormToScaleAndShift(RewritePattern):
         channel_shape = (-1,) + (1,) * (bn.input.type.get_num_dims() - 2)
         element_type = bn.output.type.element_type
         base = name_base(bn.scale, "batch_norm")
-        scale = make_constant(f"{base}.scale", s.reshape(channel_shape), element_type, bn.location)
-        shift = make_constant(f"{base}.shift", t.reshape(channel_shape), element_type, bn.location)
+        scale = new_constant(f"{base}.scale", s.reshape(channel_shape), bn.location, element_type)
+        shift = new_constant(f"{base}.shift", t.reshape(channel_shape), bn.location, element_type)
         scaled = graph.MulOp(bn.input, scale.output)
         shifted = graph.AddOp(scaled.output, shift.output)
         scaled.location = shifted.location = bn.location

@@ -9,13 +9,13 @@ have computed at run time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -24,11 +24,12 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
-from boltir.diagnostics import BoltError, format_location
+from boltir.diagnostics import BoltError
 from boltir.dialects import graph
 from boltir.dtypes import numpy_dtype
 from boltir.interp import make_interpreter
 from boltir.passes import statistics
+from boltir.passes.common import NoteOnce, weight_name, where
 from boltir.weights import constant_array, make_weight_attr
 
 
@@ -36,36 +37,12 @@ def folded_name(op: Operation, index: int) -> str:
     """A weight name for result `index` of `op`: the first weight operand's name with the
     op kind appended (`fc.weight.transpose`), else the result's SSA name."""
     result = op.results[index]
-    weights = [
-        operand.owner.value.resource_handle.data
-        for operand in op.operands
-        if isinstance(operand.owner, graph.ConstantOp) and isinstance(operand.owner.value, DenseResourceAttr)
-    ]
+    weights = [name for operand in op.operands if (name := weight_name(operand)) is not None]
     if not weights and result.name_hint:
         return result.name_hint
     base = weights[0] if weights else next((name for operand in op.operands if (name := operand.name_hint)), "folded")
     name = f"{base}.{op.name.removeprefix('graph.')}"
     return name if len(op.results) == 1 else f"{name}_{index}"
-
-
-def where(op: Operation) -> str:
-    """`graph.conv2d at model.mlir:12:3`, for notes."""
-    location = format_location(op.location)
-    return f"{op.name} at {location}" if location else op.name
-
-
-@dataclass
-class NoteOnce:
-    """Notes why a pass left an op alone, once: the walker revisits such ops until
-    nothing changes."""
-
-    owner: ModulePass
-    noted: set[tuple[Operation, str]] = field(default_factory=set)
-
-    def __call__(self, op: Operation, text: str) -> None:
-        if (op, text) not in self.noted:
-            self.noted.add((op, text))
-            statistics.note(self.owner, text)
 
 
 class FoldConstantOp(RewritePattern):

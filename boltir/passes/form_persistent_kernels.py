@@ -24,22 +24,17 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
-from boltir.diagnostics import format_location
 from boltir.dialects import op as ops
 from boltir.dialects.graph import tensor_shape
 from boltir.dtypes import element_type_name
 from boltir.passes import statistics
+from boltir.passes.common import where
 
 MAX_FIRST_N = 256
 """The first op's N (output channels) must fit one threadblock tile."""
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def where(op: Operation) -> str:
-    location = format_location(op.location)
-    return f"{op.name} at {location}" if location else op.name
 
 
 def is_constant(value: SSAValue | None) -> bool:

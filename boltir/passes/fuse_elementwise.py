@@ -42,7 +42,6 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 
 from boltir.dialects import op as ops
 from boltir.passes import statistics
-from boltir.passes.lower_graph_to_op import FLOAT_MAX
 
 STANDARD_FLOATS = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
@@ -120,9 +119,9 @@ def unary_body(b: BodyBuilder, fn: str, args: tuple[float, ...], x: SSAValue) ->
         low, high = args
         if isinstance(t, IntegerType):
             raise NotImplementedError("integer clip")
-        if low > -FLOAT_MAX:
+        if low > -ops.UNBOUNDED:
             x = b.maximum(x, b.const(low, t))
-        if high < FLOAT_MAX:
+        if high < ops.UNBOUNDED:
             x = b.minimum(x, b.const(high, t))
         return x
     if fn == "leaky_relu":

@@ -27,7 +27,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from boltir.dialects import op as ops
 from boltir.dialects.graph import tensor_shape
 from boltir.passes import statistics
-from boltir.passes.lower_graph_to_op import constant_of
+from boltir.passes.common import constant_of
 from boltir.weights import make_weight_attr
 
 FusableOp = ops.GemmOp | ops.Conv2dOp | ops.ConvTranspose2dOp

@@ -9,7 +9,6 @@ computes the same function.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,10 +25,8 @@ from boltir.dialects import op as ops
 from boltir.dialects.graph import tensor_shape
 from boltir.dtypes import numpy_dtype
 from boltir.passes import statistics
-from boltir.weights import constant_array, make_weight_attr
-
-FLOAT_MAX = sys.float_info.max
-"""Stands for a missing clip bound (clip's args are two floats)."""
+from boltir.passes.common import batch_norm_affine
+from boltir.weights import make_weight_attr
 
 GRAPH_TO_FILTER_LAYOUT = {"OIHW": "OIHW", "OHWI": "OHWI"}
 GRAPH_TO_TRANSPOSED_FILTER_LAYOUT = {"OIHW": "IOHW", "IOHW": "IOHW", "OHWI": "IHWO", "IHWO": "IHWO"}
@@ -46,8 +43,8 @@ UNARY_FUNCTIONS: dict[type, Callable[[graph.GraphOp], tuple[str, tuple[float, ..
     graph.ClipOp: lambda op: (
         "clip",
         (
-            op.properties["min"].value.data if "min" in op.properties else -FLOAT_MAX,
-            op.properties["max"].value.data if "max" in op.properties else FLOAT_MAX,
+            op.properties["min"].value.data if "min" in op.properties else -ops.UNBOUNDED,
+            op.properties["max"].value.data if "max" in op.properties else ops.UNBOUNDED,
         ),
     ),
     graph.ErfOp: lambda op: ("erf", ()),
@@ -87,14 +84,6 @@ class Lowering:
 
     def constant(self, name_hint: str, array: np.ndarray) -> SSAValue:
         return self.value(ops.ConstantOp(make_weight_attr(name_hint, array)))
-
-
-def constant_of(value: SSAValue) -> np.ndarray | None:
-    """The array of a value defined by a graph or op constant, else None."""
-    owner = value.owner
-    if isinstance(owner, graph.ConstantOp | ops.ConstantOp):
-        return constant_array(owner.value)
-    return None
 
 
 def identity_body(element_type) -> Region:
@@ -173,12 +162,10 @@ def lower_batch_norm(low: Lowering, op: graph.BatchNormOp) -> list[SSAValue]:
     rank = op.input.type.get_num_dims()
     channel_shape = (-1,) + (1,) * (rank - 2)
     dtype = numpy_dtype(op.input.type.element_type)
-    params = [constant_of(v) for v in (op.scale, op.bias, op.mean, op.variance)]
+    affine = batch_norm_affine(op)  # its statistics are op.constants by now, if constants
     epsilon = op.prop_value("epsilon")
-    if all(p is not None for p in params):
-        gamma, beta, mean, variance = (p.astype(np.float64) for p in params)
-        scale = gamma / np.sqrt(variance + epsilon)
-        shift = beta - mean * scale
+    if affine is not None:
+        scale, shift = affine
         scale_value = low.constant("bn_scale", scale.astype(dtype).reshape(channel_shape))
         shift_value = low.constant("bn_shift", shift.astype(dtype).reshape(channel_shape))
     else:

@@ -30,18 +30,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
-from boltir.diagnostics import BoltError, format_location
+from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
 from boltir.dialects.graph import i64_attr, tensor_shape
 from boltir.dtypes import numpy_dtype
 from boltir.interp.op import BINARY, activation, apply_epilogue
 from boltir.passes import statistics
-from boltir.weights import constant_array, make_weight_attr
+from boltir.passes.common import constant_name, constant_of, where
+from boltir.weights import make_weight_attr
 
 ARCHES = ("sm80", "sm90")
 ALIGNMENT_BYTES = 16
@@ -62,24 +63,6 @@ def alignment(element_type) -> int:
 
 def round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
-
-
-def where(op: Operation) -> str:
-    location = format_location(op.location)
-    return f"{op.name} at {location}" if location else op.name
-
-
-def constant_of(value: SSAValue | None) -> np.ndarray | None:
-    if value is not None and isinstance(value.owner, ops.ConstantOp):
-        return constant_array(value.owner.value)
-    return None
-
-
-def weight_name(value: SSAValue, fallback: str) -> str:
-    owner = value.owner
-    if isinstance(owner, ops.ConstantOp) and isinstance(owner.value, DenseResourceAttr):
-        return owner.value.resource_handle.data + ".padded"
-    return f"{value.name_hint or fallback}.padded"
 
 
 def padded_name(value: SSAValue) -> str | None:
@@ -207,7 +190,8 @@ class PadChannels(RewritePattern):
 
     def constant(self, work: Padding, value: SSAValue, array: np.ndarray, fallback: str, location) -> SSAValue:
         self.leftovers.append(value.owner)
-        result = work.add(ops.ConstantOp(make_weight_attr(weight_name(value, fallback), array)), location).results[0]
+        name = f"{constant_name(value, fallback)}.padded"
+        result = work.add(ops.ConstantOp(make_weight_attr(name, array)), location).results[0]
         result.name_hint = padded_name(value)
         return result
 
@@ -219,6 +203,24 @@ class PadChannels(RewritePattern):
         if wide is not None and wide.width == width:
             return wide.value, wide.fill
         return self.padded_input(residual, -1, width, work, location), 0.0
+
+    def epilogue_operands(
+        self, op: ops.Conv2dOp | ops.GemmOp, bias: np.ndarray | None, channels: int, width: int, kind: str, work: Padding
+    ) -> tuple[list[SSAValue], float]:
+        """The bias and residual operands of a conv or GEMM whose output grows from
+        `channels` to `width` channels (`bias` is the bias's value), and the residual's
+        fill."""
+        operands: list[SSAValue] = []
+        if op.bias is not None and width != channels:
+            operands.append(self.constant(work, op.bias, pad_axes(bias, {0: width}), f"{kind}.bias", op.location))
+        elif op.bias is not None:
+            operands.append(op.bias)
+        residual, residual_fill = (
+            self.residual_input(op.residual, width, work, op.location) if width != channels else (op.residual, 0.0)
+        )
+        if residual is not None:
+            operands.append(residual)
+        return operands, residual_fill
 
     def finish(
         self, op: Operation, new: Operation, work: Padding, channels: int, width: int, fill: float, rewriter: PatternRewriter
@@ -278,13 +280,8 @@ class PadChannels(RewritePattern):
             return
         weight_new = pad_axes(weight, {0: k_new, 3: c_new // groups_new} if groups == 1 else {0: k_new})
         operands = [source, self.constant(work, op.filter, weight_new, "conv.filter", op.location)]
-        if op.bias is not None and k_new != k:
-            operands.append(self.constant(work, op.bias, pad_axes(bias, {0: k_new}), "conv.bias", op.location))
-        elif op.bias is not None:
-            operands.append(op.bias)
-        residual, residual_fill = self.residual_input(op.residual, k_new, work, op.location) if k_new != k else (op.residual, 0.0)
-        if residual is not None:
-            operands.append(residual)
+        epilogue_operands, residual_fill = self.epilogue_operands(op, bias, k, k_new, "conv", work)
+        operands += epilogue_operands
         properties = dict(op.properties)
         if groups_new != groups:
             properties["groups"] = i64_attr(groups_new)
@@ -365,13 +362,8 @@ class PadChannels(RewritePattern):
             return
         k_axis, n_axis = (-2, -1) if layout_b == "row" else (-1, -2)
         operands = [source, self.constant(work, op.b, pad_axes(b, {k_axis: k_new, n_axis: n_new}), "gemm.b", op.location)]
-        if op.bias is not None and n_new != n:
-            operands.append(self.constant(work, op.bias, pad_axes(bias, {0: n_new}), "gemm.bias", op.location))
-        elif op.bias is not None:
-            operands.append(op.bias)
-        residual, residual_fill = self.residual_input(op.residual, n_new, work, op.location) if n_new != n else (op.residual, 0.0)
-        if residual is not None:
-            operands.append(residual)
+        epilogue_operands, residual_fill = self.epilogue_operands(op, bias, n, n_new, "gemm", work)
+        operands += epilogue_operands
         new = ops.GemmOp.create(
             operands=operands,
             result_types=[widened_type(op.output, n_new)],

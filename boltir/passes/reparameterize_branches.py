@@ -32,19 +32,20 @@ from xdsl.pattern_rewriter import (
 )
 
 from boltir.dialects import graph
-from boltir.dtypes import numpy_dtype
 from boltir.passes import statistics
-from boltir.passes.fold_batchnorm import (
+from boltir.passes.common import (
     CHANNELS_FIRST,
-    constant_value,
+    NoteOnce,
+    constant_f64,
     erase_unused_producers,
     filter_in_conv_order,
     filter_in_onnx_order,
+    has_channels_last_filter,
     has_nchw_layout,
     name_base,
+    new_constant,
+    where,
 )
-from boltir.passes.fold_constants import NoteOnce, where
-from boltir.weights import make_weight_attr
 
 KERNEL = 3
 """The merged conv's kernel size; 1x1 branches become its center tap."""
@@ -85,7 +86,7 @@ def is_inner_add(add: graph.AddOp) -> bool:
 def per_channel(value: SSAValue, like: TensorType) -> np.ndarray | None:
     """The constant `value` as one f64 number per channel of `like` (an N x C x H x W
     type), if it broadcasts along the channels only: [C, 1, 1], [1, C, 1, 1], [1]..."""
-    array = constant_value(value)
+    array = constant_f64(value)
     if array is None or array.ndim > 4:
         return None
     channels = like.get_shape()[1]
@@ -98,7 +99,7 @@ def per_channel(value: SSAValue, like: TensorType) -> np.ndarray | None:
 def onnx_filter_shape(conv: graph.Conv2dOp) -> tuple[int, ...]:
     """The weight's M x C/group x kH x kW, whatever its filter layout."""
     shape = conv.weight.type.get_shape()
-    if conv.prop_value("filter_layout") == graph.FILTER_LAYOUTS[conv.name][1]:
+    if has_channels_last_filter(conv):
         return tuple(shape[axis] for axis in CHANNELS_FIRST)
     return shape
 
@@ -114,7 +115,7 @@ def conv_refusal(conv: graph.Conv2dOp) -> str | None:
         return "it is dilated"
     if not has_nchw_layout(conv):
         return "its layout is not NCHW"
-    if constant_value(conv.weight) is None or (conv.bias is not None and constant_value(conv.bias) is None):
+    if constant_f64(conv.weight) is None or (conv.bias is not None and constant_f64(conv.bias) is None):
         return "its weight or bias is not a constant"
     if not conv.output.has_one_use():
         return "its result has other users"
@@ -184,11 +185,11 @@ class Branches:
         kernel = np.zeros((out_channels, per_group, KERNEL, KERNEL))
         bias = np.zeros(out_channels)
         for conv in self.convs:
-            weight = filter_in_onnx_order(conv, constant_value(conv.weight))
+            weight = filter_in_onnx_order(conv, constant_f64(conv.weight))
             start = (KERNEL - weight.shape[2]) // 2
             kernel[:, :, start : start + weight.shape[2], start : start + weight.shape[3]] += weight
             if conv.bias is not None:
-                bias += constant_value(conv.bias)
+                bias += constant_f64(conv.bias)
         # Output channel o of group o // per_group reads input channel o as its (o % per_group)-th.
         channels = np.arange(out_channels)
         for scale in self.identity_scales:
@@ -218,10 +219,10 @@ class MergeParallelConvs(RewritePattern):
             return
         kernel, bias = branches.merged_weights()
         main = branches.main
-        dtype = numpy_dtype(main.output.type.element_type)
+        element_type = main.output.type.element_type
         base = name_base(main.weight, "conv")
-        new_weight = graph.ConstantOp(make_weight_attr(f"{base}.merged_weight", kernel.astype(dtype)))
-        new_bias = graph.ConstantOp(make_weight_attr(f"{base}.merged_bias", bias.astype(dtype)))
+        new_weight = new_constant(f"{base}.merged_weight", kernel, root.location, element_type)
+        new_bias = new_constant(f"{base}.merged_bias", bias, root.location, element_type)
         merged = graph.Conv2dOp.create(
             operands=[branches.source, new_weight.output, new_bias.output],
             result_types=[main.output.type],
@@ -234,7 +235,7 @@ class MergeParallelConvs(RewritePattern):
         for other in branches.others:
             new_ops.append(graph.AddOp(total, other))
             total = new_ops[-1].results[0]
-        for op in (new_weight, new_bias, *new_ops[3:]):
+        for op in new_ops[3:]:
             op.location = root.location
         root_inputs = list(root.operands)
         rewriter.replace(root, new_ops, [total])

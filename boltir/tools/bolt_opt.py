@@ -53,6 +53,16 @@ class BoltOptMain(xDSLOptMain):
     def register_all_passes(self) -> None:
         self.available_passes.update(available_passes(self.plugin_files))
 
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+
+        def cuda_target():
+            from boltir.backends.cuda.emitter import CudaTarget  # noqa: PLC0415 -- loaded on use
+
+            return CudaTarget
+
+        self.available_targets["cuda"] = cuda_target
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument(
