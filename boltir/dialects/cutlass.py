@@ -42,6 +42,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from boltir.dialects import shapes
 from boltir.dialects.graph import I64_ARRAY, i64_array, i64_attr, tensor_shape
 from boltir.dialects.op import (
     IDENTITY_EPILOGUE,
@@ -172,6 +173,10 @@ class TemplateOp(KeywordOperandsFormat, OpBase):
         check_choice("op_class", self.prop_value("op_class"), OP_CLASSES)
         if arch != "sm90" and ("cluster" in self.properties or "kernel_schedule" in self.properties):
             raise VerifyException("cluster and kernel_schedule are sm90 parameters")
+        if "cluster" in self.properties:
+            cluster = self.prop_value("cluster")
+            if len(cluster) != 3 or any(size < 1 for size in cluster):
+                raise VerifyException(f"cluster needs three positive sizes (M, N, K), got {list(cluster)}")
         if "kernel_schedule" in self.properties:
             check_choice("kernel_schedule", self.prop_value("kernel_schedule"), KERNEL_SCHEDULES)
         if self.prop_value("swizzle") not in (1, 2, 4, 8):
@@ -192,6 +197,21 @@ class TemplateOp(KeywordOperandsFormat, OpBase):
 def check_divides(alignment: int, extent: int, what: str) -> None:
     if extent % alignment:
         raise VerifyException(f"alignment {alignment} does not divide {what} ({extent})")
+
+
+def check_window(op: TemplateOp, *tensors) -> None:
+    """A conv's 4-D activations and filters, its strides, pads (top, left, bottom, right)
+    and dilations."""
+    for value in tensors:
+        if value.type.get_num_dims() != 4:
+            raise VerifyException(f"expects 4-D activations and filters, got {value.type}")
+    strides, pads, dilations = op.prop_value("strides"), op.prop_value("pads"), op.prop_value("dilations")
+    shapes.require_length(strides, 2, "strides")
+    shapes.require_length(pads, 4, "pads")
+    shapes.require_length(dilations, 2, "dilations")
+    shapes.require_positive(strides, "strides")
+    shapes.require_positive(dilations, "dilations")
+    shapes.require_non_negative(pads, "pads")
 
 
 # ----------------------------------------------------------------------------- GEMM
@@ -264,6 +284,7 @@ class Conv2dFpropOp(TemplateOp):
         static_tensors(self)
         iterator = self.prop_value("iterator_algorithm")
         check_choice("iterator_algorithm", iterator, CONV_ITERATORS)
+        check_window(self, self.input, self.filter)
         shape, k = conv_output_shape(
             tensor_shape(self.input.type), tensor_shape(self.filter.type), "NHWC", "OHWI", *self.window()
         )
@@ -310,6 +331,7 @@ class DepthwiseConv2dFpropOp(TemplateOp):
 
     def verify_(self) -> None:
         static_tensors(self)
+        check_window(self, self.input, self.filter)
         shape, k = conv_output_shape(
             tensor_shape(self.input.type), tensor_shape(self.filter.type), "NHWC", "OHWI", *self.window()
         )
@@ -318,7 +340,9 @@ class DepthwiseConv2dFpropOp(TemplateOp):
         expect_type("result", self.output.type, TensorType(self.output.type.element_type, shape))
         check_epilogue_operands(self.epilogue, self.bias, self.residual, k, self.output.type)
         self.check_template(self.input.type, self.filter.type, self.output.type)
-        check_divides(self.prop_value("alignment")[2], k, "the channels")
+        align_a, _, align_c = self.prop_value("alignment")
+        check_divides(align_a, k, "the input channels")
+        check_divides(align_c, k, "the channels")
 
 
 # ------------------------------------------------------------------- back-to-back
@@ -352,6 +376,9 @@ class B2bTemplateOp(TemplateOp):
                 raise VerifyException("register-file residency needs each warp tile's N to equal its threadblock's N")
             if tile0.warp[0] != tile1.warp[0]:
                 raise VerifyException("register-file residency needs both warp tiles to have the same M")
+
+    def check_no_residual(self) -> None:
+        """Checked before the epilogue operands: a b2b op has no residual operand at all."""
         for epilogue in (self.epilogue0, self.epilogue1):
             if epilogue.residual_kind != "none":
                 raise VerifyException("back-to-back epilogues take no residual")
@@ -373,13 +400,19 @@ class B2bGemmOp(B2bTemplateOp):
 
     def verify_(self) -> None:
         static_tensors(self)
-        first, _, n0, _ = gemm_shape(tensor_shape(self.a.type), tensor_shape(self.b0.type), "row", "col")
+        self.check_no_residual()
+        first, _, n0, k0 = gemm_shape(tensor_shape(self.a.type), tensor_shape(self.b0.type), "row", "col")
         second, _, n1, _ = gemm_shape(first, tensor_shape(self.b1.type), "row", "col")
         expect_type("result", self.output.type, TensorType(self.output.type.element_type, second))
         intermediate = TensorType(self.output.type.element_type, first)
         check_epilogue_operands(self.epilogue0, self.bias0, None, n0, intermediate)
         check_epilogue_operands(self.epilogue1, self.bias1, None, n1, self.output.type)
         self.check_template(self.a.type, self.b0.type, self.output.type)
+        align_a, align_b, align_c = self.prop_value("alignment")
+        check_divides(align_a, k0, "A's contiguous dimension (K0)")
+        check_divides(align_b, k0, "B0's contiguous dimension (K0)")
+        check_divides(align_b, n0, "B1's contiguous dimension (N0)")
+        check_divides(align_c, n1, "C's contiguous dimension (N1)")
         self.check_b2b(n0, n1)
 
 
@@ -402,14 +435,25 @@ class B2bConv2dOp(B2bTemplateOp):
 
     def verify_(self) -> None:
         static_tensors(self)
+        self.check_no_residual()
+        check_window(self, self.input, self.filter0, self.filter1)
         window = (self.prop_value("strides"), self.prop_value("pads"), self.prop_value("dilations"), 1)
         first, k0 = conv_output_shape(tensor_shape(self.input.type), tensor_shape(self.filter0.type), "NHWC", "OHWI", *window)
+        w1 = tensor_shape(self.filter1.type)
+        if w1[1:3] != (1, 1):
+            raise VerifyException(f"the second conv must be 1x1, got a {w1[1]}x{w1[2]} filter")
         second, k1 = conv_output_shape(first, tensor_shape(self.filter1.type), "NHWC", "OHWI", (1, 1), (0, 0, 0, 0), (1, 1), 1)
         expect_type("result", self.output.type, TensorType(self.output.type.element_type, second))
         intermediate = TensorType(self.output.type.element_type, first)
         check_epilogue_operands(self.epilogue0, self.bias0, None, k0, intermediate)
         check_epilogue_operands(self.epilogue1, self.bias1, None, k1, self.output.type)
         self.check_template(self.input.type, self.filter0.type, self.output.type)
+        align_a, align_b, align_c = self.prop_value("alignment")
+        c = tensor_shape(self.input.type)[3]
+        check_divides(align_a, c, "the input channels")
+        check_divides(align_b, c, "the first filter's input channels")
+        check_divides(align_b, k0, "the second filter's input channels")
+        check_divides(align_c, k1, "the output channels")
         self.check_b2b(k0, k1)
 
 

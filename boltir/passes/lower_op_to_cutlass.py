@@ -96,6 +96,8 @@ class CutlassLowering:
             }
             operands = [op.input, op.filter, [op.bias] if op.bias else [], [residual] if residual else []]
             if choice.family == "depthwise_conv2d_fprop":
+                # CUTLASS's direct depthwise conv is a SIMT kernel.
+                props["op_class"] = StringAttr("simt")
                 return cutlass.DepthwiseConv2dFpropOp.build(operands=operands, properties={**props, **window}, result_types=[op.output.type])
             props.update(window, iterator_algorithm=StringAttr(choice.iterator_algorithm), split_k=i64_attr(choice.split_k))
             return cutlass.Conv2dFpropOp.build(operands=operands, properties=props, result_types=[op.output.type])
@@ -190,10 +192,10 @@ class LowerOpToCutlassPass(ModulePass):
             if KERNEL_ATTR not in target.attributes:
                 continue
             choice = KernelChoice.from_attr(target.attributes[KERNEL_ATTR])
-            if isinstance(target, ops.Conv2dOp) and (
+            if isinstance(target, ops.Conv2dOp | ops.B2bConv2dOp) and (
                 target.prop_value("layout") != "NHWC" or target.prop_value("filter_layout") != "OHWI"
             ):
-                statistics.note(self, f"left op.conv2d at {format_location(target.location)}: not NHWC/OHWI")
+                statistics.note(self, f"left {target.name} at {format_location(target.location)}: not NHWC/OHWI")
                 statistics.count(self, "ops without a template")
                 continue
             if isinstance(target, ops.Conv2dOp) and target.prop_value("groups") > 1 and choice.family != "depthwise_conv2d_fprop":

@@ -166,8 +166,9 @@ def choose_gemm_tile(m: int, n: int, k: int, batch: int, bits: int, arch: str) -
     _, threadblock, warp, tiles = best
     stages = most_stages(threadblock, bits, arch, cap=4 if threadblock[0] * threadblock[1] >= 128 * 256 else 5)
     split_k = 1
-    if tiles < sms // 2 and k >= 8 * threadblock[2] * 2:
-        split_k = min(max(1, sms // tiles), k // (threadblock[2] * 4), 16)
+    if tiles < sms and k >= 8 * threadblock[2] * 2:
+        # Under one wave: slices of K fill the rest, each at least 4 K tiles long.
+        split_k = min(max(1, round(sms / tiles)), k // (threadblock[2] * 4), 16)
     return Tile(threadblock, warp, instruction_shape(bits), stages), split_k
 
 
@@ -221,7 +222,9 @@ class HeuristicSelector:
         gemm_m, gemm_n, gemm_k = n * p * q, k, c * r * s
         if groups > 1 and groups == c == k:
             tile = Tile((64, 64, 9 if r * s == 9 else r * s), (16, 64, 9 if r * s == 9 else r * s), (1, 1, 1), 2)
-            alignment = (1, 1, widest_alignment(element_bits(op.output), k))
+            # The direct conv reads input channels and filters in vectors of up to 128 bits.
+            vector = widest_alignment(bits, c)
+            alignment = (vector, vector, widest_alignment(element_bits(op.output), k))
             return KernelChoice("depthwise_conv2d_fprop", arch, tile, alignment)
         tile, _ = choose_gemm_tile(gemm_m, gemm_n, gemm_k, 1, bits, arch)
         widest = 128 // bits
@@ -238,15 +241,25 @@ class HeuristicSelector:
 
     def b2b(self, op: ops.B2bGemmOp | ops.B2bConv2dOp, arch: str) -> KernelChoice | str:
         """Example 13's tilings: the first tile covers N0; register-file residency while
-        a warp can hold a whole row of the intermediate (N0 <= 64), shared memory after."""
+        a warp can hold a whole row of the intermediate (N0 <= 64), shared memory after.
+        What example 13 cannot run (not f16, a column-major A, NCHW, extents its 128-bit
+        accesses do not divide) is unfused."""
         if isinstance(op, ops.B2bGemmOp):
             n0 = tensor_shape(op.b0.type)[-1 if op.prop_value("layout_b0") == "row" else -2]
+            k0 = tensor_shape(op.a.type)[-1 if op.prop_value("layout_a") == "row" else -2]
             family = "b2b_gemm"
+            # Example 13's B2bGemm reads a row-major A.
+            layout_ok = op.prop_value("layout_a") == "row"
         else:
             n0 = tensor_shape(op.filter0.type)[0]
+            k0 = tensor_shape(op.input.type)[-1]
             family = "b2b_conv2d"
+            layout_ok = op.prop_value("layout") == "NHWC" and op.prop_value("filter_layout") == "OHWI"
         n1 = tensor_shape(op.output.type)[-1]
-        if n0 % 16 or n1 % 16 or n0 > 256 or n1 > 256:
+        # The kernels are f16 with 8-element (128-bit) accesses along K0 (C), N0 and N1.
+        if {str(value.type.element_type) for value in (*op.operands[:3], op.output)} != {"f16"} or not layout_ok:
+            return UNFUSE
+        if n0 % 16 or n1 % 16 or k0 % 8 or n0 > 256 or n1 > 256:
             return UNFUSE
         padded_n1 = 1 << max(4, (n1 - 1).bit_length())
         instruction = (16, 8, 16)

@@ -1,0 +1,16 @@
+# Sourced at the start of every command on the GPU machine (a bare machine each time):
+#   source bench/setup_gpu.sh && python3 bench/check_kernels.py
+# It installs the carried wheels (.whl/, made by bench/fetch_wheels.sh) into /tmp/site,
+# without dependencies or an index, and puts them and this checkout on PYTHONPATH; the
+# machine's own python3 already has torch, numpy, onnx, jinja2, networkx, tqdm, ml_dtypes.
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if ! ls "$repo_root"/.whl/*.whl >/dev/null 2>&1; then
+  echo "no wheels in $repo_root/.whl: run bench/fetch_wheels.sh here and carry .whl" >&2
+  return 1 2>/dev/null || exit 1
+fi
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$repo_root"/.whl/*.whl \
+  || { echo "installing the carried wheels failed" >&2; return 1 2>/dev/null || exit 1; }
+export PYTHONPATH="/tmp/site:$repo_root${PYTHONPATH:+:$PYTHONPATH}"
+export BOLTIR_CACHE_DIR="${BOLTIR_CACHE_DIR:-/tmp/boltir-cache}"
+export PYTHONUNBUFFERED=1
+python3 -c "import xdsl, boltir, torch; print('boltir on', torch.cuda.get_device_name(0), '| torch', torch.__version__, '| xdsl', xdsl.__version__ if hasattr(xdsl, '__version__') else '0.75')"

@@ -1,0 +1,723 @@
+"""The CUDA emitter: `cutlass` ops to one translation unit of CUTLASS 2.x (Sm80, mma.sync)
+template instances, each with an `extern "C"` launcher.
+
+    source = emit_translation_unit(module)     # or a list of cutlass ops
+    name = kernel_name(op)                     # boltir_gemm_1a2b3c4d5e6f: the op's launcher
+    reason = unsupported_reason(op)            # None, or why the op has no CUTLASS instance
+
+`bolt-opt x.mlir -t cuda` prints the unit. One template per family lives in `templates/`
+(jinja2); `templates/boltir_epilogue.h` (boltir's activation functors) is pasted into the
+unit, so it compiles with the CUTLASS include paths alone: `include/` and, for the
+back-to-back families, `examples/13_two_tensor_op_fusion/` of the nvidia-cutlass wheel.
+
+**Instances.** `instance_key(op)` is the op's template parameters as text (family, element
+types, layouts, tiles, stages, swizzle, alignments, split-k, iterator, residency, the
+epilogue with its constants, and how a batched GEMM broadcasts), never the problem size;
+ops with one key share one kernel and one launcher, `boltir_<family>_<12 hex digits of the
+key's SHA-256>`.
+
+**Launcher ABI.** Every pointer is a device pointer, in the op's layout, contiguous, and
+aligned to at least 16 bytes; element types are the op's. Every launcher returns an
+`int`: 0 on success, else an error code that `const char *boltir_error_string(int)`
+describes: 1-99 a `cutlass::Status` (e.g. 1 misaligned operand, 4 invalid problem, 7
+internal: a failed launch), 1000 + e a `cudaError_t` e, 2001 a missing or short workspace,
+2002 a problem size the instance cannot run, 2003 a null bias or residual that the
+epilogue reads. Nullable operands are ignored (and may be null) when the op has none.
+Every launcher `NAME` has `size_t NAME_workspace_size(<the problem arguments>)`; pass a
+device buffer of at least that many bytes (or null when it is 0). All launches are
+asynchronous on `stream`; nothing is allocated or synchronized.
+
+- GEMM (`cutlass.gemm`):
+
+      int NAME(const void *a, const void *b, const void *bias, const void *residual, void *d,
+               int batch, int m, int n, int k, void *workspace, size_t workspace_bytes,
+               cudaStream_t stream);
+      size_t NAME_workspace_size(int batch, int m, int n, int k);
+
+  A is m×k row-major ("row") or k×m row-major ("col"), B is k×n row-major ("row") or n×k
+  row-major ("col", a Linear weight); D and the residual are [batch, m, n] row-major; the
+  bias has n elements. `batch` is the product of the output's leading dimensions (1 for a
+  plain GEMM); an operand with leading dimensions advances by m×k (k×n) per batch, one
+  without is shared by all. Serial split-k needs a workspace (its semaphores).
+- conv2d fprop and depthwise conv2d fprop (`cutlass.conv2d_fprop`,
+  `cutlass.depthwise_conv2d_fprop`):
+
+      int NAME(const void *input, const void *filter, const void *bias, const void *residual,
+               void *output, int n, int h, int w, int c, int k, int r, int s, int p, int q,
+               int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h, int dilation_w,
+               void *workspace, size_t workspace_bytes, cudaStream_t stream);
+      size_t NAME_workspace_size(<the same 15 ints>);
+
+  Input NHWC (n×h×w×c), filter KRSC (k×r×s×c; depthwise: k×r×s×1 with k = c), output and
+  residual NPQK, bias k. `pad_h`/`pad_w` are the top and left pads (the bottom and right
+  ones follow from p and q). The depthwise conv needs a workspace of k×r×s elements (the
+  filter reordered for the direct convolution); split-k convs need one for semaphores.
+- back-to-back GEMM (`cutlass.b2b_gemm`): `D = epi1(epi0(A @ B0) @ B1)`
+
+      int NAME(const void *a, const void *b0, const void *b1, const void *bias0,
+               const void *bias1, void *d, int m0, int n0, int k0, int m1, int n1, int k1,
+               void *workspace, size_t workspace_bytes, cudaStream_t stream);
+
+  The two problem sizes: A m0×k0 row-major (leading batch dimensions folded into m0), B0
+  n0×k0, B1 n1×k1 row-major (both "col"), with m1 = m0 and k1 = n0; bias0 n0, bias1 n1.
+- back-to-back conv (`cutlass.b2b_conv2d`): a conv, then a 1×1 stride-1 conv of its output
+
+      int NAME(const void *input, const void *filter0, const void *filter1, const void *bias0,
+               const void *bias1, void *output, int n, int h, int w, int c, int k0, int r,
+               int s, int p, int q, int pad_h, int pad_w, int stride_h, int stride_w,
+               int dilation_h, int dilation_w, int k1, void *workspace,
+               size_t workspace_bytes, cudaStream_t stream);
+
+  The first problem is the conv's (filter0 k0×r×s×c), the second is n×p×q×k0 → k1
+  (filter1 k1×1×1×k0).
+
+**Numerics.** A, B and the output share one element type: f16 or bf16 with f32
+accumulation, or f32 through TF32 tensor ops (`OpMultiplyAdd` on float operands). The
+epilogue runs in f32 and rounds once to the output type (see `epilogues.py` for how each
+`#op.epilogue` maps onto CUTLASS). Serial split-k keeps each slice's partial sum in the
+output tensor, so it rounds to the output type between slices.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import jinja2
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.utils.target import Target
+
+from boltir.backends.cuda.epilogues import EpiloguePlan, Functor, f32_literal, plan_epilogue, plan_problem
+from boltir.dialects import cutlass
+from boltir.dialects.graph import tensor_shape
+from boltir.dialects.op import EpilogueAttr
+from boltir.diagnostics import BoltError, format_location
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+FAMILIES: dict[type, str] = {
+    cutlass.GemmOp: "gemm",
+    cutlass.Conv2dFpropOp: "conv2d_fprop",
+    cutlass.DepthwiseConv2dFpropOp: "depthwise_conv2d_fprop",
+    cutlass.B2bGemmOp: "b2b_gemm",
+    cutlass.B2bConv2dOp: "b2b_conv2d",
+}
+
+CUTLASS_ELEMENTS = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t", "f32": "float"}
+TENSOR_OP_INSTRUCTIONS = {"f16": (16, 8, 16), "bf16": (16, 8, 16), "f32": (16, 8, 8)}
+"""The Sm80 mma.sync shapes: f16/bf16 m16n8k16, tf32 m16n8k8."""
+
+ITERATORS = {
+    "analytic": "kAnalytic",
+    "optimized": "kOptimized",
+    "fixed_channels": "kFixedChannels",
+    "few_channels": "kFewChannels",
+}
+
+HEADERS = {
+    "gemm": ("cutlass/gemm/device/gemm_universal.h", "cutlass/gemm/device/gemm_universal_with_broadcast.h",
+             "cutlass/epilogue/thread/linear_combination_residual_block.h"),
+    "conv2d_fprop": ("cutlass/conv/kernel/default_conv2d_fprop.h", "cutlass/conv/kernel/default_conv2d_fprop_with_broadcast.h",
+                     "cutlass/conv/device/implicit_gemm_convolution.h",
+                     "cutlass/epilogue/thread/linear_combination_residual_block.h"),
+    "depthwise_conv2d_fprop": ("cutlass/conv/kernel/default_depthwise_fprop.h", "cutlass/conv/device/direct_convolution.h"),
+    "b2b_gemm": ("device/b2b_gemm.h",),
+    "b2b_conv2d": ("device/b2b_implicit_gemm_convolution.h",),
+}
+"""The headers each family's instances need (the b2b ones from example 13's directory)."""
+
+CutlassOp = (
+    cutlass.GemmOp | cutlass.Conv2dFpropOp | cutlass.DepthwiseConv2dFpropOp | cutlass.B2bGemmOp | cutlass.B2bConv2dOp
+)
+
+
+# ------------------------------------------------------------------------ helpers
+
+
+def family(op: Operation) -> str:
+    try:
+        return FAMILIES[type(op)]
+    except KeyError:
+        raise ValueError(f"'{op.name}' is not a cutlass template op") from None
+
+
+def _element(value) -> str:
+    return str(value.type.element_type)
+
+
+def _describe(epilogue: EpilogueAttr) -> str:
+    return f"#op.epilogue<{', '.join(epilogue.describe())}>"
+
+
+def _epilogue_text(epilogue: EpilogueAttr) -> str:
+    """The epilogue as a formula, for the generated comments."""
+    e = epilogue
+    alpha, beta = e.alpha.value.data, e.beta.value.data
+    x = "acc" if alpha == 1.0 else f"{alpha!r} * acc"
+    if e.has_bias:
+        x = f"{x} + {'bias' if beta == 1.0 else f'{beta!r} * bias'}"
+    first, second = e.first_activation, e.second_activation
+    if first.kind != "none":
+        x = f"{first}({x})"
+    if e.residual_kind != "none":
+        x = f"{x} {'+' if e.residual_kind == 'add' else '*'} residual"
+    if second.kind != "none":
+        x = f"{second}({x})"
+    return x
+
+
+def _batch_layout(op: cutlass.GemmOp) -> tuple[str, bool, bool] | str:
+    """How a GEMM's batch dimensions map onto one strided batch: (mode, A batched,
+    B batched), or why they do not."""
+    a, b = tensor_shape(op.a.type), tensor_shape(op.b.type)
+    out = tensor_shape(op.output.type)
+    batch = out[:-2]
+    count = 1
+    for d in batch:
+        count *= d
+
+    def strided(shape) -> bool | None:
+        lead = shape[:-2]
+        lead_count = 1
+        for d in lead:
+            lead_count *= d
+        if lead_count == 1:
+            return False  # shared by every batch (stride 0)
+        padded = (1,) * (len(batch) - len(lead)) + tuple(lead)
+        if padded == tuple(batch):
+            return True
+        return None
+
+    if count == 1:
+        return ("none", False, False)
+    a_batched, b_batched = strided(a), strided(b)
+    if a_batched is None or b_batched is None:
+        return (
+            f"the batch dimensions of A {list(a[:-2])} and B {list(b[:-2])} do not reduce to one strided batch "
+            f"of {list(batch)} (each operand must have all of them or none)"
+        )
+    mode = {(True, True): "a+b", (True, False): "a", (False, True): "b"}[(a_batched, b_batched)]
+    return (mode, a_batched, b_batched)
+
+
+def _gemm_batching(op: cutlass.GemmOp) -> dict:
+    mode, a_batched, b_batched = _batch_layout(op)
+    fold = mode == "a" and op.prop_value("layout_a") == "row"
+    batched = mode != "none" and not fold
+    return {"batch_mode": mode, "a_batched": a_batched, "b_batched": b_batched, "fold_batch": fold, "batched": batched}
+
+
+def _depthwise_output_tile(pixels: int) -> tuple[int, int]:
+    """The threadblock's output tile (H, W) for `pixels` output pixels: the most square
+    factorization, H <= W (8 x 8 for 64, 4 x 8 for 32)."""
+    h = max(d for d in range(1, int(pixels**0.5) + 1) if pixels % d == 0)
+    return h, pixels // h
+
+
+# ------------------------------------------------------------------- instance keys
+
+
+def instance_key(op: Operation) -> str:
+    """The op's template parameters as canonical text: ops with equal keys share one kernel
+    and one launcher. Problem sizes are left out (they are launcher arguments), except
+    where the template fixes them (a depthwise conv's filter size)."""
+    kind = family(op)
+    tile = op.tile.value
+    items = [
+        kind,
+        f"arch={op.prop_value('arch')}",
+        f"op_class={op.prop_value('op_class')}",
+    ]
+    if kind in ("gemm", "b2b_gemm"):
+        operands = (op.a, op.b) if kind == "gemm" else (op.a, op.b0, op.b1)
+    elif kind in ("conv2d_fprop", "depthwise_conv2d_fprop"):
+        operands = (op.input, op.filter)
+    else:
+        operands = (op.input, op.filter0, op.filter1)
+    items.append("elements=" + ",".join(_element(v) for v in (*operands, op.output)))
+    items.append(f"accumulator={op.accumulator}")
+    items.append(
+        f"tile={'x'.join(map(str, tile.threadblock))}/{'x'.join(map(str, tile.warp))}/"
+        f"{'x'.join(map(str, tile.instruction))}/s{tile.stages}"
+    )
+    items.append(f"swizzle={op.prop_value('swizzle')}")
+    items.append("alignment=" + ",".join(map(str, op.prop_value("alignment"))))
+    if kind == "gemm":
+        items.append(f"layouts={op.prop_value('layout_a')},{op.prop_value('layout_b')}")
+        items.append(f"split_k={op.prop_value('split_k')}")
+        layout = _batch_layout(op)
+        items.append(f"batch={layout[0] if isinstance(layout, tuple) else 'unsupported'}")
+    if kind == "conv2d_fprop":
+        items.append(f"iterator={op.prop_value('iterator_algorithm')}")
+        items.append(f"split_k={op.prop_value('split_k')}")
+    if kind == "depthwise_conv2d_fprop":
+        _, r, s, _ = tensor_shape(op.filter.type)
+        items.append(f"filter={r}x{s}")
+    if kind in ("b2b_gemm", "b2b_conv2d"):
+        tile1 = op.tile1.value
+        items.append(
+            f"tile1={'x'.join(map(str, tile1.threadblock))}/{'x'.join(map(str, tile1.warp))}/"
+            f"{'x'.join(map(str, tile1.instruction))}/s{tile1.stages}"
+        )
+        items.append(f"residency={op.prop_value('residency')}")
+        items.append(f"epilogue0={_describe(op.epilogue0)}")
+        items.append(f"epilogue1={_describe(op.epilogue1)}")
+    else:
+        items.append(f"epilogue={_describe(op.epilogue)}")
+    return " ".join(items)
+
+
+def kernel_name(op: Operation) -> str:
+    """The name of the op's `extern "C"` launcher (its workspace query adds
+    `_workspace_size`)."""
+    digest = hashlib.sha256(instance_key(op).encode()).hexdigest()[:12]
+    return f"boltir_{family(op)}_{digest}"
+
+
+# ------------------------------------------------------------------ what is supported
+
+
+def _check_elements(op: Operation, inputs: Iterable, allowed: tuple[str, ...]) -> str | None:
+    elements = [_element(v) for v in inputs]
+    output = _element(op.output)
+    if len(set(elements)) != 1:
+        return f"the operands must share one element type, got {', '.join(elements)}"
+    if elements[0] not in allowed:
+        return f"element type {elements[0]} is not supported (supported: {', '.join(allowed)})"
+    if output != elements[0]:
+        return f"the output element type ({output}) must be the operands' ({elements[0]})"
+    return None
+
+
+MIXED_EPILOGUE_WARP_N = (32, 64)
+"""The warp tile N that CUTLASS's f32-to-f16 epilogue (`TileIteratorTensorOpMixed`, used for
+f16 outputs written 8 at a time from f32 accumulators) stores correctly. With nvcc >= 11.2
+its pointer selection is written for warp tiles of 32 or 64 columns (the `kN == 64` and
+`kN32_optimization` paths of `tile_iterator_tensor_op_mixed.h`); wider warp tiles are
+refused rather than trusted (read from the header, not measured)."""
+
+
+def _check_tensor_op(op: Operation, element: str, accumulators: tuple[str, ...] = ("f32",), epilogue_warp_n: int | None = None) -> str | None:
+    if op.prop_value("op_class") != "tensorop":
+        return f"{family(op)} instances are tensor-op kernels (op_class = \"tensorop\"), got \"{op.prop_value('op_class')}\""
+    accumulator = str(op.accumulator)
+    if accumulator not in accumulators:
+        return f"the accumulator must be {' or '.join(accumulators)}, got {accumulator}"
+    warp_n = op.tile.value.warp[1] if epilogue_warp_n is None else epilogue_warp_n
+    if element == "f16" and accumulator == "f32" and op.prop_value("alignment")[2] == 8 and warp_n not in MIXED_EPILOGUE_WARP_N:
+        return (
+            f"CUTLASS's f32-to-f16 epilogue (TileIteratorTensorOpMixed, C alignment 8) stores warp tiles of N = 32 or 64 "
+            f"only; this one's N is {warp_n} (use a narrower warp tile{', or f16 accumulation' if len(accumulators) > 1 else ''})"
+        )
+    instruction = op.tile.value.instruction
+    if instruction != TENSOR_OP_INSTRUCTIONS[element]:
+        expected = list(TENSOR_OP_INSTRUCTIONS[element])
+        return f"the Sm80 {element} tensor-op instruction shape is {expected}, got {list(instruction)}"
+    bits = cutlass.element_bits(op.output.type.element_type)
+    align_a, align_b, _ = op.prop_value("alignment")
+    if min(align_a, align_b) * bits < 32:
+        return (
+            f"the A and B alignments ({align_a}, {align_b} elements of {bits} bits) must be at least 32 bits: "
+            "Sm80's cp.async copies 4, 8 or 16 bytes"
+        )
+    return None
+
+
+def _check_bias(bias, output) -> str | None:
+    if bias is not None and _element(bias) != _element(output):
+        return f"the bias element type ({_element(bias)}) must be the output's ({_element(output)})"
+    return None
+
+
+def unsupported_reason(op: Operation) -> str | None:
+    """Why `op` has no CUTLASS 2.x instance here, as a sentence; None when it has one.
+    The lowering keeps such an op out of the cutlass dialect."""
+    try:
+        kind = family(op)
+    except ValueError as error:
+        return str(error)
+    if op.prop_value("arch") != "sm80":
+        return f"arch {op.prop_value('arch')} kernels are CUTLASS 3.x templates; this emitter writes the 2.x (sm80, mma.sync) ones"
+    if kind == "gemm":
+        return _gemm_reason(op)
+    if kind == "conv2d_fprop":
+        return _conv_reason(op)
+    if kind == "depthwise_conv2d_fprop":
+        return _depthwise_reason(op)
+    return _b2b_reason(op)
+
+
+def _epilogue_reason(op: Operation, split_k: int) -> str | None:
+    if (problem := plan_problem(op.epilogue)) is not None:
+        return problem
+    plan = plan_epilogue(op.epilogue)
+    if plan.kind == "residual_block" and split_k > 1:
+        return (
+            f"split-k ({split_k} slices) cannot run a residual epilogue ({_describe(op.epilogue)}): CUTLASS's "
+            "residual block applies the activation on every slice; use split_k = 1"
+        )
+    return _check_bias(op.bias, op.output)
+
+
+def _gemm_reason(op: cutlass.GemmOp) -> str | None:
+    if (reason := _check_elements(op, (op.a, op.b), ("f16", "bf16", "f32"))) is not None:
+        return reason
+    if (reason := _check_tensor_op(op, _element(op.a))) is not None:
+        return reason
+    layout = _batch_layout(op)
+    if isinstance(layout, str):
+        return layout
+    split_k = op.prop_value("split_k")
+    batching = _gemm_batching(op)
+    if split_k > 1 and batching["batched"]:
+        return (
+            f"split-k ({split_k} slices) and a strided batch ({batching['batch_mode']} batched) do not combine "
+            "in GemmUniversal; use split_k = 1"
+        )
+    return _epilogue_reason(op, split_k)
+
+
+def _conv_reason(op: cutlass.Conv2dFpropOp) -> str | None:
+    if (reason := _check_elements(op, (op.input, op.filter), ("f16", "bf16", "f32"))) is not None:
+        return reason
+    if (reason := _check_tensor_op(op, _element(op.input))) is not None:
+        return reason
+    _, r, s, _ = tensor_shape(op.filter.type)
+    if op.prop_value("iterator_algorithm") == "optimized" and (r > 32 or s > 32):
+        return f"the optimized iterator takes filters of at most 32 x 32, got {r} x {s}; use the analytic one"
+    return _epilogue_reason(op, op.prop_value("split_k"))
+
+
+def _depthwise_reason(op: cutlass.DepthwiseConv2dFpropOp) -> str | None:
+    if (reason := _check_elements(op, (op.input, op.filter), ("f16", "bf16", "f32"))) is not None:
+        return reason
+    element = _element(op.input)
+    if op.prop_value("op_class") != "simt":
+        return f"the depthwise direct convolution is a SIMT kernel (op_class = \"simt\"), got \"{op.prop_value('op_class')}\""
+    if str(op.accumulator) not in ("f32", element):
+        return f"the accumulator must be f32 or {element}, got {op.accumulator}"
+    tile = op.tile.value
+    _, r, s, _ = tensor_shape(op.filter.type)
+    if tile.instruction != (1, 1, 1):
+        return f"the SIMT instruction shape is [1, 1, 1], got {list(tile.instruction)}"
+    if tile.threadblock[2] != r * s or tile.warp[2] != r * s:
+        return (
+            f"the threadblock and warp tiles' K ({tile.threadblock[2]}, {tile.warp[2]}) must be the filter's "
+            f"taps ({r} x {s} = {r * s})"
+        )
+    if tile.warp[1] != tile.threadblock[1]:
+        return f"one warp covers all of a threadblock's channels: the warp tile's N ({tile.warp[1]}) must be the threadblock's ({tile.threadblock[1]})"
+    vector = 128 // cutlass.element_bits(op.input.type.element_type)
+    align_a, align_b, align_c = op.prop_value("alignment")
+    if align_a != vector or align_b != vector:
+        return f"the direct convolution reads 128-bit vectors: the A and B alignment must be {vector}, got {align_a} and {align_b}"
+    channels = tensor_shape(op.input.type)[3]
+    if channels % vector:
+        return f"the channels ({channels}) must be a multiple of {vector} (128-bit vectors)"
+    if tile.threadblock[1] % align_c:
+        return f"the C alignment ({align_c}) must divide the threadblock's channels ({tile.threadblock[1]})"
+    # The epilogue stages the accumulators in the shared memory of one stage's activation
+    # tile (DepthwiseFpropDirectConvMultipleStage): a larger accumulator tile overwrites
+    # the next stage's activations.
+    h, w = _depthwise_output_tile(tile.threadblock[0])
+    strides, dilations = op.prop_value("strides"), op.prop_value("dilations")
+    input_bits = cutlass.element_bits(op.input.type.element_type)
+    activation_bytes = ((h - 1) * strides[0] + (r - 1) * dilations[0] + 1) * ((w - 1) * strides[1] + (s - 1) * dilations[1] + 1) * tile.threadblock[1] * input_bits // 8
+    accumulator_bytes = h * w * tile.threadblock[1] * cutlass.element_bits(op.accumulator) // 8
+    if accumulator_bytes > activation_bytes:
+        return (
+            f"the direct convolution stages its {op.accumulator} accumulators ({h} x {w} x {tile.threadblock[1]}, "
+            f"{accumulator_bytes} bytes) in the shared memory of one activation tile ({activation_bytes} bytes), "
+            f"which they would overflow: accumulate in {element} or use a smaller output tile"
+        )
+    if (problem := plan_problem(op.epilogue)) is not None:
+        return problem
+    plan = plan_epilogue(op.epilogue)
+    if plan.kind != "linear":
+        return (
+            f"the direct depthwise convolution's epilogue reads one source tensor; {_describe(op.epilogue)} needs a "
+            "bias and a residual, or an activation before the residual (only residual = add alone, with no bias "
+            "and no first activation, fits)"
+        )
+    return _check_bias(op.bias, op.output)
+
+
+def _b2b_reason(op: cutlass.B2bGemmOp | cutlass.B2bConv2dOp) -> str | None:
+    kind = family(op)
+    inputs = (op.a, op.b0, op.b1) if kind == "b2b_gemm" else (op.input, op.filter0, op.filter1)
+    if (reason := _check_elements(op, inputs, ("f16",))) is not None:
+        return reason
+    tile0, tile1 = op.tile.value, op.tile1.value
+    # example 13 itself accumulates in f16; the second GEMM's epilogue writes the output
+    if (reason := _check_tensor_op(op, "f16", ("f32", "f16"), epilogue_warp_n=tile1.warp[1])) is not None:
+        return reason
+    if tile1.instruction != tile0.instruction:
+        return f"both GEMMs use one instruction shape; tile1's is {list(tile1.instruction)}, tile's {list(tile0.instruction)}"
+    if tile1.stages != tile0.stages:
+        return f"example 13's kernels take one stage count for both GEMMs; tile has {tile0.stages}, tile1 {tile1.stages}"
+    if tile0.warps != tile1.warps:
+        return f"both GEMMs run on the same threadblock: tile has {tile0.warps} warps, tile1 {tile1.warps}"
+    if op.prop_value("residency") == "register" and tile1.warp[0] != tile0.warp[0]:
+        return f"register-file residency needs both warp tiles to have the same M ({tile0.warp[0]} and {tile1.warp[0]})"
+    align_a, align_b, align_c = op.prop_value("alignment")
+    if kind == "b2b_conv2d" and (align_a, align_b, align_c) != (8, 8, 8):
+        return f"example 13's conv kernels access 128 bits at a time: the alignment must be (8, 8, 8), got ({align_a}, {align_b}, {align_c})"
+    if kind == "b2b_gemm":
+        for value, what in ((op.b0, "B0"), (op.b1, "B1")):
+            if len(tensor_shape(value.type)) != 2:
+                return f"{what} must be a matrix (rank 2): example 13's B2bGemm takes no batch of weights"
+        a = tensor_shape(op.a.type)
+        m = 1
+        for d in a[:-1]:
+            m *= d
+        n0, k0 = tensor_shape(op.b0.type)
+        n1, _ = tensor_shape(op.b1.type)
+        # B2bGemm::can_implement: every extent a multiple of the A, B and C alignments
+        for extent, what in ((m, "M"), (k0, "K0"), (n0, "N0"), (n1, "N1")):
+            for alignment in (align_a, align_b, align_c):
+                if extent % alignment:
+                    return f"{what} ({extent}) must be a multiple of the alignments ({align_a}, {align_b}, {align_c})"
+    else:
+        c = tensor_shape(op.input.type)[3]
+        k0, r, s, _ = tensor_shape(op.filter0.type)
+        k1 = tensor_shape(op.filter1.type)[0]
+        for extent, what in ((c, "C"), (k0, "K0"), (k1, "K1")):
+            if extent % 8:
+                return f"{what} ({extent}) must be a multiple of 8"
+        if r > 32 or s > 32:
+            return f"the optimized iterator takes filters of at most 32 x 32, got {r} x {s}"
+    for epilogue, bias in ((op.epilogue0, op.bias0), (op.epilogue1, op.bias1)):
+        if (problem := plan_problem(epilogue)) is not None:
+            return problem
+        if (reason := _check_bias(bias, op.output)) is not None:
+            return reason
+    return None
+
+
+# -------------------------------------------------------------------------- emission
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+def _functors(named: dict[str, Functor], structs: Iterable[str] = ()) -> str:
+    """C++ for an instance's activations: `template <typename T> using NAME = ...` for each
+    named functor, and `struct NAMEFn` for those in `structs` (b2b's first epilogue takes
+    the struct itself)."""
+    structs = set(structs)
+    lines = []
+    for name, functor in named.items():
+        if functor.is_identity:
+            if name in structs:
+                lines.append(f"using {name}Fn = boltir::epilogue::IdentityFn;")
+            else:
+                lines.append(f"template <typename T> using {name} = cutlass::epilogue::thread::Identity<T>;")
+            continue
+        lines.append(f"struct {name}Fn {{")
+        lines.append(f"  CUTLASS_HOST_DEVICE static float apply(float x) {{ return {functor.expression}; }}")
+        lines.append("};")
+        if name not in structs:
+            lines.append(f"template <typename T> using {name} = boltir::epilogue::Apply<{name}Fn, T>;")
+    return "\n".join(lines) + "\n"
+
+
+def _common(op: Operation, name: str, key: str) -> dict:
+    tile = op.tile.value
+    align_a, align_b, align_c = op.prop_value("alignment")
+    return {
+        "name": name,
+        "key": key,
+        "tile": tile,
+        "swizzle": op.prop_value("swizzle"),
+        "align_a": align_a,
+        "align_b": align_b,
+        "align_c": align_c,
+        "element_c": CUTLASS_ELEMENTS[_element(op.output)],
+        "accumulator": CUTLASS_ELEMENTS[str(op.accumulator)],
+    }
+
+
+def _plan_context(plan: EpiloguePlan) -> dict:
+    functors = {"Act": plan.act}
+    if plan.kind == "residual_block":
+        functors["Act2"] = plan.act2
+    return {
+        "plan": plan,
+        "alpha": f32_literal(plan.alpha),
+        "beta": f32_literal(plan.beta),
+        "functors": _functors(functors),
+    }
+
+
+def _gemm_context(op: cutlass.GemmOp) -> dict:
+    plan = plan_epilogue(op.epilogue)
+    layout_a, layout_b = op.prop_value("layout_a"), op.prop_value("layout_b")
+    batching = _gemm_batching(op)
+    batch_text = {
+        "none": "one GEMM (batch = 1)",
+        "a+b": "a strided batch: A, B, D and the residual advance per batch",
+        "b": "a strided batch: A is shared, B, D and the residual advance per batch",
+        "a": "a strided batch: B is shared, A, D and the residual advance per batch",
+    }[batching["batch_mode"]]
+    if batching["fold_batch"]:
+        batch_text = "the batch folded into M (B is shared, A row-major): one GEMM of (batch * m) rows"
+    return {
+        "layout_a": layout_a,
+        "layout_b": layout_b,
+        "cutlass_layout_a": "cutlass::layout::RowMajor" if layout_a == "row" else "cutlass::layout::ColumnMajor",
+        "cutlass_layout_b": "cutlass::layout::RowMajor" if layout_b == "row" else "cutlass::layout::ColumnMajor",
+        "element_a": CUTLASS_ELEMENTS[_element(op.a)],
+        "element_b": CUTLASS_ELEMENTS[_element(op.b)],
+        "split_k": op.prop_value("split_k"),
+        "epilogue_text": _epilogue_text(op.epilogue),
+        "batching_text": batch_text + (f"; serial split-k in {op.prop_value('split_k')} slices" if op.prop_value("split_k") > 1 else ""),
+        **batching,
+        **_plan_context(plan),
+    }
+
+
+def _conv_context(op: cutlass.Conv2dFpropOp) -> dict:
+    iterator = op.prop_value("iterator_algorithm")
+    return {
+        "iterator": iterator,
+        "iterator_enum": ITERATORS[iterator],
+        "element_a": CUTLASS_ELEMENTS[_element(op.input)],
+        "element_b": CUTLASS_ELEMENTS[_element(op.filter)],
+        "split_k": op.prop_value("split_k"),
+        "epilogue_text": _epilogue_text(op.epilogue),
+        **_plan_context(plan_epilogue(op.epilogue)),
+    }
+
+
+def _depthwise_context(op: cutlass.DepthwiseConv2dFpropOp) -> dict:
+    _, r, s, _ = tensor_shape(op.filter.type)
+    h, w = _depthwise_output_tile(op.tile.value.threadblock[0])
+    return {
+        "element_a": CUTLASS_ELEMENTS[_element(op.input)],
+        "element_b": CUTLASS_ELEMENTS[_element(op.filter)],
+        "filter_r": r,
+        "filter_s": s,
+        "output_tile_h": h,
+        "output_tile_w": w,
+        "epilogue_text": _epilogue_text(op.epilogue),
+        **_plan_context(plan_epilogue(op.epilogue)),
+    }
+
+
+def _b2b_context(op: cutlass.B2bGemmOp | cutlass.B2bConv2dOp) -> dict:
+    inputs = (op.a, op.b0) if isinstance(op, cutlass.B2bGemmOp) else (op.input, op.filter0)
+    plan0, plan1 = plan_epilogue(op.epilogue0), plan_epilogue(op.epilogue1)
+    e0 = op.epilogue0
+    alpha0, beta0 = e0.alpha.value.data, e0.beta.value.data
+    return {
+        "element_a": CUTLASS_ELEMENTS[_element(inputs[0])],
+        "element_b": CUTLASS_ELEMENTS[_element(inputs[1])],
+        "tile1": op.tile1.value,
+        "residency": op.prop_value("residency"),
+        "plan0_bias": plan0.source == "bias",
+        "plan1": plan1,
+        "alpha0": f32_literal(alpha0),
+        "beta0": f32_literal(beta0 if plan0.source == "bias" else 0.0),
+        "alpha1": f32_literal(plan1.alpha),
+        "beta1": f32_literal(plan1.beta),
+        "epilogue0_text": _epilogue_text(op.epilogue0),
+        "epilogue1_text": _epilogue_text(op.epilogue1),
+        "functors": _functors({"Act0": plan0.act, "Act1": plan1.act}, structs=("Act0",)),
+    }
+
+
+CONTEXTS = {
+    "gemm": _gemm_context,
+    "conv2d_fprop": _conv_context,
+    "depthwise_conv2d_fprop": _depthwise_context,
+    "b2b_gemm": _b2b_context,
+    "b2b_conv2d": _b2b_context,
+}
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One template instance of a translation unit."""
+
+    name: str
+    key: str
+    family: str
+    source: str
+
+
+def emit_instance(op: Operation) -> Instance:
+    """One op's kernel definition and launcher (raises BoltError when unsupported)."""
+    kind = family(op)
+    reason = unsupported_reason(op)
+    if reason is not None:
+        raise BoltError(f"'{op.name}' has no CUTLASS instance: {reason}", format_location(op.location))
+    key, name = instance_key(op), kernel_name(op)
+    context = {**_common(op, name, key), **CONTEXTS[kind](op)}
+    source = _environment().get_template(f"{kind}.cu.j2").render(**context)
+    return Instance(name, key, kind, source.rstrip("\n"))
+
+
+def cutlass_ops(module_or_ops: ModuleOp | Iterable[Operation]) -> list[Operation]:
+    """The cutlass template ops of a module (in order), or the given ops."""
+    if isinstance(module_or_ops, ModuleOp):
+        return [op for op in module_or_ops.walk() if type(op) in FAMILIES]
+    return list(module_or_ops)
+
+
+def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
+    """The CUDA source for every distinct template instance among the module's cutlass ops
+    (or the given ops): includes, boltir's epilogue header, `boltir_error_string`, and per
+    instance its kernel type and `extern "C"` launcher, in first-use order."""
+    instances: dict[str, Instance] = {}
+    for op in cutlass_ops(module_or_ops):
+        name = kernel_name(op)
+        if name not in instances:
+            instances[name] = emit_instance(op)
+    families = {instance.family for instance in instances.values()}
+    headers = list(dict.fromkeys(h for kind in FAMILIES.values() if kind in families for h in HEADERS[kind]))
+    header = (TEMPLATES / "boltir_epilogue.h").read_text().replace("#pragma once\n", "")
+    return _environment().get_template("translation_unit.cu.j2").render(
+        instances=list(instances.values()),
+        headers=headers,
+        epilogue_header=header,
+        include_paths=["<cutlass>/include"] + (
+            ["<cutlass>/examples/13_two_tensor_op_fusion"] if families & {"b2b_gemm", "b2b_conv2d"} else []
+        ),
+    )
+
+
+def cutlass_include_dirs() -> list[Path]:
+    """The include directories the emitted units need, from the nvidia-cutlass wheel
+    (located, not imported): `include`, `tools/util/include` and example 13's directory."""
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec is None or spec.origin is None:
+        raise BoltError("the CUTLASS headers are missing: pip install --no-deps nvidia-cutlass==4.2.0.0")
+    source = Path(spec.origin).parent / "source"
+    return [source / "include", source / "tools/util/include", source / "examples/13_two_tensor_op_fusion"]
+
+
+# --------------------------------------------------------------------------- target
+
+
+@dataclass(frozen=True)
+class CudaTarget(Target):
+    """`bolt-opt x.mlir -t cuda`: the module's cutlass ops as one CUDA translation unit."""
+
+    name = "cuda"
+
+    def emit(self, ctx, module: ModuleOp, output) -> None:
+        output.write(emit_translation_unit(module))
