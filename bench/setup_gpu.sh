@@ -1,5 +1,7 @@
 # Sourced at the start of every command on the GPU machine (a bare machine each time):
 #   source bench/setup_gpu.sh && python3 bench/check_kernels.py
+# with `carry: [".whl", ".kcache"]` (.kcache: optional, an object cache filled here by
+# `BOLTIR_CACHE_DIR=.kcache python3 bench/check_kernels.py --build-only`).
 # It installs the carried wheels (.whl/, made by bench/fetch_wheels.sh) into /tmp/site,
 # without dependencies or an index, and puts them and this checkout on PYTHONPATH; the
 # machine's own python3 already has torch, numpy, onnx, jinja2, networkx, tqdm, ml_dtypes.
@@ -12,5 +14,10 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
   || { echo "installing the carried wheels failed" >&2; return 1 2>/dev/null || exit 1; }
 export PYTHONPATH="/tmp/site:$repo_root${PYTHONPATH:+:$PYTHONPATH}"
 export BOLTIR_CACHE_DIR="${BOLTIR_CACHE_DIR:-/tmp/boltir-cache}"
+# Objects compiled here ahead of time (carry .kcache) are hits there when nvcc, flags and
+# CUTLASS match: the cache key holds all three.
+if [ -d "$repo_root/.kcache/objects" ]; then
+  mkdir -p "$BOLTIR_CACHE_DIR" && cp -r "$repo_root/.kcache/objects" "$BOLTIR_CACHE_DIR/"
+fi
 export PYTHONUNBUFFERED=1
 python3 -c "import xdsl, boltir, torch; print('boltir on', torch.cuda.get_device_name(0), '| torch', torch.__version__, '| xdsl', xdsl.__version__ if hasattr(xdsl, '__version__') else '0.75')"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f16, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -41,7 +41,7 @@ EPILOGUE_STEPS = ("activation2", "residual", "activation")
 def template_properties(choice: KernelChoice) -> dict:
     props = {
         "arch": StringAttr(choice.arch),
-        "accumulator": f32,
+        "accumulator": f16 if choice.accumulator == "f16" else f32,
         "tile": TileAttr.make(choice.tile),
         "alignment": i64_array(choice.alignment),
         "swizzle": i64_attr(choice.swizzle),

@@ -212,7 +212,7 @@ def _gemm_batching(op: cutlass.GemmOp) -> dict:
     return {"batch_mode": mode, "a_batched": a_batched, "b_batched": b_batched, "fold_batch": fold, "batched": batched}
 
 
-def _depthwise_output_tile(pixels: int) -> tuple[int, int]:
+def depthwise_output_tile(pixels: int) -> tuple[int, int]:
     """The threadblock's output tile (H, W) for `pixels` output pixels: the most square
     factorization, H <= W (8 x 8 for 64, 4 x 8 for 32)."""
     h = max(d for d in range(1, int(pixels**0.5) + 1) if pixels % d == 0)
@@ -424,7 +424,7 @@ def _depthwise_reason(op: cutlass.DepthwiseConv2dFpropOp) -> str | None:
     # The epilogue stages the accumulators in the shared memory of one stage's activation
     # tile (DepthwiseFpropDirectConvMultipleStage): a larger accumulator tile overwrites
     # the next stage's activations.
-    h, w = _depthwise_output_tile(tile.threadblock[0])
+    h, w = depthwise_output_tile(tile.threadblock[0])
     strides, dilations = op.prop_value("strides"), op.prop_value("dilations")
     input_bits = cutlass.element_bits(op.input.type.element_type)
     activation_bytes = ((h - 1) * strides[0] + (r - 1) * dilations[0] + 1) * ((w - 1) * strides[1] + (s - 1) * dilations[1] + 1) * tile.threadblock[1] * input_bits // 8
@@ -605,7 +605,7 @@ def _conv_context(op: cutlass.Conv2dFpropOp) -> dict:
 
 def _depthwise_context(op: cutlass.DepthwiseConv2dFpropOp) -> dict:
     _, r, s, _ = tensor_shape(op.filter.type)
-    h, w = _depthwise_output_tile(op.tile.value.threadblock[0])
+    h, w = depthwise_output_tile(op.tile.value.threadblock[0])
     return {
         "element_a": CUTLASS_ELEMENTS[_element(op.input)],
         "element_b": CUTLASS_ELEMENTS[_element(op.filter)],

@@ -18,6 +18,8 @@ from typing import Protocol
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute, Operation
 
+from boltir.backends.cuda.emitter import depthwise_output_tile
+from boltir.backends.cuda.epilogues import plan_epilogue
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
 from boltir.dialects.cutlass import SHARED_MEMORY_BYTES, Tile
@@ -43,6 +45,7 @@ class KernelChoice:
     iterator_algorithm: str | None = None
     tile1: Tile | None = None
     residency: str | None = None
+    accumulator: str = "f32"
 
     def to_attr(self) -> DictionaryAttr:
         entries: dict[str, Attribute] = {
@@ -63,6 +66,8 @@ class KernelChoice:
             entries["warp1"] = i64_array(self.tile1.warp)
         if self.residency is not None:
             entries["residency"] = StringAttr(self.residency)
+        if self.accumulator != "f32":
+            entries["accumulator"] = StringAttr(self.accumulator)
         return DictionaryAttr(entries)
 
     @staticmethod
@@ -84,6 +89,7 @@ class KernelChoice:
             iterator_algorithm=get("iterator_algorithm"),
             tile1=tile1,
             residency=get("residency"),
+            accumulator=get("accumulator", "f32"),
         )
 
 
@@ -104,6 +110,18 @@ class KernelSelector(Protocol):
 
 def element_bits(value) -> int:
     return numpy_dtype(value.type.element_type).itemsize * 8
+
+
+def depthwise_pixels(r: int, s: int, strides, dilations, bits: int, channels: int) -> int:
+    """The most output pixels (64, 32 or 16) a direct depthwise conv threadblock can take
+    with f32 accumulators: CUTLASS stages them in the shared memory of one stage's input
+    tile (halo included), which they must not outgrow."""
+    for pixels in (64, 32, 16):
+        h, w = depthwise_output_tile(pixels)
+        window = ((h - 1) * strides[0] + (r - 1) * dilations[0] + 1) * ((w - 1) * strides[1] + (s - 1) * dilations[1] + 1)
+        if h * w * 32 <= window * bits:
+            return pixels
+    return 16
 
 
 def widest_alignment(bits: int, *extents: int) -> int:
@@ -204,6 +222,8 @@ class HeuristicSelector:
         tile, split_k = choose_gemm_tile(m, n, k, batch, bits, arch)
         if batch > 1:
             split_k = 1  # a batched GEMM fills the GPU with its batch
+        if plan_epilogue(op.epilogue).kind == "residual_block":
+            split_k = 1  # the residual block would apply its activations on every slice
         contiguous_a = k if op.prop_value("layout_a") == "row" else m
         contiguous_b = n if op.prop_value("layout_b") == "row" else k
         alignment = (
@@ -221,7 +241,10 @@ class HeuristicSelector:
         bits = element_bits(op.input)
         gemm_m, gemm_n, gemm_k = n * p * q, k, c * r * s
         if groups > 1 and groups == c == k:
-            tile = Tile((64, 64, 9 if r * s == 9 else r * s), (16, 64, 9 if r * s == 9 else r * s), (1, 1, 1), 2)
+            taps = r * s
+            channels = 64 if c >= 64 else 1 << max(3, (c - 1).bit_length())
+            pixels = depthwise_pixels(r, s, op.prop_value("strides"), op.prop_value("dilations"), bits, channels)
+            tile = Tile((pixels, channels, taps), (16, channels, taps), (1, 1, 1), 2)
             # The direct conv reads input channels and filters in vectors of up to 128 bits.
             vector = widest_alignment(bits, c)
             alignment = (vector, vector, widest_alignment(element_bits(op.output), k))
@@ -271,7 +294,10 @@ class HeuristicSelector:
             tile0 = Tile((64, n0, 32), (32, n0 // 2, 32), instruction, 3)
             tile1 = Tile((64, padded_n1, 32), (32, padded_n1 // 2, 32), instruction, 3)
             residency = "shared"
-        return KernelChoice(family, arch, tile0, (8, 8, 8), 1, 1, None, tile1, residency)
+        # CUTLASS's f32-to-f16 output epilogue stores warp tiles of N = 32 or 64 only;
+        # wider ones accumulate in f16, as example 13 itself does.
+        accumulator = "f32" if tile1.warp[1] in (32, 64) else "f16"
+        return KernelChoice(family, arch, tile0, (8, 8, 8), 1, 1, None, tile1, residency, accumulator)
 
 
 SELECTORS = {"heuristic": HeuristicSelector}

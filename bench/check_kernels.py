@@ -1,0 +1,186 @@
+"""Builds and runs every CUTLASS 2.x template family on the GPU and compares each result
+with the op-level interpreter's run of the module *before* lowering, on fresh random
+inputs. The bar: ‖Δ‖/‖ref‖ < 1e-2 for f16/bf16, 1e-3 for f32 (tf32). Prints a pass/fail
+table last; exits 1 if any case fails.
+
+    source bench/setup_gpu.sh && python3 bench/check_kernels.py [--only SUBSTRING] [--list]
+
+`--list` lowers every case and prints its kernel without a GPU (a dry run here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import (  # noqa: E402
+    BoundKernel,
+    Case,
+    b2b_conv_text,
+    b2b_gemm_text,
+    build_library,
+    conv_text,
+    describe_choice,
+    gemm_text,
+    lower,
+    random_inputs,
+    to_numpy_f32,
+    to_torch,
+)
+
+from boltir.interp import run  # noqa: E402
+
+EPILOGUES = [
+    "",
+    "bias",
+    "bias, relu",
+    "bias, clip(0.0, 6.0)",
+    "bias, gelu",
+    "bias, gelu_tanh",
+    "bias, sigmoid",
+    "bias, silu",
+    "bias, hardswish",
+    "bias, tanh",
+    "bias, leaky_relu(0.1)",
+    "bias, hardsigmoid(0.2, 0.5)",
+    "alpha = 0.5, beta = 2.0, bias, relu",
+    "bias, relu, residual = add, then relu",
+    "bias, residual = add",
+    "residual = add, then gelu",
+    "bias, silu, residual = mul",
+    "beta = 0.5, bias, gelu, residual = add, then clip(0.0, 6.0)",
+]
+
+RESIDENCY_SHARED = {
+    "residency": "shared",
+    "tile": ((64, 64, 32), (32, 32, 32), (16, 8, 16), 3),
+    "tile1": ((64, 128, 32), (32, 64, 32), (16, 8, 16), 3),
+}
+
+
+def cases() -> list[Case]:
+    out: list[Case] = []
+    # Every epilogue on one odd-sized f16 GEMM (M, N, K not multiples of the tile).
+    for epilogue in EPILOGUES:
+        out.append(Case(f"gemm f16 333x264x520 <{epilogue or 'none'}>", gemm_text(333, 264, 520, "f16", epilogue)))
+    # Every residual form on bf16, and the plain ones.
+    for epilogue in ("bias, relu", "bias, gelu", "bias, relu, residual = add, then relu", "bias, silu, residual = mul"):
+        out.append(Case(f"gemm bf16 333x264x520 <{epilogue}>", gemm_text(333, 264, 520, "bf16", epilogue), "bf16"))
+    for element in ("f16", "bf16", "f32"):
+        out.append(Case(f"gemm {element} 1024x768x1024 aligned <bias, relu>", gemm_text(1024, 768, 1024, element), element))
+        out.append(Case(f"gemm {element} 1x768x768 batch-1 <bias, gelu>", gemm_text(1, 768, 768, element, "bias, gelu"), element))
+        out.append(Case(f"gemm {element} 129x770x258 odd, narrow align <bias, relu>", gemm_text(129, 770, 258, element), element))
+    out.append(Case("gemm f32 333x264x520 <bias, residual = add>", gemm_text(333, 264, 520, "f32", "bias, residual = add"), "f32"))
+    # Split-k (forced, and the heuristic's own for small M*N with a long K).
+    out.append(Case("gemm f16 64x128x8192 heuristic <bias, relu>", gemm_text(64, 128, 8192)))
+    out.append(Case("gemm f16 200x256x4096 split-k 4 <bias, sigmoid>", gemm_text(200, 256, 4096, "f16", "bias, sigmoid"), override={"split_k": 4}))
+    out.append(Case("gemm bf16 96x192x3000 split-k 3 <bias, relu>", gemm_text(96, 192, 3000, "bf16"), "bf16", override={"split_k": 3}))
+    out.append(Case("gemm f32 64x128x4096 split-k 4 <bias, gelu>", gemm_text(64, 128, 4096, "f32", "bias, gelu"), "f32", override={"split_k": 4}))
+    # Batched (attention's batched GEMMs), with per-batch and shared weights.
+    out.append(Case("gemm f16 batched 12x128x64x128 <>", gemm_text(128, 128, 64, "f16", "", batch=12)))
+    out.append(Case("gemm bf16 batched 12x100x72x64 <residual = add>", gemm_text(100, 64, 72, "bf16", "residual = add", batch=12), "bf16"))
+    out.append(Case("gemm f16 batch-folded 4x100x256x96 <bias, relu>", gemm_text(100, 256, 96, batch=4, shared_b=True)))
+    # Convs: optimized and analytic iterators, strides, odd spatial sizes, residuals.
+    for element in ("f16", "bf16"):
+        out.append(Case(f"conv {element} 3x3 2x28x28x64->64 <bias, relu>", conv_text(2, 28, 28, 64, 64, 3, 3, element=element), element))
+        out.append(Case(f"conv {element} 1x1/2 2x15x15x96->128 <bias, relu, residual = add, then relu>",
+                        conv_text(2, 15, 15, 96, 128, 1, 1, stride=2, pad=0, element=element,
+                                  epilogue="bias, relu, residual = add, then relu"), element))
+    out.append(Case("conv f16 3x3 analytic 1x13x17x40->56 <bias, silu>", conv_text(1, 13, 17, 40, 56, 3, 3, epilogue="bias, silu"),
+                    override={"iterator_algorithm": "analytic"}))
+    out.append(Case("conv f16 3x3/2 1x31x31x32->48 <bias, hardswish>", conv_text(1, 31, 31, 32, 48, 3, 3, stride=2, epilogue="bias, hardswish")))
+    out.append(Case("conv f16 5x5 1x20x20x24->40 <bias, residual = add>", conv_text(1, 20, 20, 24, 40, 5, 5, epilogue="bias, residual = add")))
+    out.append(Case("conv f16 3x3 split-k 2 1x14x14x256->64 <bias, relu>", conv_text(1, 14, 14, 256, 64, 3, 3), override={"split_k": 2}))
+    out.append(Case("conv f16 3x3 2x7x7x512->512 <bias, relu>", conv_text(2, 7, 7, 512, 512, 3, 3)))
+    # The first conv of an image model: C = 4 (padded from 3 on sm80) and C = 3, C = 2.
+    out.append(Case("conv f16 7x7/2 C=4 2x64x64x4->64 <bias, relu>", conv_text(2, 64, 64, 4, 64, 7, 7, stride=2, pad=3)))
+    out.append(Case("conv bf16 7x7/2 C=4 1x32x32x4->64 <bias, relu>", conv_text(1, 32, 32, 4, 64, 7, 7, stride=2, pad=3, element="bf16"), "bf16"))
+    # (C = 3 reaches the kernels as C = 4: pad-alignment pads it; f16 C = 3 rows are not 4-byte aligned.)
+    out.append(Case("conv f16 3x3 C=2 1x16x16x2->32 <bias, gelu>", conv_text(1, 16, 16, 2, 32, 3, 3, epilogue="bias, gelu")))
+    # Depthwise (MobileNet): 3x3 stride 1 and 2, 5x5, bf16, residual alone.
+    out.append(Case("depthwise f16 3x3 2x28x28x64 <bias, clip(0.0, 6.0)>", conv_text(2, 28, 28, 64, 64, 3, 3, epilogue="bias, clip(0.0, 6.0)", depthwise=True)))
+    out.append(Case("depthwise f16 3x3/2 1x29x29x96 <bias, relu>", conv_text(1, 29, 29, 96, 96, 3, 3, stride=2, depthwise=True)))
+    out.append(Case("depthwise f16 5x5 1x14x14x128 <bias, silu>", conv_text(1, 14, 14, 128, 128, 5, 5, epilogue="bias, silu", depthwise=True)))
+    out.append(Case("depthwise bf16 3x3 1x14x14x32 <bias, hardswish>", conv_text(1, 14, 14, 32, 32, 3, 3, element="bf16", epilogue="bias, hardswish", depthwise=True), "bf16"))
+    out.append(Case("depthwise f16 3x3 1x10x10x16 <residual = add>", conv_text(1, 10, 10, 16, 16, 3, 3, epilogue="residual = add", depthwise=True)))
+    # Back-to-back: both residencies, GEMM and conv.
+    out.append(Case("b2b_gemm 4096x64x64x128 register <bias, relu | bias, relu>", b2b_gemm_text(4096, 64, 64, 128)))
+    out.append(Case("b2b_gemm 2048x128x128x128 heuristic <bias, gelu | bias>", b2b_gemm_text(2048, 128, 128, 128, "bias, gelu", "bias")))
+    out.append(Case("b2b_gemm 1000x64x64x128 shared <bias, relu | relu>", b2b_gemm_text(1000, 64, 64, 128, "bias, relu", "relu"), override=RESIDENCY_SHARED))
+    out.append(Case("b2b_gemm 2048x64x256x64 heuristic <bias, relu | bias, relu>", b2b_gemm_text(2048, 64, 256, 64)))
+    out.append(Case("b2b_conv 2x14x14x64 3x3->64 1x1->128 register <bias, relu | bias, relu>", b2b_conv_text(2, 14, 14, 64, 64, 128)))
+    out.append(Case("b2b_conv 1x28x28x32 3x3->64 1x1->128 shared <bias, silu | bias>", b2b_conv_text(1, 28, 28, 32, 64, 128, epilogue0="bias, silu", epilogue1="bias"),
+                    override=RESIDENCY_SHARED))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run the cases whose label contains this text")
+    parser.add_argument("--list", action="store_true", help="lower every case and print its kernel; no GPU")
+    parser.add_argument("--build-only", action="store_true", help="compile the kernel library and stop (fills the object cache)")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--library", default="/tmp/boltir-check/kernels.so")
+    args = parser.parse_args()
+
+    all_cases = [c for c in cases() if not args.only or args.only in c.label]
+    rows, lowered = [], []
+    for case in all_cases:
+        try:
+            lowered.append(lower(case))
+        except Exception as error:  # noqa: BLE001 - a case that cannot lower is a failure row
+            rows.append((case.label, "-", "-", "lowering failed: " + str(error).splitlines()[0], "FAIL"))
+    if args.list:
+        for case in lowered:
+            print(f"{case.label:70s} {case.op.name:28s} {describe_choice(case)}")
+        for row in rows:
+            print(f"{row[0]:70s} {row[3]}")
+        return 0 if not rows else 1
+
+    Path(args.library).parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    library = build_library(lowered, args.library)
+    print(f"built the kernels of {len(lowered)} cases in {time.monotonic() - start:.0f} s", flush=True)
+    if args.build_only:
+        return 0 if not rows else 1
+
+    import torch
+
+    rng = np.random.default_rng(args.seed)
+    for case in lowered:
+        try:
+            inputs = random_inputs(case, rng)
+            (expected,) = run(case.op_module, inputs)
+            kernel = BoundKernel(library, case, {name: to_torch(value) for name, value in inputs.items()})
+            kernel()
+            torch.cuda.synchronize()
+            got = to_numpy_f32(kernel.output)
+            ref = expected.astype(np.float64)
+            error = float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30)) if np.isfinite(got).all() else float("inf")
+            verdict = "pass" if error < case.tolerance else "FAIL"
+            rows.append((case.label, describe_choice(case), f"{error:.2e}", f"< {case.tolerance:.0e}", verdict))
+        except Exception as error:  # noqa: BLE001
+            traceback.print_exc()
+            rows.append((case.label, describe_choice(case), "-", str(error).splitlines()[0][:60], "FAIL"))
+
+    print(f"\nGPU: {torch.cuda.get_device_name(0)}; reference: op-level interpreter before lowering; seed {args.seed}")
+    widths = [max(len(r[i]) for r in rows + [("case", "kernel", "rel err", "bar", "result")]) for i in range(5)]
+    header = ("case", "kernel", "rel err", "bar", "result")
+    print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("-|-".join("-" * w for w in widths))
+    for row in rows:
+        print(" | ".join(v.ljust(w) for v, w in zip(row, widths)))
+    failed = sum(row[-1] != "pass" for row in rows)
+    print(f"\n{len(rows) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

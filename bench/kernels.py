@@ -1,0 +1,230 @@
+"""Times boltir's CUTLASS 2.x kernels (heuristic choice, sm80 build) against PyTorch eager
+(cuBLAS / cuDNN) and torch.compile (default mode) on the FACTS.md GEMM, conv and
+back-to-back workloads, all fp16, in one run. Prints one table last.
+
+    source bench/setup_gpu.sh && python3 bench/kernels.py [--only TEXT]
+
+Timing follows the device METHOD.md: CUDA events around each call, after a warm-up, the
+median of the repeats; inputs rotate among enough copies to exceed the 60 MB L2 when one
+set fits in it. Every boltir result is also checked against eager (‖Δ‖/‖ref‖ column).
+The b2b rows also time boltir's two unfused kernels (what select-kernels would emit
+without the fusion).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import (  # noqa: E402
+    BoundKernel,
+    Case,
+    b2b_gemm_text,
+    build_library,
+    conv_text,
+    describe_choice,
+    gemm_text,
+    lower,
+)
+
+L2_BYTES = 60 * 2**20
+REPEATS = 100
+WARMUP = 10
+
+
+def workloads():
+    """(label, kind, params): FACTS.md's peers table."""
+    gemms = [(4096, 3072, 768), (4096, 768, 3072), (32, 4096, 4096), (8192, 8192, 8192), (25088, 64, 64), (1024, 1024, 1024)]
+    for m, n, k in gemms:
+        yield f"linear+bias+relu {m}x{n}x{k}", "gemm", (m, n, k)
+    convs = [
+        ("conv3x3 N32 C64 56² K64", (32, 56, 56, 64, 64, 3, 1)),
+        ("conv1x1 N32 C256 56² K64", (32, 56, 56, 256, 64, 1, 1)),
+        ("conv3x3 N32 C128 28² K128", (32, 28, 28, 128, 128, 3, 1)),
+        ("conv3x3 N32 C512 7² K512", (32, 7, 7, 512, 512, 3, 1)),
+        ("conv7x7/2 N32 C3 224² K64", (32, 224, 224, 3, 64, 7, 2)),
+    ]
+    for label, params in convs:
+        yield label + " +bias+relu", "conv", params
+    for m, k0, n0, n1 in [(409600, 576, 64, 128), (131072, 128, 128, 128), (16384, 64, 256, 64)]:
+        yield f"two linears M={m} K0={k0} N0={n0} N1={n1}", "b2b", (m, k0, n0, n1)
+
+
+def time_ms(fn, rotations: int = 1) -> float:
+    """Median of CUDA-event times of fn(i), i rotating over `rotations` input sets."""
+    import torch
+
+    for i in range(WARMUP):
+        fn(i % rotations)
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(REPEATS)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(REPEATS)]
+    for i in range(REPEATS):
+        starts[i].record()
+        fn(i % rotations)
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def rotations_for(nbytes: int) -> int:
+    return 1 if nbytes > 2 * L2_BYTES else min(64, max(2, -(-3 * L2_BYTES // max(nbytes, 1))))
+
+
+def relative(got, ref) -> float:
+    import torch
+
+    got, ref = got.float(), ref.float()
+    return float(torch.linalg.vector_norm(got - ref) / torch.linalg.vector_norm(ref))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run the workloads whose label contains this text")
+    parser.add_argument("--library", default="/tmp/boltir-bench/kernels.so")
+    parser.add_argument("--build-only", action="store_true", help="compile the kernel library and stop (fills the object cache)")
+    args = parser.parse_args()
+    selected = [w for w in workloads() if not args.only or args.only in w[0]]
+
+    # Lower every workload (and each b2b's unfused halves) first: one library for all.
+    plans = []
+    for label, kind, p in selected:
+        if kind == "gemm":
+            m, n, k = p
+            plans.append((label, kind, p, [lower(Case(label, gemm_text(m, n, k)))]))
+        elif kind == "conv":
+            n, h, w, c, k, r, stride = p
+            # pad-alignment pads C = 3 to 4 on sm80 (fixed-channels iterator); ours reads
+            # the padded input, the peers the original.
+            c_ours = 4 if c == 3 else c
+            plans.append((label, kind, p, [lower(Case(label, conv_text(n, h, w, c_ours, k, r, r, stride=stride)))]))
+        else:
+            m, k0, n0, n1 = p
+            fused = lower(Case(label, b2b_gemm_text(m, k0, n0, n1)))
+            first = lower(Case(label + " first", gemm_text(m, n0, k0)))
+            second = lower(Case(label + " second", gemm_text(m, n1, n0)))
+            plans.append((label, kind, p, [fused, first, second]))
+    all_cases = [case for plan in plans for case in plan[3]]
+    Path(args.library).parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    library = build_library(all_cases, args.library)
+    print(f"built {len(all_cases)} kernels' library in {time.monotonic() - start:.0f} s", flush=True)
+    if args.build_only:
+        return 0
+
+    import torch
+    import torch.nn.functional as F
+
+    torch.backends.cudnn.benchmark = True
+
+    gen = torch.Generator(device="cuda").manual_seed(0)
+
+    def rand(*shape, scale=1.0):
+        return ((torch.rand(*shape, device="cuda", generator=gen) * 2 - 1) * scale).half()
+
+    rows = []
+    for label, kind, p, cases in plans:
+        if kind == "gemm":
+            m, n, k = p
+            nbytes = 2 * (m * k + n * k + m * n)
+            rot = rotations_for(nbytes)
+            xs = [rand(m, k) for _ in range(rot)]
+            w, b = rand(n, k, scale=(3 / k) ** 0.5), rand(n)
+
+            def eager(i, xs=xs, w=w, b=b):
+                return F.relu(F.linear(xs[i], w, b))
+
+            def matmul_only(i, xs=xs, w=w):
+                return F.linear(xs[i], w)
+
+            bound = [BoundKernel(library, cases[0], {"x": x, "w": w, "bias": b}) for x in xs]
+            ref = eager(0)
+            ours_inputs = bound
+            flops = 2 * m * n * k
+        elif kind == "conv":
+            n, h, w_, c, k, r, stride = p
+            c_ours = 4 if c == 3 else c
+            nbytes = 2 * (n * h * w_ * c + n * h * w_ * k // (stride * stride) + k * r * r * c)
+            rot = rotations_for(nbytes)
+            xs = [rand(n, h, w_, c_ours) for _ in range(rot)]
+            weight = rand(k, r, r, c_ours, scale=(3 / (c * r * r)) ** 0.5)
+            if c_ours != c:
+                for x in xs:
+                    x[..., c:] = 0
+                weight[..., c:] = 0
+            b = rand(k)
+            # The peers take NCHW-shaped views of NHWC (channels_last) memory.
+            xs_cl = [x[..., :c].permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last) for x in xs]
+            w_cl = weight[..., :c].permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
+
+            def eager(i, xs_cl=xs_cl, w_cl=w_cl, b=b, stride=stride, r=r):
+                return F.relu(F.conv2d(xs_cl[i], w_cl, b, stride=stride, padding=r // 2))
+
+            matmul_only = None
+            bound = [BoundKernel(library, cases[0], {"x": x, "w": weight, "bias": b}) for x in xs]
+            ref = eager(0).permute(0, 2, 3, 1)
+            p_out = (h + 2 * (r // 2) - r) // stride + 1
+            flops = 2 * n * p_out * p_out * k * c * r * r
+        else:
+            m, k0, n0, n1 = p
+            nbytes = 2 * (m * k0 + m * n1)
+            rot = rotations_for(nbytes)
+            xs = [rand(m, k0) for _ in range(rot)]
+            w0, b0 = rand(n0, k0, scale=(3 / k0) ** 0.5), rand(n0)
+            w1, b1 = rand(n1, n0, scale=(3 / n0) ** 0.5), rand(n1)
+
+            def eager(i, xs=xs, w0=w0, b0=b0, w1=w1, b1=b1):
+                return F.relu(F.linear(F.relu(F.linear(xs[i], w0, b0)), w1, b1))
+
+            matmul_only = None
+            bound = [BoundKernel(library, cases[0], {"x": x, "w0": w0, "w1": w1, "bias0": b0, "bias1": b1}) for x in xs]
+            ref = eager(0)
+            flops = 2 * m * (k0 * n0 + n0 * n1)
+            # boltir unfused: the first GEMM writes h, the second reads it.
+            firsts = [BoundKernel(library, cases[1], {"x": x, "w": w0, "bias": b0}) for x in xs]
+            seconds = [BoundKernel(library, cases[2], {"x": f.output, "w": w1, "bias": b1}) for f in firsts]
+
+        bound[0]()
+        torch.cuda.synchronize()
+        error = relative(bound[0].output, ref)
+        ours = time_ms(lambda i, bound=bound: bound[i](), rot)
+        eager_ms = time_ms(eager, rot)
+        compiled = torch.compile(eager)
+        try:
+            compile_ms = time_ms(compiled, rot)
+        except Exception as failure:  # noqa: BLE001 - report, keep measuring the rest
+            print(f"torch.compile failed on {label}: {failure}")
+            compile_ms = float("nan")
+        extra = ""
+        if kind == "gemm":
+            extra = f"matmul alone {time_ms(matmul_only, rot):.4f}"
+        if kind == "b2b":
+            def unfused(i, firsts=firsts, seconds=seconds):
+                firsts[i]()
+                seconds[i]()
+            extra = f"boltir unfused {time_ms(unfused, rot):.4f}"
+        rows.append((label, describe_choice(cases[0]), f"{ours:.4f}", f"{eager_ms:.4f}", f"{compile_ms:.4f}",
+                     f"{eager_ms / ours:.2f}x", f"{flops / ours / 1e9:.0f}", f"{error:.1e}", extra))
+        print("done:", label, flush=True)
+        torch.cuda.empty_cache()
+
+    print(f"\nGPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; fp16, f32 accumulation; "
+          f"median of {REPEATS} CUDA-event timings after {WARMUP} warm-ups; times in ms")
+    header = ("workload", "boltir kernel (sm80 2.x)", "boltir", "eager", "compile", "eager/boltir", "TFLOP/s", "rel err vs eager", "notes")
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("-|-".join("-" * w for w in widths))
+    for row in rows:
+        print(" | ".join(str(v).ljust(w) for v, w in zip(row, widths)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
