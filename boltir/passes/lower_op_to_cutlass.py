@@ -30,7 +30,7 @@ from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import cutlass
 from boltir.dialects import op as ops
 from boltir.dialects.cutlass import TileAttr
-from boltir.dialects.graph import i64_array, i64_attr
+from boltir.dialects.graph import i64_array, i64_attr, tensor_shape
 from boltir.passes import statistics
 from boltir.passes.fuse_elementwise import as_elementwise
 
@@ -50,7 +50,11 @@ def template_properties(choice: KernelChoice) -> dict:
 
 
 def unsupported_reason(op: Operation) -> str | None:
-    """What the CUDA templates cannot express about this cutlass op, if anything."""
+    """What the CUDA templates cannot express about this cutlass op, if anything. They are
+    CUTLASS 2.x (sm80) templates: an instance for another arch is not theirs to judge
+    (the emitter refuses it by its arch), so nothing of it is peeled off or left."""
+    if op.prop_value("arch") != "sm80":
+        return None
     try:
         from boltir.backends.cuda.emitter import unsupported_reason as template_reason
     except ImportError:  # the templates are not there: every epilogue is assumed expressible
@@ -140,7 +144,8 @@ class CutlassLowering:
             statistics.count(self.pass_, "fusions kept as separate ops")
         return new_ops
 
-    def lower_b2b(self, op: ops.B2bGemmOp | ops.B2bConv2dOp, choice: KernelChoice) -> list[Operation]:
+    def lower_b2b(self, op: ops.B2bGemmOp | ops.B2bConv2dOp, choice: KernelChoice) -> list[Operation] | None:
+        """The cutlass op (after any weight it transposes); None if no template runs it."""
         props = template_properties(choice)
         props.update(tile1=TileAttr.make(choice.tile1), residency=StringAttr(choice.residency), epilogue0=op.epilogue0, epilogue1=op.epilogue1)
         new_ops: list[Operation] = []
@@ -161,6 +166,9 @@ class CutlassLowering:
                 result_types=[op.output.type],
             )
         new.location = op.location
+        if (reason := unsupported_reason(new)) is not None:
+            statistics.note(self.pass_, f"left {op.name} at {format_location(op.location)}: {reason}")
+            return None
         return [*new_ops, new]
 
     def as_column_major(self, op: Operation, weight: SSAValue, layout: str, new_ops: list[Operation]) -> SSAValue:
@@ -179,6 +187,34 @@ class CutlassLowering:
         return constant.output
 
 
+FAMILIES_OF: dict[type, tuple[str, ...]] = {
+    ops.GemmOp: ("gemm",),
+    ops.Conv2dOp: ("conv2d_fprop", "depthwise_conv2d_fprop"),
+    ops.B2bGemmOp: ("b2b_gemm",),
+    ops.B2bConv2dOp: ("b2b_conv2d",),
+}
+"""The template families that can compute each op-level op."""
+
+
+def read_choice(target: Operation) -> KernelChoice:
+    """The op's kernel choice; a BoltError at the op's location if it is malformed or
+    names a family that cannot compute the op."""
+    try:
+        choice = KernelChoice.from_attr(target.attributes[KERNEL_ATTR])
+        families = FAMILIES_OF.get(type(target), ())
+        if not families:
+            raise BoltError(f"no CUTLASS template computes {target.name}")
+        if choice.family not in families:
+            raise BoltError(f"a {choice.family} kernel cannot compute {target.name}")
+        if choice.family == "depthwise_conv2d_fprop" and target.prop_value("layout") == "NHWC":
+            channels, groups = tensor_shape(target.input.type)[-1], target.prop_value("groups")
+            if not groups == channels == tensor_shape(target.output.type)[-1]:
+                raise BoltError(f"a depthwise_conv2d_fprop kernel cannot compute a conv with {groups} groups of {channels} channels")
+    except BoltError as error:
+        raise BoltError(f"bad kernel attribute on {target.name}: {error.message}", format_location(target.location)) from error
+    return choice
+
+
 @dataclass(frozen=True)
 class LowerOpToCutlassPass(ModulePass):
     """Requires: select-kernels ran. Guarantees: chosen ops are cutlass template
@@ -191,7 +227,7 @@ class LowerOpToCutlassPass(ModulePass):
         for target in list(op.walk()):
             if KERNEL_ATTR not in target.attributes:
                 continue
-            choice = KernelChoice.from_attr(target.attributes[KERNEL_ATTR])
+            choice = read_choice(target)
             if isinstance(target, ops.Conv2dOp | ops.B2bConv2dOp) and (
                 target.prop_value("layout") != "NHWC" or target.prop_value("filter_layout") != "OHWI"
             ):

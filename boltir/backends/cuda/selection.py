@@ -17,6 +17,7 @@ from typing import Protocol
 
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import VerifyException
 
 from boltir.backends.cuda.emitter import depthwise_output_tile
 from boltir.backends.cuda.epilogues import plan_epilogue
@@ -30,6 +31,9 @@ KERNEL_ATTR = "kernel"
 """The attribute select-kernels writes on an op-level op."""
 
 MULTIPROCESSORS = {"sm80": 108, "sm90": 132}
+
+FAMILIES = ("gemm", "conv2d_fprop", "depthwise_conv2d_fprop", "b2b_gemm", "b2b_conv2d")
+"""The template families a choice can name."""
 
 
 @dataclass(frozen=True)
@@ -72,24 +76,52 @@ class KernelChoice:
 
     @staticmethod
     def from_attr(attr: Attribute) -> KernelChoice:
+        """The choice a `kernel` attribute records. A malformed one (not a dictionary, an
+        entry missing or of the wrong kind, an unknown family or arch, a tile whose shapes
+        do not divide) is a BoltError that says what is wrong."""
         if not isinstance(attr, DictionaryAttr):
             raise BoltError(f"a kernel choice must be a dictionary, got {attr}")
-        get = lambda name, default=None: python_value(attr.data[name]) if name in attr.data else default  # noqa: E731
-        tile = Tile(tuple(get("threadblock")), tuple(get("warp")), tuple(get("instruction")), get("stages"))
+
+        def get(name: str, kind: str, default=None, required: bool = True):
+            if name not in attr.data:
+                if required:
+                    raise BoltError(f"the kernel choice has no '{name}'")
+                return default
+            value = python_value(attr.data[name])
+            if kind == "str" and isinstance(value, str) or kind == "int" and type(value) is int:
+                return value
+            if kind == "shape" and isinstance(value, tuple) and len(value) == 3 and all(type(v) is int for v in value):
+                return value
+            expected = {"str": "a string", "int": "an integer", "shape": "3 integers (array<i64: M, N, K>)"}[kind]
+            raise BoltError(f"the kernel choice's '{name}' must be {expected}, got {attr.data[name]}")
+
+        family, arch = get("family", "str"), get("arch", "str")
+        if family not in FAMILIES:
+            raise BoltError(f"unknown kernel family '{family}'; known: {', '.join(FAMILIES)}")
+        if arch not in MULTIPROCESSORS:
+            raise BoltError(f"the kernel choice's arch must be one of {', '.join(MULTIPROCESSORS)}; got '{arch}'")
+        b2b = family.startswith("b2b_")
+        tile = Tile(get("threadblock", "shape"), get("warp", "shape"), get("instruction", "shape"), get("stages", "int"))
         tile1 = None
-        if "threadblock1" in attr.data:
-            tile1 = Tile(tuple(get("threadblock1")), tuple(get("warp1")), tile.instruction, tile.stages)
+        if b2b or "threadblock1" in attr.data:
+            tile1 = Tile(get("threadblock1", "shape"), get("warp1", "shape"), tile.instruction, tile.stages)
+        try:
+            for checked in (tile, tile1):
+                if checked is not None:
+                    checked.check()
+        except VerifyException as error:
+            raise BoltError(str(error)) from error
         return KernelChoice(
-            family=get("family"),
-            arch=get("arch"),
+            family=family,
+            arch=arch,
             tile=tile,
-            alignment=tuple(get("alignment")),
-            swizzle=get("swizzle", 1),
-            split_k=get("split_k", 1),
-            iterator_algorithm=get("iterator_algorithm"),
+            alignment=get("alignment", "shape"),
+            swizzle=get("swizzle", "int", 1, required=False),
+            split_k=get("split_k", "int", 1, required=False),
+            iterator_algorithm=get("iterator_algorithm", "str", required=family == "conv2d_fprop"),
             tile1=tile1,
-            residency=get("residency"),
-            accumulator=get("accumulator", "f32"),
+            residency=get("residency", "str", required=b2b),
+            accumulator=get("accumulator", "str", "f32", required=False),
         )
 
 
@@ -271,8 +303,9 @@ class HeuristicSelector:
             n0 = tensor_shape(op.b0.type)[-1 if op.prop_value("layout_b0") == "row" else -2]
             k0 = tensor_shape(op.a.type)[-1 if op.prop_value("layout_a") == "row" else -2]
             family = "b2b_gemm"
-            # Example 13's B2bGemm reads a row-major A.
-            layout_ok = op.prop_value("layout_a") == "row"
+            # Example 13's B2bGemm reads a row-major A, whose rows (M, batch dimensions
+            # folded in) its 128-bit accesses must divide too (B2bGemm::can_implement).
+            layout_ok = op.prop_value("layout_a") == "row" and math.prod(tensor_shape(op.a.type)[:-1]) % 8 == 0
         else:
             n0 = tensor_shape(op.filter0.type)[0]
             k0 = tensor_shape(op.input.type)[-1]
