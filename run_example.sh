@@ -19,3 +19,8 @@ bolt-opt "$work/small_resnet.mlir" --elide-weights
 echo "== running the imported IR in the numpy interpreter"
 bolt-run "$work/small_resnet.mlir" --inputs "$work/input.npz" -o "$work/output.npz"
 python examples/small_resnet/check_with_onnxruntime.py "$work/small_resnet.onnx" "$work/input.npz" "$work/output.npz"
+
+echo "== compiling it to CUDA: boltc -o (CUTLASS kernels, host program, shared library)"
+boltc "$work/small_resnet.onnx" -o "$work/out" --arch sm80
+ls -l "$work/out"
+python examples/small_resnet/run_compiled.py "$work/small_resnet.onnx" "$work/input.npz" "$work/out"

@@ -125,3 +125,16 @@ def is_bfloat16(dtype: np.dtype) -> bool:
 def is_numpy_native(dtype: np.dtype) -> bool:
     """Whether numpy itself (not ml_dtypes) defines the dtype."""
     return np.dtype(dtype).kind in "fiub"
+
+
+def numpy_dtype_from_name(ir_name: str) -> np.dtype:
+    """The numpy dtype of an IR element type name (f16, bf16, i64...)."""
+    if ir_name not in _BY_IR_NAME:
+        raise BoltError(f"element type {ir_name} is not supported; supported: {', '.join(_BY_IR_NAME)}")
+    return numpy_dtype_named(_BY_IR_NAME[ir_name].numpy_name)
+
+
+def ir_name_of_numpy(numpy_name: str) -> str:
+    """The IR element type name of a numpy (or torch) dtype name: float16 -> f16."""
+    kind = _BY_NUMPY_NAME.get(numpy_name)
+    return kind.ir_name if kind else numpy_name

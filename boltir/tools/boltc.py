@@ -5,9 +5,16 @@
     boltc --print-pipeline [--dtype ...] [--arch ...]
     boltc model.onnx --emit op --pipeline 'fold-batchnorm,lower-graph-to-op' --pass-plugin mine.py
 
-`--emit graph` writes the model as imported; `--emit op` runs the default pipeline (see
-boltir/pipelines.py) up to the operator level. `bolt-opt` and `bolt-run` read both back.
-Compiling to CUDA arrives with the backend.
+    boltc model.onnx -o out/ [--arch sm80|sm90] [--dtype f16|bf16|f32] [--debug-dump]
+    boltc model.onnx --emit cutlass|cuda [-o FILE|DIR]
+
+Without `--emit`, boltc compiles the model into the directory `-o` names: the shared
+library, the weights and manifest.json (see boltir/compiler.py), which
+`boltir.runtime.load` runs. `--emit graph` writes the model as imported; `--emit op` runs
+the default pipeline (see boltir/pipelines.py) up to the operator level; `--emit cutlass`
+adds kernel selection, lowering to CUTLASS instances and memory planning; `--emit cuda`
+writes the CUDA translation units (into `-o DIR`, or all to standard output). `bolt-opt`
+and `bolt-run` read the IR levels back.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from boltir import __version__
 from boltir.diagnostics import BoltError
 from boltir.tools.common import run_tool
 
-EMIT_LEVELS = ("graph", "op")
+EMIT_LEVELS = ("graph", "op", "cutlass", "cuda")
 
 
 def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
@@ -43,16 +50,20 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="boltc",
-        description="Compile a model into a CUDA runtime library built from CUTLASS templates. "
-        "This version imports ONNX models and writes their graph IR (--emit graph).",
+        description="Compile an ONNX model into a CUDA runtime library built from CUTLASS templates, "
+        "or write one of its intermediate levels (--emit).",
     )
     parser.add_argument("model", nargs="?", metavar="MODEL.onnx", help="the ONNX model to compile")
     parser.add_argument(
         "--emit",
         choices=EMIT_LEVELS,
-        help="stop at this level and write its IR: graph = the model as imported, before any optimization; "
-        "op = after the graph and operator-level passes",
+        help="stop at this level and write it: graph = the model as imported, before any optimization; "
+        "op = after the graph and operator-level passes; cutlass = after kernel selection, lowering and memory "
+        "planning; cuda = the CUDA sources. Without --emit, compile into the directory -o names",
     )
+    parser.add_argument("--debug-dump", action="store_true",
+                        help="after compiling, run the model launch by launch on random inputs on the GPU and compare "
+                        "every result with the interpreter; names the first launch that diverges")
     parser.add_argument("--dtype", default="f16", help="precision of activations and weights: f16 (default), bf16, f32")
     parser.add_argument("--arch", default="sm90", help="the GPU: sm90 (H100/H200, default) or sm80 (A100)")
     parser.add_argument("--pipeline", metavar="STRING", help="run this pass pipeline instead of the default one")
@@ -61,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--pass-plugin", action="append", default=[], metavar="FILE.py", help="load the passes defined in FILE.py"
     )
     parser.add_argument("--pass-stats", action="store_true", help="report what each pass changed, on stderr")
-    parser.add_argument("-o", "--output", metavar="FILE", help="where to write (default: standard output)")
+    parser.add_argument("-o", "--output", metavar="FILE|DIR",
+                        help="the output directory when compiling; the file (or, for --emit cuda, directory) an --emit level is written to (default: standard output)")
     parser.add_argument(
         "--input-shape",
         action="append",
@@ -104,9 +116,10 @@ def boltc(args: argparse.Namespace) -> None:
         print(pipeline)
         return
     if args.model is None:
-        raise BoltError("no model given; usage: boltc MODEL.onnx --emit graph|op")
-    if args.emit is None:
-        raise BoltError("compiling to CUDA is not in this version yet; use --emit graph or --emit op to write IR")
+        raise BoltError("no model given; usage: boltc MODEL.onnx -o DIR, or boltc MODEL.onnx --emit graph|op|cutlass|cuda")
+    if args.emit is None or args.emit in ("cutlass", "cuda"):
+        compile_or_emit(args, pipeline)
+        return
     passes = parse_pipeline_spec(pipeline, available_passes(args.pass_plugin)) if args.emit == "op" else []
     input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
     module = import_model(args.model, input_shapes)
@@ -120,6 +133,60 @@ def boltc(args: argparse.Namespace) -> None:
         write_atomically(args.output, text)
     else:
         sys.stdout.write(text)
+
+
+def compile_or_emit(args: argparse.Namespace, op_pipeline: str) -> None:
+    """The whole compiler: a model directory, or the cutlass / cuda level."""
+    from boltir import compiler
+    from boltir.ir import print_module
+    from boltir.passes import statistics
+
+    pipeline = ",".join([op_pipeline, *compiler.backend_passes()])
+    input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
+    if args.emit is None:
+        if not args.output:
+            raise BoltError("compiling needs an output directory: boltc MODEL.onnx -o DIR")
+        if Path(args.output).is_file():
+            raise BoltError(f"-o {args.output} is a file; compiling writes a directory")
+        result = compiler.compile(args.model, args.output, arch=args.arch, dtype=args.dtype, input_shapes=input_shapes,
+                                  pipeline=pipeline, plugins=args.pass_plugin, progress=True)
+        if args.pass_stats:
+            sys.stderr.write(statistics.format_statistics(result.statistics, None))
+        compiler.warn_fallbacks(result)
+        sys.stderr.write(f"wrote {result.directory}/ ({len(result.manifest['launches'])} launches, "
+                         f"arena {result.manifest['arena_bytes'] / 2**20:.1f} MiB)\n")
+        if args.debug_dump:
+            import numpy as np
+
+            from boltir.runtime import load
+
+            model = load(result.directory, debug=True)
+            rng = np.random.default_rng(0)
+            model(**{spec.name: rng.standard_normal(spec.shape).astype(spec.numpy_dtype) for spec in model.inputs})
+        return
+    module, pipeline, collected = compiler.lower_model(args.model, arch=args.arch, dtype=args.dtype,
+                                                       input_shapes=input_shapes, pipeline=pipeline,
+                                                       plugins=args.pass_plugin)
+    if args.pass_stats:
+        sys.stderr.write(statistics.format_statistics(collected, None))
+    if args.emit == "cutlass":
+        text = print_module(module, elide_weights=args.elide_weights)
+        if args.output:
+            write_atomically(args.output, text)
+        else:
+            sys.stdout.write(text)
+        return
+    from boltir.backends.cuda.host import build_program
+
+    program = build_program(module, compiler.KERNEL_ARCH)
+    if args.output:
+        directory = Path(args.output)
+        directory.mkdir(parents=True, exist_ok=True)
+        for unit in program.units:
+            write_atomically(str(directory / f"{unit.name}.cu"), unit.source)
+    else:
+        for unit in program.units:
+            sys.stdout.write(f"// ===== {unit.name}.cu\n{unit.source}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

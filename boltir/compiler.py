@@ -1,0 +1,123 @@
+"""Compiling a whole model to a directory that `boltir.runtime.load` runs.
+
+    boltir.compile("model.onnx", "out/", arch="sm90", dtype="f16")
+
+writes `out/libmodel.so` (every kernel and the host program), `out/weights.bin`,
+`out/manifest.json` (inputs, outputs, arch, dtype, pipeline, the kernel of every launch)
+and `out/module.mlir` (the lowered IR with weights elided, for the debugger).
+
+The pipeline is the default op-level one (`boltir.pipelines.default_pipeline`) followed by
+`backend_passes()`: kernel selection, lowering to CUTLASS instances and memory planning.
+Until the Hopper-native kernels land, kernels are CUTLASS 2.x (sm80) instances on both
+archs; `arch` still decides the op-level padding.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from xdsl.dialects.builtin import ModuleOp
+
+from boltir import __version__
+from boltir.diagnostics import BoltError
+
+KERNEL_ARCH = "sm80"
+"""The CUTLASS generation every kernel is built from for now (2.x, mma.sync)."""
+
+
+def backend_passes() -> list[str]:
+    return [f"select-kernels{{selector=heuristic arch={KERNEL_ARCH}}}", "lower-op-to-cutlass", "plan-memory"]
+
+
+def full_pipeline(*, dtype: str = "f16", arch: str = "sm90") -> str:
+    from boltir.pipelines import default_pipeline
+
+    return ",".join([default_pipeline(dtype=dtype, arch=arch), *backend_passes()])
+
+
+@dataclass
+class CompileResult:
+    directory: Path
+    manifest: dict
+    fallbacks: list[str]
+    statistics: object = None
+
+
+def lower_model(model, *, arch: str, dtype: str, input_shapes: Mapping[str, Sequence[int]] | None = None,
+                pipeline: str | None = None, plugins: Sequence[str] = ()) -> tuple[ModuleOp, str, object]:
+    """Imports (an ONNX path, a ModelProto or a graph-level ModuleOp) and runs the pipeline;
+    returns the module, the pipeline string and the pass statistics."""
+    from boltir.frontends.onnx import import_model
+    from boltir.ir import make_context
+    from boltir.passes import statistics
+    from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
+
+    pipeline = pipeline or full_pipeline(dtype=dtype, arch=arch)
+    passes = parse_pipeline_spec(pipeline, available_passes(plugins))
+    module = model if isinstance(model, ModuleOp) else import_model(model, input_shapes)
+    with statistics.collecting() as collected:
+        run_passes(module, passes, make_context())
+    return module, pipeline, collected
+
+
+def _tensor_specs(names, types) -> list[dict]:
+    from boltir.dtypes import element_type_name
+
+    return [{"name": n, "shape": list(t.get_shape()), "dtype": element_type_name(t.element_type)} for n, t in zip(names, types, strict=True)]
+
+
+def compile(model, output_dir: str | os.PathLike, *, arch: str = "sm90", dtype: str = "f16",
+            input_shapes: Mapping[str, Sequence[int]] | None = None, pipeline: str | None = None,
+            plugins: Sequence[str] = (), progress: bool = True) -> CompileResult:
+    """Compiles `model` into `output_dir` (created if missing); see the module docstring."""
+    from boltir.backends.cuda.host import build_program
+    from boltir.backends.cuda.nvcc import build_shared_library
+    from boltir.interp import find_entry, input_names, output_names
+    from boltir.ir import print_module
+
+    module, pipeline, collected = lower_model(model, arch=arch, dtype=dtype, input_shapes=input_shapes,
+                                              pipeline=pipeline, plugins=plugins)
+    program = build_program(module, KERNEL_ARCH)
+    directory = Path(output_dir)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BoltError(f"cannot create the output directory '{directory}': {error.strerror}") from error
+    build_shared_library(program.units, directory / "libmodel.so", progress=progress)
+    (directory / "weights.bin").write_bytes(program.weights)
+    (directory / "module.mlir").write_text(print_module(module, elide_weights=True))
+    entry = find_entry(module)
+    manifest = {
+        "boltir": __version__,
+        "arch": arch,
+        "kernel_arch": KERNEL_ARCH,
+        "dtype": dtype,
+        "pipeline": pipeline,
+        "library": "libmodel.so",
+        "weights": "weights.bin",
+        "module": "module.mlir",
+        "inputs": _tensor_specs(input_names(entry), entry.function_type.inputs),
+        "outputs": _tensor_specs(output_names(entry), entry.function_type.outputs),
+        "arena_bytes": program.arena_bytes,
+        "weights_bytes": len(program.weights),
+        "launches": [
+            {"op": step.op.name, "kernel": step.kernel, "family": step.family, "fallback": step.fallback}
+            for step in program.steps
+        ],
+    }
+    (directory / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    fallbacks = [f"{s.op.name} ({s.family})" for s in program.fallbacks]
+    return CompileResult(directory, manifest, fallbacks, collected)
+
+
+def warn_fallbacks(result: CompileResult, stream=sys.stderr) -> None:
+    if result.fallbacks:
+        stream.write(
+            f"warning: {len(result.fallbacks)} op(s) run on plain fallback kernels (correct, not fast): "
+            + ", ".join(result.fallbacks) + "\n"
+        )

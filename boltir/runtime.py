@@ -1,0 +1,242 @@
+"""Running a compiled model: `boltir.runtime.load(DIR)` returns a callable module.
+
+    model = boltir.runtime.load("out/")
+    (y,) = model(x=numpy_array)                 # numpy in, numpy out
+    (y,) = model(x=torch_tensor_on_cuda)        # device in, device out (DLPack / CUDA array interface)
+    model.capture(); model.replay()             # CUDA-graph replay of the last inputs' shapes
+    model = boltir.runtime.load("out/", debug=True)   # op by op against the interpreter
+
+The directory is what `boltir.compile` / `boltc MODEL -o DIR` writes: `libmodel.so`,
+`weights.bin`, `manifest.json` and `module.mlir` (the lowered IR, weights elided; the
+debugger rebinds them from `weights.bin`). Without a GPU, loading raises a BoltError
+that says so; `boltir.interp.run` is the CPU path.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from boltir.diagnostics import BoltError
+from boltir.dtypes import ir_name_of_numpy, numpy_dtype_from_name
+
+HOST_TO_DEVICE, DEVICE_TO_HOST = 1, 2
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        return numpy_dtype_from_name(self.dtype)
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.numpy_dtype.itemsize
+
+    def describe(self) -> str:
+        return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
+
+
+def _device_pointer(value) -> tuple[int, tuple[int, ...], str] | None:
+    """(address, shape, dtype name) of a CUDA tensor, or None for a host array."""
+    interface = getattr(value, "__cuda_array_interface__", None)
+    if interface is None and hasattr(value, "__dlpack_device__"):
+        device_type, _ = value.__dlpack_device__()
+        if device_type == 2:  # kDLCUDA: torch exposes no CUDA array interface for some dtypes
+            import torch  # only a torch tensor gets here without the interface
+
+            tensor = value if isinstance(value, torch.Tensor) else torch.from_dlpack(value)
+            if not tensor.is_contiguous():
+                raise BoltError("device inputs must be contiguous")
+            return tensor.data_ptr(), tuple(tensor.shape), str(tensor.dtype).removeprefix("torch.")
+    if interface is None:
+        return None
+    if interface.get("strides") is not None:
+        expected, stride = [], np.dtype(interface["typestr"]).itemsize
+        for dim in reversed(interface["shape"]):
+            expected.insert(0, stride)
+            stride *= dim
+        if tuple(interface["strides"]) != tuple(expected):
+            raise BoltError("device inputs must be contiguous")
+    return interface["data"][0], tuple(interface["shape"]), np.dtype(interface["typestr"]).name
+
+
+class CompiledModel:
+    def __init__(self, directory: Path, debug: bool = False):
+        self.directory = directory
+        manifest_path = directory / "manifest.json"
+        if not manifest_path.is_file():
+            raise BoltError(f"{directory} is not a compiled boltir model: no manifest.json")
+        self.manifest = json.loads(manifest_path.read_text())
+        self.inputs = [TensorSpec(t["name"], tuple(t["shape"]), t["dtype"]) for t in self.manifest["inputs"]]
+        self.outputs = [TensorSpec(t["name"], tuple(t["shape"]), t["dtype"]) for t in self.manifest["outputs"]]
+        self.debug = debug
+        try:
+            self.library = ctypes.CDLL(str(directory / self.manifest["library"]))
+        except OSError as error:
+            raise BoltError(f"cannot load {directory / self.manifest['library']}: {error}") from error
+        lib = self.library
+        lib.boltir_model_error_string.restype = ctypes.c_char_p
+        lib.boltir_model_value.restype = ctypes.c_void_p
+        for name in ("boltir_model_create", "boltir_model_run", "boltir_model_step", "boltir_model_capture",
+                     "boltir_model_replay", "boltir_model_destroy", "boltir_device_alloc", "boltir_device_free",
+                     "boltir_copy", "boltir_synchronize"):
+            getattr(lib, name).restype = ctypes.c_int
+        self._check(lib.boltir_synchronize())  # the first CUDA call says if there is one
+        weights = (directory / "weights.bin").read_bytes()
+        self.context = ctypes.c_void_p()
+        self._check(lib.boltir_model_create(weights, ctypes.c_size_t(len(weights)), ctypes.byref(self.context)),
+                    "creating the model context: ")
+        # Device buffers for host (numpy) inputs and outputs, and for graph replay.
+        self._staging = [self._alloc(spec.nbytes) for spec in self.inputs]
+        self._results = [self._alloc(spec.nbytes) for spec in self.outputs]
+        self._captured = False
+
+    # ----------------------------------------------------------------- plumbing
+
+    def _check(self, code: int, what: str = "") -> None:
+        if code != 0:
+            message = self.library.boltir_model_error_string(code).decode(errors="replace")
+            if 1000 <= code < 2000 and code - 1000 in (35, 100, 999, 3, 46):
+                raise BoltError(f"{what}no usable GPU here ({message}); boltir.interp.run runs the model on the CPU")
+            raise BoltError(f"{what}{message} (code {code})")
+
+    def _alloc(self, nbytes: int) -> ctypes.c_void_p:
+        pointer = ctypes.c_void_p()
+        self._check(self.library.boltir_device_alloc(ctypes.c_size_t(nbytes), ctypes.byref(pointer)), "allocating: ")
+        return pointer
+
+    def _bind(self, args, kwargs) -> tuple[list[int], bool]:
+        """Device addresses of the inputs, in manifest order; True when they came from the
+        host (numpy), so the outputs go back as numpy."""
+        if args and kwargs:
+            raise BoltError("pass the inputs either by position or by name, not both")
+        names = [spec.name for spec in self.inputs]
+        if args:
+            if len(args) != len(names):
+                raise BoltError(f"the model takes {len(names)} inputs ({', '.join(names)}), got {len(args)}")
+            values = dict(zip(names, args))
+        else:
+            unknown = sorted(set(kwargs) - set(names))
+            if unknown:
+                raise BoltError(f"unknown input '{unknown[0]}'; the inputs are {', '.join(names)}")
+            missing = [n for n in names if n not in kwargs]
+            if missing:
+                raise BoltError(f"missing input '{missing[0]}' ({self.inputs[names.index(missing[0])].describe()})")
+            values = kwargs
+        pointers, host = [], None
+        for spec, staging in zip(self.inputs, self._staging):
+            value = values[spec.name]
+            device = _device_pointer(value)
+            on_host = device is None
+            if host is not None and host != on_host:
+                raise BoltError("inputs must be all numpy arrays or all device tensors")
+            host = on_host
+            if on_host:
+                array = np.asarray(value)
+                shape, dtype = tuple(array.shape), ir_name_of_numpy(array.dtype.name)
+            else:
+                address, shape, dtype = device
+                dtype = ir_name_of_numpy(dtype)
+            if shape != spec.shape or dtype != spec.dtype:
+                raise BoltError(f"input '{spec.name}' must be {spec.describe()}, got {dtype}[{', '.join(map(str, shape))}]")
+            if on_host:
+                array = np.ascontiguousarray(array)
+                self._check(self.library.boltir_copy(staging, array.ctypes.data_as(ctypes.c_void_p),
+                                                     ctypes.c_size_t(spec.nbytes), HOST_TO_DEVICE), "copying an input: ")
+                pointers.append(staging.value)
+            else:
+                pointers.append(address)
+        return pointers, bool(host)
+
+    def _pointer_array(self, pointers) -> ctypes.Array:
+        return (ctypes.c_void_p * max(1, len(pointers)))(*pointers)
+
+    def _download(self, pointer, spec: TensorSpec) -> np.ndarray:
+        out = np.empty(spec.shape, dtype=spec.numpy_dtype)
+        self._check(self.library.boltir_copy(out.ctypes.data_as(ctypes.c_void_p), ctypes.c_void_p(pointer),
+                                             ctypes.c_size_t(spec.nbytes), DEVICE_TO_HOST), "copying an output: ")
+        return out
+
+    # ------------------------------------------------------------------- calls
+
+    def __call__(self, *args, **kwargs):
+        pointers, host = self._bind(args, kwargs)
+        inputs = self._pointer_array(pointers)
+        if self.debug:
+            self._run_debug(inputs, pointers, host)
+        if host:
+            outputs = self._pointer_array([p.value for p in self._results])
+            self._check(self.library.boltir_model_run(self.context, inputs, outputs, None), "running: ")
+            self._check(self.library.boltir_synchronize(), "running: ")
+            return [self._download(p.value, spec) for p, spec in zip(self._results, self.outputs)]
+        import torch
+
+        results = [torch.empty(spec.shape, dtype=getattr(torch, spec.numpy_dtype.name), device="cuda") for spec in self.outputs]
+        outputs = self._pointer_array([r.data_ptr() for r in results])
+        stream = torch.cuda.current_stream().cuda_stream
+        self._check(self.library.boltir_model_run(self.context, inputs, outputs, ctypes.c_void_p(stream)), "running: ")
+        return results
+
+    def capture(self, stream: int | None = None) -> None:
+        """Records a run over the staging buffers as a CUDA graph (copy inputs with
+        `set_inputs` first, or after: the graph reads the buffers at replay)."""
+        inputs = self._pointer_array([p.value for p in self._staging])
+        outputs = self._pointer_array([p.value for p in self._results])
+        self._check(self.library.boltir_model_capture(self.context, inputs, outputs, ctypes.c_void_p(stream)), "capturing: ")
+        self._captured = True
+
+    def set_inputs(self, *args, **kwargs) -> None:
+        pointers, host = self._bind(args, kwargs)
+        if not host:
+            for pointer, staging, spec in zip(pointers, self._staging, self.inputs):
+                self._check(self.library.boltir_copy(staging, ctypes.c_void_p(pointer), ctypes.c_size_t(spec.nbytes), 3))
+
+    def replay(self, stream: int | None = None) -> None:
+        self._check(self.library.boltir_model_replay(self.context, ctypes.c_void_p(stream)), "replaying: ")
+
+    def results(self) -> list[np.ndarray]:
+        self._check(self.library.boltir_synchronize())
+        return [self._download(p.value, spec) for p, spec in zip(self._results, self.outputs)]
+
+    def input_pointers(self) -> list[int]:
+        return [p.value for p in self._staging]
+
+    def output_pointers(self) -> list[int]:
+        return [p.value for p in self._results]
+
+    # ------------------------------------------------------------------- debug
+
+    def _run_debug(self, inputs, pointers, host) -> None:
+        """Launch by launch, each result against the interpreter's value of the same op;
+        raises at the first that diverges."""
+        from boltir.debugger import compare_launches
+
+        compare_launches(self, inputs, pointers, host)
+
+    def close(self) -> None:
+        if getattr(self, "context", None) and self.context.value:
+            self.library.boltir_model_destroy(self.context)
+            self.context = ctypes.c_void_p()
+        for pointer in getattr(self, "_staging", []) + getattr(self, "_results", []):
+            self.library.boltir_device_free(pointer)
+        self._staging, self._results = [], []
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def load(directory: str | Path, debug: bool = False) -> CompiledModel:
+    """The compiled model in `directory`, ready to call."""
+    return CompiledModel(Path(directory), debug=debug)

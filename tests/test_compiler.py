@@ -1,0 +1,121 @@
+"""boltir.compile / boltc -o: a whole model to a directory (library, weights, manifest),
+and boltir.runtime.load on it. The build tests compile for real with nvcc (slow); the
+run tests need a GPU (marked, skipped here with the reason)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from boltir.diagnostics import BoltError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _toolchain_or_skip():
+    from boltir.backends.cuda import nvcc
+
+    try:
+        nvcc.Toolchain.find()
+    except BoltError as error:
+        pytest.skip(f"no CUDA toolchain here: {error}")
+
+
+@pytest.fixture(scope="module")
+def small_resnet(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("small_resnet")
+    subprocess.run([sys.executable, str(ROOT / "examples/small_resnet/make_model.py"), str(directory)], check=True,
+                   capture_output=True)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def compiled(small_resnet) -> Path:
+    _toolchain_or_skip()
+    from boltir.tools.boltc import main
+
+    out = small_resnet / "out"
+    assert main([str(small_resnet / "small_resnet.onnx"), "-o", str(out), "--arch", "sm80"]) == 0
+    return out
+
+
+@pytest.mark.slow
+def test_the_directory_holds_library_weights_and_manifest(compiled):
+    assert (compiled / "libmodel.so").is_file() and (compiled / "weights.bin").is_file()
+    manifest = json.loads((compiled / "manifest.json").read_text())
+    assert manifest["inputs"] == [{"name": "image", "shape": [1, 3, 32, 32], "dtype": "f32"}]
+    assert manifest["outputs"] == [{"name": "logits", "shape": [1, 10], "dtype": "f32"}]
+    assert manifest["arch"] == "sm80" and manifest["dtype"] == "f16"
+    assert manifest["pipeline"].startswith("canonicalize,") and manifest["pipeline"].endswith("plan-memory")
+    families = [launch["family"] for launch in manifest["launches"]]
+    assert families.count("conv2d_fprop") == 6 and "gemm" in families
+    assert not any(launch["fallback"] for launch in manifest["launches"])
+    assert manifest["weights_bytes"] == (compiled / "weights.bin").stat().st_size
+    assert 0 < manifest["arena_bytes"]
+
+
+@pytest.mark.slow
+def test_loading_without_a_gpu_says_so(compiled):
+    from boltir.runtime import load
+
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("there is a GPU here")
+    except ImportError:
+        pass
+    with pytest.raises(BoltError, match="no usable GPU here .*boltir.interp.run"):
+        load(compiled)
+
+
+def test_loading_a_directory_that_is_not_a_model(tmp_path):
+    from boltir.runtime import load
+
+    with pytest.raises(BoltError, match="is not a compiled boltir model: no manifest.json"):
+        load(tmp_path)
+
+
+def test_boltc_needs_an_output_directory(small_resnet, capsys):
+    from boltir.tools.boltc import main
+
+    assert main([str(small_resnet / "small_resnet.onnx")]) == 1
+    assert "compiling needs an output directory: boltc MODEL.onnx -o DIR" in capsys.readouterr().err
+
+
+def test_emit_cutlass_and_cuda(small_resnet, tmp_path, capsys):
+    from boltir.tools.boltc import main
+
+    assert main([str(small_resnet / "small_resnet.onnx"), "--emit", "cutlass", "--elide-weights"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("cutlass.conv2d_fprop") == 6 and "arena_bytes" in text
+    assert main([str(small_resnet / "small_resnet.onnx"), "--emit", "cuda", "-o", str(tmp_path / "cuda")]) == 0
+    units = sorted(p.name for p in (tmp_path / "cuda").iterdir())
+    assert "host.cu" in units and any(u.startswith("boltir_conv2d_fprop_") for u in units)
+    host = (tmp_path / "cuda/host.cu").read_text()
+    assert 'extern "C" int boltir_model_run(' in host and 'extern "C" int boltir_model_capture(' in host
+
+
+@pytest.mark.gpu
+def test_runs_and_matches_the_interpreter(compiled, small_resnet):
+    from boltir.frontends.onnx import import_model
+    from boltir.interp import run
+    from boltir.runtime import load
+
+    image = np.load(small_resnet / "input.npz")["image"]
+    (expected,) = run(import_model(small_resnet / "small_resnet.onnx"), {"image": image})
+    model = load(compiled)
+    (got,) = model(image=image)
+    assert np.linalg.norm(got - expected) / np.linalg.norm(expected) < 1e-2
+    with pytest.raises(BoltError, match=r"input 'image' must be f32\[1, 3, 32, 32\], got f32\[1, 3, 32, 31\]"):
+        model(image=image[..., :31])
+    with pytest.raises(BoltError, match="unknown input 'img'"):
+        model(img=image)
+    debug = load(compiled, debug=True)
+    (again,) = debug(image=image)
+    np.testing.assert_allclose(again, got, rtol=0, atol=0)
