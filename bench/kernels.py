@@ -4,8 +4,8 @@ back-to-back workloads, all fp16, in one run. Prints one table last.
 
     source bench/setup_gpu.sh && python3 bench/kernels.py [--only TEXT]
 
-Timing follows the device METHOD.md: CUDA events around each call, after a warm-up, the
-median of the repeats; inputs rotate among enough copies to exceed the 60 MB L2 when one
+Timing follows the device METHOD.md: CUDA events around 10 back-to-back calls (so host
+launch cost is not counted), after a warm-up, the median of 30 such samples; inputs rotate among enough copies to exceed the 60 MB L2 when one
 set fits in it. Every boltir result is also checked against eager (‖Δ‖/‖ref‖ column).
 The b2b rows also time boltir's two unfused kernels (what select-kernels would emit
 without the fusion).
@@ -35,7 +35,8 @@ from harness import (  # noqa: E402
 )
 
 L2_BYTES = 60 * 2**20
-REPEATS = 100
+REPEATS = 30
+INNER = 10
 WARMUP = 10
 
 
@@ -58,7 +59,9 @@ def workloads():
 
 
 def time_ms(fn, rotations: int = 1) -> float:
-    """Median of CUDA-event times of fn(i), i rotating over `rotations` input sets."""
+    """Median over REPEATS samples of CUDA-event time per call, each sample timing INNER
+    back-to-back calls of fn(i) (i rotating over `rotations` input sets), so the launch
+    queue stays full and host-side launch cost is not counted as GPU time."""
     import torch
 
     for i in range(WARMUP):
@@ -66,12 +69,15 @@ def time_ms(fn, rotations: int = 1) -> float:
     torch.cuda.synchronize()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(REPEATS)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(REPEATS)]
+    call = 0
     for i in range(REPEATS):
         starts[i].record()
-        fn(i % rotations)
+        for _ in range(INNER):
+            fn(call % rotations)
+            call += 1
         ends[i].record()
     torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return statistics.median(s.elapsed_time(e) / INNER for s, e in zip(starts, ends))
 
 
 def rotations_for(nbytes: int) -> int:
@@ -216,7 +222,7 @@ def main() -> int:
         torch.cuda.empty_cache()
 
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; fp16, f32 accumulation; "
-          f"median of {REPEATS} CUDA-event timings after {WARMUP} warm-ups; times in ms")
+          f"median of {REPEATS} CUDA-event samples of {INNER} back-to-back calls after {WARMUP} warm-ups; times in ms")
     header = ("workload", "boltir kernel (sm80 2.x)", "boltir", "eager", "compile", "eager/boltir", "TFLOP/s", "rel err vs eager", "notes")
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
     print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))

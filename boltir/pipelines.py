@@ -2,8 +2,9 @@
 
 The default pipeline is DESIGN.md's, with precision after layout:
 
-    canonicalize, fold-constants, fold-batchnorm, reparameterize-branches,
-    convert-layout{layout=NHWC}, convert-precision{dtype=f16},      (graph level)
+    canonicalize, fold-constants, recognize-activations, fold-batchnorm,
+    reparameterize-branches, convert-layout{layout=NHWC},
+    convert-precision{dtype=f16},                                   (graph level)
     lower-graph-to-op,
     pad-alignment{arch=sm90}, fuse-epilogue, form-persistent-kernels,
     fuse-elementwise                                                (op level)
@@ -35,6 +36,7 @@ def graph_passes(dtype: str = "f16") -> list[str]:
     return [
         "canonicalize",
         "fold-constants",
+        "recognize-activations",
         "fold-batchnorm",
         "reparameterize-branches",
         "convert-layout{layout=NHWC}",

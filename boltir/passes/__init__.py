@@ -14,6 +14,7 @@ from xdsl.passes import ModulePass
 
 PASS_MODULES: dict[str, tuple[str, str]] = {
     "fold-constants": ("boltir.passes.fold_constants", "FoldConstantsPass"),
+    "recognize-activations": ("boltir.passes.recognize_activations", "RecognizeActivationsPass"),
     "fold-batchnorm": ("boltir.passes.fold_batchnorm", "FoldBatchNormPass"),
     "reparameterize-branches": ("boltir.passes.reparameterize_branches", "ReparameterizeBranchesPass"),
     "convert-layout": ("boltir.passes.convert_layout", "ConvertLayoutPass"),
@@ -25,6 +26,7 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     "fuse-elementwise": ("boltir.passes.fuse_elementwise", "FuseElementwisePass"),
     "select-kernels": ("boltir.passes.select_kernels", "SelectKernelsPass"),
     "lower-op-to-cutlass": ("boltir.passes.lower_op_to_cutlass", "LowerOpToCutlassPass"),
+    "plan-memory": ("boltir.passes.plan_memory", "PlanMemoryPass"),
 }
 """Pass name -> (module, class). Each module holds one pass."""
 

@@ -122,7 +122,9 @@ class CutlassLowering:
                     break
             else:
                 statistics.note(self.pass_, f"left {op.name} at {format_location(op.location)}: {reason}")
+                new.erase()  # a detached op still counts as a user of its operands
                 return None
+            new.erase()
             new = self.build(op, choice, epilogue, residual)
         new.location = op.location
         new_ops: list[Operation] = [new]
@@ -168,6 +170,9 @@ class CutlassLowering:
         new.location = op.location
         if (reason := unsupported_reason(new)) is not None:
             statistics.note(self.pass_, f"left {op.name} at {format_location(op.location)}: {reason}")
+            new.erase()
+            for extra in reversed(new_ops):  # transposed weights nobody will read
+                extra.erase()
             return None
         return [*new_ops, new]
 

@@ -101,11 +101,13 @@ def test_a_failed_import_writes_nothing(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == [broken]
 
 
-def test_full_compilation_is_not_there_yet(tmp_path, capsys):
+def test_compiling_needs_an_output_directory(tmp_path, capsys):
     model_path = tmp_path / "resnet.onnx"
     onnx.save(example_model(), model_path)
-    assert error_of(capsys, [str(model_path)]) == (
-        "error: compiling to CUDA is not in this version yet; use --emit graph or --emit op to write IR"
+    assert error_of(capsys, [str(model_path)]) == "error: compiling needs an output directory: boltc MODEL.onnx -o DIR"
+    (tmp_path / "file").write_text("")
+    assert error_of(capsys, [str(model_path), "-o", str(tmp_path / "file")]) == (
+        f"error: -o {tmp_path / 'file'} is a file; compiling writes a directory"
     )
 
 
@@ -118,7 +120,7 @@ EXAMPLE_PLUGIN = Path(__file__).resolve().parents[2] / "examples" / "plugins" / 
 def test_print_pipeline_follows_dtype_and_arch(capsys):
     assert boltc.main(["--print-pipeline"]) == 0
     default = capsys.readouterr().out.strip()
-    assert default.startswith("canonicalize,fold-constants,fold-batchnorm,reparameterize-branches,")
+    assert default.startswith("canonicalize,fold-constants,recognize-activations,fold-batchnorm,reparameterize-branches,")
     assert "convert-layout{layout=NHWC},convert-precision{dtype=f16},lower-graph-to-op,pad-alignment{arch=sm90}" in default
     assert boltc.main(["--print-pipeline", "--dtype", "bf16", "--arch", "sm80"]) == 0
     other = capsys.readouterr().out.strip()

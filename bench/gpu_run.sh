@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One device call, several stages (a lent machine is bare and released soon after each
+# call, so everything goes in one command):
+#   run: bash bench/gpu_run.sh check kernels tests      carry: [".whl", ".kcache"]
+# Stages: check (bench/check_kernels.py), data / compute (the op-kernel checks), tests
+# (pytest -m gpu), kernels (bench/kernels.py). Each stage's full log goes to $OUT/<stage>.log;
+# the summaries are printed last, in stage order.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source bench/setup_gpu.sh || exit 1
+OUT="${OUT:-/tmp/boltir-out}"
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+declare -A commands=(
+  [check]="python3 bench/check_kernels.py"
+  [data]="python3 bench/check_data_kernels.py"
+  [compute]="python3 bench/check_compute_kernels.py"
+  [tests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_compiler.py tests/backends"
+  [kernels]="python3 bench/kernels.py"
+)
+for stage in "$@"; do
+  start=$(date +%s)
+  timeout "${STAGE_TIMEOUT:-400}" ${commands[$stage]} >"$OUT/$stage.log" 2>&1
+  echo "stage $stage: exit $? in $(( $(date +%s) - start )) s"
+done
+for stage in "$@"; do
+  echo
+  echo "=================== $stage"
+  # the table (or pytest's summary) is at the end; progress bars are dropped
+  grep -v -e '^nvcc:' -e 'it/s\]' "$OUT/$stage.log" | tail -n "${TAIL:-75}"
+done

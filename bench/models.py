@@ -1,0 +1,166 @@
+"""Whole models on the GPU: boltir (CUTLASS 2.x kernels, heuristic choice, f16) against
+PyTorch eager and torch.compile (default and reduce-overhead), channels_last fp16, in one
+run. Checks each compiled model against PyTorch fp32 on the same input (‖Δ‖/‖ref‖ < 1e-2)
+and prints one table last.
+
+    source bench/setup_gpu.sh && python3 bench/models.py [--models resnet50,bert] [--batches 1,32]
+
+Models are exported to ONNX with random weights (torchvision, timm, transformers on the
+GPU machine); RepVGG-A0 is exported in its train-time (three-branch) form and
+reparameterized by the pipeline. Timing: CUDA events, median of 50 after 10 warm-ups;
+boltir is timed with plain launches and with CUDA-graph replay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+MODELS = ("resnet50", "mobilenet_v2", "vgg16", "repvgg_a0", "bert")
+REPEATS, WARMUP = 50, 10
+
+
+def make_model(name: str):
+    import torch
+
+    torch.manual_seed(0)
+    if name == "bert":
+        from transformers import BertConfig, BertModel
+
+        model = BertModel(BertConfig(attn_implementation="eager"), add_pooling_layer=False)
+        return model.eval()
+    if name == "repvgg_a0":
+        import timm
+
+        return timm.create_model("repvgg_a0", pretrained=False).eval()
+    import torchvision
+
+    return getattr(torchvision.models, name)(weights=None).eval()
+
+
+def example_inputs(name: str, batch: int):
+    import torch
+
+    if name == "bert":
+        ids = torch.randint(0, 30000, (batch, 128))
+        return {"input_ids": ids, "attention_mask": torch.ones(batch, 128, dtype=torch.int64)}
+    return {"image": torch.randn(batch, 3, 224, 224)}
+
+
+def export(name: str, model, inputs: dict, path: Path) -> None:
+    import torch
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args):
+            out = self.inner(*args)
+            return out.last_hidden_state if hasattr(out, "last_hidden_state") else out
+
+    torch.onnx.export(Wrapper(model), tuple(inputs.values()), str(path), input_names=list(inputs), output_names=["output"],
+                      opset_version=17, dynamo=False)
+
+
+def time_ms(fn) -> float:
+    import torch
+
+    for _ in range(WARMUP):
+        fn()
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(REPEATS)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(REPEATS)]
+    for i in range(REPEATS):
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--batches", default="1,32")
+    parser.add_argument("--work", default="/tmp/boltir-models")
+    parser.add_argument("--no-compile-peers", action="store_true", help="skip torch.compile (faster)")
+    args = parser.parse_args()
+
+    import torch
+
+    import boltir.compiler
+    from boltir.runtime import load
+
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in args.models.split(","):
+        model = make_model(name)
+        for batch in (int(b) for b in args.batches.split(",")):
+            label = f"{name} b{batch}"
+            try:
+                inputs = example_inputs(name, batch)
+                onnx_path = work / f"{name}_b{batch}.onnx"
+                export(name, model, inputs, onnx_path)
+                start = time.monotonic()
+                result = boltir.compiler.compile(onnx_path, work / f"{name}_b{batch}", arch="sm80", dtype="f16", progress=False)
+                compile_s = time.monotonic() - start
+                start = time.monotonic()
+                boltir.compiler.compile(onnx_path, work / f"{name}_b{batch}", arch="sm80", dtype="f16", progress=False)
+                warm_s = time.monotonic() - start
+                compiled = load(result.directory)
+                with torch.no_grad():
+                    reference = model(**inputs) if name == "bert" else model(*inputs.values())
+                    reference = (reference.last_hidden_state if hasattr(reference, "last_hidden_state") else reference).float()
+                device_inputs = {k: v.cuda() for k, v in inputs.items()}
+                (ours,) = compiled(**device_inputs)
+                error = float(torch.linalg.vector_norm(ours.float().cpu() - reference) / torch.linalg.vector_norm(reference))
+                ours_ms = time_ms(lambda: compiled(**device_inputs))
+                compiled.set_inputs(**device_inputs)
+                stream = torch.cuda.current_stream().cuda_stream
+                compiled.capture(stream)
+                graph_ms = time_ms(lambda: compiled.replay(stream))
+                # peers: fp16, channels_last for CNNs
+                peer = model.half().cuda() if name == "bert" else model.half().cuda().to(memory_format=torch.channels_last)
+                peer_inputs = {k: (v.half().to(memory_format=torch.channels_last) if v.is_floating_point() else v)
+                               for k, v in device_inputs.items()}
+                with torch.no_grad():
+                    eager_ms = time_ms(lambda: peer(**peer_inputs) if name == "bert" else peer(*peer_inputs.values()))
+                    compile_ms = overhead_ms = float("nan")
+                    if not args.no_compile_peers:
+                        default = torch.compile(peer)
+                        compile_ms = time_ms(lambda: default(**peer_inputs) if name == "bert" else default(*peer_inputs.values()))
+                        torch._dynamo.reset()
+                        reduce = torch.compile(peer, mode="reduce-overhead")
+                        overhead_ms = time_ms(lambda: reduce(**peer_inputs) if name == "bert" else reduce(*peer_inputs.values()))
+                        torch._dynamo.reset()
+                model.float().cpu()
+                rows.append((label, f"{ours_ms:.3f}", f"{graph_ms:.3f}", f"{eager_ms:.3f}", f"{compile_ms:.3f}", f"{overhead_ms:.3f}",
+                             f"{error:.1e}", f"{result.manifest['arena_bytes'] / 2**20:.0f}", f"{compile_s:.0f}/{warm_s:.0f}",
+                             str(len(result.fallbacks))))
+                compiled.close()
+            except Exception as failure:  # noqa: BLE001 - one model's failure is a row
+                import traceback
+
+                traceback.print_exc()
+                rows.append((label, "FAILED", str(failure).splitlines()[0][:80], "", "", "", "", "", "", ""))
+            print("done:", label, flush=True)
+    header = ("model", "boltir", "boltir graph", "eager", "compile", "reduce-overhead", "rel err vs fp32", "arena MiB",
+              "compile s cold/warm", "fallbacks")
+    print(f"\nGPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; times in ms, median of {REPEATS}")
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("-|-".join("-" * w for w in widths))
+    for row in rows:
+        print(" | ".join(str(v).ljust(w) for v, w in zip(row, widths)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
