@@ -3,7 +3,8 @@
 # call, so everything goes in one command):
 #   run: bash bench/gpu_run.sh check kernels tests      carry: [".whl", ".kcache"]
 # Stages: check (bench/check_kernels.py), data / compute (the op-kernel checks), tests
-# (pytest -m gpu), kernels (bench/kernels.py). Each stage's full log goes to $OUT/<stage>.log;
+# (pytest -m gpu), kernels (bench/kernels.py), models (bench/models.py $MODELS_ARGS),
+# sanitize (compute-sanitizer memcheck on one run of $SANITIZE_DIR, made by models). Each stage's full log goes to $OUT/<stage>.log;
 # the summaries are printed last, in stage order.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,8 @@ declare -A commands=(
   [compute]="python3 bench/check_compute_kernels.py"
   [tests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_compiler.py tests/backends"
   [kernels]="python3 bench/kernels.py"
+  [models]="python3 bench/models.py ${MODELS_ARGS:-}"
+  [sanitize]="compute-sanitizer --tool memcheck --error-exitcode 1 python3 bench/run_once.py ${SANITIZE_DIR:-/tmp/boltir-models/resnet50_b1}"
 )
 for stage in "$@"; do
   start=$(date +%s)

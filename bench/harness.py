@@ -31,6 +31,7 @@ from boltir.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.passes.select_kernels import SelectKernelsPass
 
 ARCH = "sm80"  # CUTLASS 2.x: runs on the A100 and the H200
+SMS = 132  # the H200 the kernels run on
 
 
 def tensor(shape, element: str) -> str:
@@ -147,7 +148,7 @@ def lower(case: Case) -> Case:
     ctx = make_context()
     case.op_module = parse_module(case.text, f"<{case.label}>", ctx=ctx)
     module = case.op_module.clone()
-    SelectKernelsPass(selector="heuristic", arch=ARCH).apply(ctx, module)
+    SelectKernelsPass(selector="heuristic", arch=ARCH, sms=SMS).apply(ctx, module)
     if case.override:
         for target in module.walk():
             if KERNEL_ATTR in target.attributes:

@@ -114,6 +114,8 @@ def main() -> int:
                 start = time.monotonic()
                 boltir.compiler.compile(onnx_path, work / f"{name}_b{batch}", arch="sm80", dtype="f16", progress=False)
                 warm_s = time.monotonic() - start
+                torch.cuda.synchronize()
+                free_before, _ = torch.cuda.mem_get_info()
                 compiled = load(result.directory)
                 with torch.no_grad():
                     reference = model(**inputs) if name == "bert" else model(*inputs.values())
@@ -121,6 +123,8 @@ def main() -> int:
                 device_inputs = {k: v.cuda() for k, v in inputs.items()}
                 (ours,) = compiled(**device_inputs)
                 error = float(torch.linalg.vector_norm(ours.float().cpu() - reference) / torch.linalg.vector_norm(reference))
+                torch.cuda.synchronize()
+                ours_bytes = free_before - torch.cuda.mem_get_info()[0]
                 ours_ms = time_ms(lambda: compiled(**device_inputs))
                 compiled.set_inputs(**device_inputs)
                 stream = torch.cuda.current_stream().cuda_stream
@@ -130,8 +134,11 @@ def main() -> int:
                 peer = model.half().cuda() if name == "bert" else model.half().cuda().to(memory_format=torch.channels_last)
                 peer_inputs = {k: (v.half().to(memory_format=torch.channels_last) if v.is_floating_point() else v)
                                for k, v in device_inputs.items()}
+                torch.cuda.reset_peak_memory_stats()
+                base = torch.cuda.memory_allocated()
                 with torch.no_grad():
                     eager_ms = time_ms(lambda: peer(**peer_inputs) if name == "bert" else peer(*peer_inputs.values()))
+                    eager_bytes = torch.cuda.max_memory_allocated() - base
                     compile_ms = overhead_ms = float("nan")
                     if not args.no_compile_peers:
                         default = torch.compile(peer)
@@ -142,7 +149,7 @@ def main() -> int:
                         torch._dynamo.reset()
                 model.float().cpu()
                 rows.append((label, f"{ours_ms:.3f}", f"{graph_ms:.3f}", f"{eager_ms:.3f}", f"{compile_ms:.3f}", f"{overhead_ms:.3f}",
-                             f"{error:.1e}", f"{result.manifest['arena_bytes'] / 2**20:.0f}", f"{compile_s:.0f}/{warm_s:.0f}",
+                             f"{error:.1e}", f"{ours_bytes / 2**20:.0f} / {eager_bytes / 2**20:.0f}", f"{compile_s:.0f}/{warm_s:.0f}",
                              str(len(result.fallbacks))))
                 compiled.close()
             except Exception as failure:  # noqa: BLE001 - one model's failure is a row
@@ -151,7 +158,7 @@ def main() -> int:
                 traceback.print_exc()
                 rows.append((label, "FAILED", str(failure).splitlines()[0][:80], "", "", "", "", "", "", ""))
             print("done:", label, flush=True)
-    header = ("model", "boltir", "boltir graph", "eager", "compile", "reduce-overhead", "rel err vs fp32", "arena MiB",
+    header = ("model", "boltir", "boltir graph", "eager", "compile", "reduce-overhead", "rel err vs fp32", "device MiB ours/eager",
               "compile s cold/warm", "fallbacks")
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; times in ms, median of {REPEATS}")
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
@@ -159,7 +166,37 @@ def main() -> int:
     print("-|-".join("-" * w for w in widths))
     for row in rows:
         print(" | ".join(str(v).ljust(w) for v, w in zip(row, widths)))
+    plot(rows)
     return 0
+
+
+def plot(rows) -> None:
+    """Speedups over eager, as a PNG in $OUT (or here)."""
+    import os
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    measured = [r for r in rows if r[1] != "FAILED"]
+    if not measured:
+        return
+    labels = [r[0] for r in measured]
+    series = {"boltir": 1, "boltir graph": 2, "torch.compile": 4, "reduce-overhead": 5}
+    fig, ax = plt.subplots(figsize=(max(6, len(labels) * 1.2), 4))
+    width = 0.8 / len(series)
+    for i, (name, column) in enumerate(series.items()):
+        values = [float(r[3]) / float(r[column]) if r[column] not in ("nan", "") else 0.0 for r in measured]
+        ax.bar([x + i * width for x in range(len(labels))], values, width, label=name)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(labels))], labels, rotation=30, ha="right")
+    ax.set_ylabel("speedup over PyTorch eager (fp16)")
+    ax.legend()
+    fig.tight_layout()
+    path = os.path.join(os.environ.get("OUT", "."), "models_speedup.png")
+    fig.savefig(path, dpi=120)
+    print("wrote", path)
 
 
 if __name__ == "__main__":

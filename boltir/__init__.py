@@ -10,4 +10,17 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["BoltError", "make_context", "parse_module", "print_module", "verify_module", "__version__"]
+__all__ = ["BoltError", "compile", "make_context", "parse_module", "print_module", "verify_module", "__version__"]
+
+
+def __getattr__(name: str):
+    # boltir.compile and boltir.runtime load the backend only when asked for.
+    if name == "compile":
+        from boltir.compiler import compile
+
+        return compile
+    if name == "runtime":
+        import importlib
+
+        return importlib.import_module("boltir.runtime")
+    raise AttributeError(f"module 'boltir' has no attribute '{name}'")

@@ -30,14 +30,19 @@ KERNEL_ARCH = "sm80"
 """The CUTLASS generation every kernel is built from for now (2.x, mma.sync)."""
 
 
-def backend_passes() -> list[str]:
-    return [f"select-kernels{{selector=heuristic arch={KERNEL_ARCH}}}", "lower-op-to-cutlass", "plan-memory"]
+GPU_MULTIPROCESSORS = {"sm80": 108, "sm90": 132}
+"""A100 and H100/H200: the grid the heuristic fills."""
+
+
+def backend_passes(arch: str = "sm90") -> list[str]:
+    sms = GPU_MULTIPROCESSORS.get(arch, 0)
+    return [f"select-kernels{{selector=heuristic arch={KERNEL_ARCH} sms={sms}}}", "lower-op-to-cutlass", "plan-memory"]
 
 
 def full_pipeline(*, dtype: str = "f16", arch: str = "sm90") -> str:
     from boltir.pipelines import default_pipeline
 
-    return ",".join([default_pipeline(dtype=dtype, arch=arch), *backend_passes()])
+    return ",".join([default_pipeline(dtype=dtype, arch=arch), *backend_passes(arch)])
 
 
 @dataclass

@@ -119,3 +119,16 @@ def test_runs_and_matches_the_interpreter(compiled, small_resnet):
     debug = load(compiled, debug=True)
     (again,) = debug(image=image)
     np.testing.assert_allclose(again, got, rtol=0, atol=0)
+
+
+@pytest.mark.slow
+def test_the_python_api_writes_the_same_directory(compiled, small_resnet, tmp_path):
+    """boltir.compile is boltc -o (and reuses its objects: a warm build)."""
+    import boltir
+
+    result = boltir.compile(small_resnet / "small_resnet.onnx", tmp_path / "api", arch="sm80", dtype="f16", progress=False)
+    assert result.fallbacks == []
+    ours = json.loads((tmp_path / "api/manifest.json").read_text())
+    theirs = json.loads((compiled / "manifest.json").read_text())
+    assert ours["launches"] == theirs["launches"] and ours["pipeline"] == theirs["pipeline"]
+    assert (tmp_path / "api/weights.bin").read_bytes() == (compiled / "weights.bin").read_bytes()

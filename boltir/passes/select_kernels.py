@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90}: chooses the CUTLASS template instance of
+"""select-kernels{selector=heuristic arch=sm90 sms=0}: chooses the CUTLASS template instance of
 every op-level GEMM, conv and back-to-back op.
 
 Requires: op-level IR (after the op-level passes).
@@ -50,11 +50,14 @@ class SelectKernelsPass(ModulePass):
     name = "select-kernels"
     selector: str = "heuristic"
     arch: str = "sm90"
+    sms: int = 0
+    """The GPU's multiprocessor count, when the kernels' arch is not the GPU's (sm80
+    kernels on a 132-SM H200: sms=132); 0 takes the arch's."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):
             raise BoltError(f"arch must be one of sm80, sm90; got '{self.arch}'")
-        selector = make_selector(self.selector)
+        selector = make_selector(self.selector, self.sms)
         for target in [o for o in op.walk() if isinstance(o, SELECTABLE)]:
             choice = selector.select(target, self.arch)
             if choice == UNFUSE:

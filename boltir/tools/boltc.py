@@ -141,7 +141,7 @@ def compile_or_emit(args: argparse.Namespace, op_pipeline: str) -> None:
     from boltir.ir import print_module
     from boltir.passes import statistics
 
-    pipeline = ",".join([op_pipeline, *compiler.backend_passes()])
+    pipeline = ",".join([op_pipeline, *compiler.backend_passes(args.arch)])
     input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
     if args.emit is None:
         if not args.output:

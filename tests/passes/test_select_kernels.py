@@ -140,6 +140,24 @@ def test_split_k_fills_about_one_wave(rng, arch):
     assert tiles * choice.split_k <= 1.5 * MULTIPROCESSORS[arch]
 
 
+def test_sms_fills_the_gpu_the_kernels_run_on(rng):
+    """sm80 kernels on a 132-SM H200: the grid is sized for 132 multiprocessors, not 108."""
+    m = OpModel(rng, np.float16)
+    x = m.input("x", (256, 4096))
+    module = m.finish([m.gemm(x, 256, bias=False)])
+    ctx = boltir.make_context()
+    split = {}
+    for sms in (0, 132):
+        copy = module.clone()
+        SelectKernelsPass(arch="sm80", sms=sms).apply(ctx, copy)
+        (choice,) = choices(copy)
+        tiles = (256 // choice.tile.threadblock[0]) * (256 // choice.tile.threadblock[1])
+        split[sms] = tiles * choice.split_k
+    assert split[0] <= 1.5 * 108 and split[132] > 108 and split[132] <= 1.5 * 132
+    with pytest.raises(BoltError, match="sms must be a positive multiprocessor count"):
+        SelectKernelsPass(arch="sm80", sms=-1).apply(ctx, module.clone())
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_big_gemm_needs_no_split_k_and_is_swizzled(rng, arch):
     m = OpModel(rng, np.float16)

@@ -202,9 +202,10 @@ def grid_efficiency(m: int, n: int, batch: int, tile_m: int, tile_n: int, sms: i
     return wave_use * edge_use, tiles
 
 
-def choose_gemm_tile(m: int, n: int, k: int, batch: int, bits: int, arch: str) -> tuple[Tile, int]:
-    """The largest tile whose grid keeps the GPU busy; then split-k for small grids."""
-    sms = MULTIPROCESSORS[arch]
+def choose_gemm_tile(m: int, n: int, k: int, batch: int, bits: int, arch: str, sms: int = 0) -> tuple[Tile, int]:
+    """The largest tile whose grid keeps the GPU busy; then split-k for small grids.
+    `sms` is the GPU's multiprocessor count (0: the arch's flagship, 108 or 132)."""
+    sms = sms or MULTIPROCESSORS[arch]
     best = None
     for threadblock, warp in GEMM_TILES:
         threadblock, warp = tile_for_bits(threadblock, warp, bits)
@@ -237,6 +238,9 @@ class HeuristicSelector:
 
     name: str = "heuristic"
     notes: list[str] = field(default_factory=list)
+    sms: int = 0
+    """The target GPU's multiprocessors, when it is not the arch's flagship (sm80
+    kernels on a 132-SM H200); 0 takes MULTIPROCESSORS[arch]."""
 
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
         if isinstance(op, ops.GemmOp):
@@ -251,7 +255,7 @@ class HeuristicSelector:
         m, n, k = op.problem
         batch = math.prod(tensor_shape(op.output.type)[:-2])
         bits = element_bits(op.a)
-        tile, split_k = choose_gemm_tile(m, n, k, batch, bits, arch)
+        tile, split_k = choose_gemm_tile(m, n, k, batch, bits, arch, self.sms)
         if batch > 1:
             split_k = 1  # a batched GEMM fills the GPU with its batch
         if plan_epilogue(op.epilogue).kind == "residual_block":
@@ -281,7 +285,7 @@ class HeuristicSelector:
             vector = widest_alignment(bits, c)
             alignment = (vector, vector, widest_alignment(element_bits(op.output), k))
             return KernelChoice("depthwise_conv2d_fprop", arch, tile, alignment)
-        tile, _ = choose_gemm_tile(gemm_m, gemm_n, gemm_k, 1, bits, arch)
+        tile, _ = choose_gemm_tile(gemm_m, gemm_n, gemm_k, 1, bits, arch, self.sms)
         widest = 128 // bits
         if c % widest == 0:
             iterator, align_a = "optimized", widest
@@ -336,8 +340,10 @@ class HeuristicSelector:
 SELECTORS = {"heuristic": HeuristicSelector}
 
 
-def make_selector(name: str) -> KernelSelector:
+def make_selector(name: str, sms: int = 0) -> KernelSelector:
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
-    return SELECTORS[name]()
+    if sms < 0:
+        raise BoltError(f"sms must be a positive multiprocessor count (or 0 for the arch's), got {sms}")
+    return SELECTORS[name](sms=sms)
 
