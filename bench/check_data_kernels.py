@@ -425,7 +425,7 @@ def tolerance(case: Case) -> float:
 def _torch_dtype(dtype: np.dtype):
     import torch
 
-    return torch.bfloat16 if dtype.name == "bfloat16" else getattr(torch, {"bool": "bool"}.get(dtype.name, dtype.name))
+    return torch.bfloat16 if dtype.name == "bfloat16" else getattr(torch, dtype.name)  # float16, bool, int8, ...
 
 
 def _device_copy(array: np.ndarray, offset: int):

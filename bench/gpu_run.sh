@@ -21,12 +21,18 @@ declare -A commands=(
   [models]="python3 bench/models.py ${MODELS_ARGS:-}"
   [sanitize]="compute-sanitizer --tool memcheck --error-exitcode 1 python3 bench/run_once.py ${SANITIZE_DIR:-/tmp/boltir-models/resnet50_b1}"
 )
-for stage in "$@"; do
+# A stage may carry its own limit in seconds: `kernels:260` (else $STAGE_TIMEOUT or 400).
+stages=()
+for spec in "$@"; do
+  stage="${spec%%:*}"
+  limit="${STAGE_TIMEOUT:-400}"
+  [ "$spec" != "$stage" ] && limit="${spec#*:}"
+  stages+=("$stage")
   start=$(date +%s)
-  timeout "${STAGE_TIMEOUT:-400}" ${commands[$stage]} >"$OUT/$stage.log" 2>&1
-  echo "stage $stage: exit $? in $(( $(date +%s) - start )) s"
+  timeout "$limit" ${commands[$stage]} >"$OUT/$stage.log" 2>&1
+  echo "stage $stage: exit $? in $(( $(date +%s) - start )) s (limit $limit s)"
 done
-for stage in "$@"; do
+for stage in "${stages[@]}"; do
   echo
   echo "=================== $stage"
   # the table (or pytest's summary) is at the end; progress bars are dropped

@@ -218,7 +218,7 @@ def main() -> int:
             extra = f"boltir unfused {time_ms(unfused, rot):.4f}"
         rows.append((label, describe_choice(cases[0]), f"{ours:.4f}", f"{eager_ms:.4f}", f"{compile_ms:.4f}",
                      f"{eager_ms / ours:.2f}x", f"{flops / ours / 1e9:.0f}", f"{error:.1e}", extra))
-        print("done:", label, flush=True)
+        print("row:", " | ".join(map(str, rows[-1])), flush=True)
         torch.cuda.empty_cache()
 
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; fp16, f32 accumulation; "

@@ -161,7 +161,7 @@ def main() -> int:
 
                 traceback.print_exc()
                 rows.append((label, "FAILED", str(failure).splitlines()[0][:80], "", "", "", "", "", "", ""))
-            print("done:", label, flush=True)
+            print("row:", " | ".join(map(str, rows[-1])), flush=True)
     header = ("model", "boltir", "boltir graph", "eager", "compile", "reduce-overhead", "rel err vs fp32", "device MiB ours/eager",
               "compile s cold/warm", "fallbacks")
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; times in ms, median of {REPEATS}")
