@@ -19,6 +19,7 @@ declare -A commands=(
   [tests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_compiler.py tests/backends"
   [kernels]="python3 bench/kernels.py"
   [models]="python3 bench/models.py ${MODELS_ARGS:-}"
+  [debug]="python3 bench/debug_model.py ${DEBUG_ARGS:-resnet50 1}"
   [sanitize]="compute-sanitizer --tool memcheck --error-exitcode 1 python3 bench/run_once.py ${SANITIZE_DIR:-/tmp/boltir-models/resnet50_b1}"
 )
 # A stage may carry its own limit in seconds: `kernels:260` (else $STAGE_TIMEOUT or 400).

@@ -216,7 +216,9 @@ class BoundKernel:
 
         self.library, self.case = library, case
         entry = find_entry(case.cutlass_module)
-        by_value = dict(zip(entry.body.block.args, input_names(entry), strict=True))
+        # inputs keyed by the arguments' SSA names (x, w, bias) or their input names (arg0...)
+        by_value = {arg: arg.name_hint if arg.name_hint in inputs else name
+                    for arg, name in zip(entry.body.block.args, input_names(entry), strict=True)}
         arguments = launch_arguments(case.op)
         out_type = case.op.output.type
         self.output = torch.empty(tuple(out_type.get_shape()), dtype=inputs[next(iter(inputs))].dtype, device="cuda")
@@ -227,14 +229,14 @@ class BoundKernel:
         size = library.workspace_size(case.op)
         self.workspace = torch.zeros(max(size, 1), dtype=torch.uint8, device="cuda")
         self.workspace_bytes = size
+        # bound once, on the stream current now: a call is then one ctypes call
+        self._launch = library.bind(
+            case.op, self.pointers, workspace=self.workspace.data_ptr() if size else None, workspace_bytes=size,
+            stream=torch.cuda.current_stream().cuda_stream,
+        )
 
     def __call__(self) -> None:
-        import torch
-
-        self.library.launch(
-            self.case.op, self.pointers, workspace=self.workspace.data_ptr() if self.workspace_bytes else None,
-            workspace_bytes=self.workspace_bytes, stream=torch.cuda.current_stream().cuda_stream,
-        )
+        self._launch()
 
 
 def describe_choice(case: Case) -> str:

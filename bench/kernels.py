@@ -144,14 +144,15 @@ def main() -> int:
             xs = [rand(m, k) for _ in range(rot)]
             w, b = rand(n, k, scale=(3 / k) ** 0.5), rand(n)
 
-            def eager(i, xs=xs, w=w, b=b):
-                return F.relu(F.linear(xs[i], w, b))
+            def core(x, w=w, b=b):
+                return F.relu(F.linear(x, w, b))
+            inputs_of = xs
 
             def matmul_only(i, xs=xs, w=w):
                 return F.linear(xs[i], w)
 
             bound = [BoundKernel(library, cases[0], {"x": x, "w": w, "bias": b}) for x in xs]
-            ref = eager(0)
+            ref = core(inputs_of[0])
             ours_inputs = bound
             flops = 2 * m * n * k
         elif kind == "conv":
@@ -170,12 +171,13 @@ def main() -> int:
             xs_cl = [x[..., :c].permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last) for x in xs]
             w_cl = weight[..., :c].permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
 
-            def eager(i, xs_cl=xs_cl, w_cl=w_cl, b=b, stride=stride, r=r):
-                return F.relu(F.conv2d(xs_cl[i], w_cl, b, stride=stride, padding=r // 2))
+            def core(x, w_cl=w_cl, b=b, stride=stride, r=r):
+                return F.relu(F.conv2d(x, w_cl, b, stride=stride, padding=r // 2))
+            inputs_of = xs_cl
 
             matmul_only = None
             bound = [BoundKernel(library, cases[0], {"x": x, "w": weight, "bias": b}) for x in xs]
-            ref = eager(0).permute(0, 2, 3, 1)
+            ref = core(inputs_of[0]).permute(0, 2, 3, 1)
             p_out = (h + 2 * (r // 2) - r) // stride + 1
             flops = 2 * n * p_out * p_out * k * c * r * r
         else:
@@ -186,23 +188,31 @@ def main() -> int:
             w0, b0 = rand(n0, k0, scale=(3 / k0) ** 0.5), rand(n0)
             w1, b1 = rand(n1, n0, scale=(3 / n0) ** 0.5), rand(n1)
 
-            def eager(i, xs=xs, w0=w0, b0=b0, w1=w1, b1=b1):
-                return F.relu(F.linear(F.relu(F.linear(xs[i], w0, b0)), w1, b1))
+            def core(x, w0=w0, b0=b0, w1=w1, b1=b1):
+                return F.relu(F.linear(F.relu(F.linear(x, w0, b0)), w1, b1))
+            inputs_of = xs
 
             matmul_only = None
             bound = [BoundKernel(library, cases[0], {"x": x, "w0": w0, "w1": w1, "bias0": b0, "bias1": b1}) for x in xs]
-            ref = eager(0)
+            ref = core(inputs_of[0])
             flops = 2 * m * (k0 * n0 + n0 * n1)
             # boltir unfused: the first GEMM writes h, the second reads it.
             firsts = [BoundKernel(library, cases[1], {"x": x, "w": w0, "bias": b0}) for x in xs]
             seconds = [BoundKernel(library, cases[2], {"x": f.output, "w": w1, "bias": b1}) for f in firsts]
+
+        def eager(i, core=core, inputs_of=inputs_of):
+            return core(inputs_of[i])
 
         bound[0]()
         torch.cuda.synchronize()
         error = relative(bound[0].output, ref)
         ours = time_ms(lambda i, bound=bound: bound[i](), rot)
         eager_ms = time_ms(eager, rot)
-        compiled = torch.compile(eager)
+        torch._dynamo.reset()  # one compiled function per workload: no recompile limit
+        compiled_core = torch.compile(core)
+
+        def compiled(i, compiled_core=compiled_core, inputs_of=inputs_of):
+            return compiled_core(inputs_of[i])
         try:
             compile_ms = time_ms(compiled, rot)
         except Exception as failure:  # noqa: BLE001 - report, keep measuring the rest

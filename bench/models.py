@@ -131,9 +131,12 @@ def main() -> int:
                 ours_bytes = free_before - torch.cuda.mem_get_info()[0]
                 ours_ms = time_ms(lambda: compiled(**device_inputs))
                 compiled.set_inputs(**device_inputs)
-                stream = torch.cuda.current_stream().cuda_stream
-                compiled.capture(stream)
-                graph_ms = time_ms(lambda: compiled.replay(stream))
+                side = torch.cuda.Stream()  # the legacy default stream cannot be captured
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    compiled.capture(side.cuda_stream)
+                    graph_ms = time_ms(lambda: compiled.replay(side.cuda_stream))
+                torch.cuda.current_stream().wait_stream(side)
                 # peers: fp16, channels_last for CNNs
                 peer = model.half().cuda() if name == "bert" else model.half().cuda().to(memory_format=torch.channels_last)
                 peer_inputs = {k: (v.half().to(memory_format=torch.channels_last) if v.is_floating_point() else v)

@@ -94,22 +94,34 @@ class KernelLibrary:
         function = self._function(f"{arguments.name}_workspace_size", ctypes.c_size_t)
         return int(function(*(ctypes.c_int(x) for x in arguments.problem)))
 
-    def launch(self, op: Operation, pointers: list[int | None], *, workspace: int | None = None,
-               workspace_bytes: int = 0, stream: int | None = None) -> None:
-        """Runs the op's kernel, asynchronously on `stream`, with `pointers` (device
-        addresses, or None for an absent operand) in `launch_arguments(op).operands`
-        order. Raises a BoltError with the library's message on a nonzero code."""
+    def bind(self, op: Operation, pointers: list[int | None], *, workspace: int | None = None,
+             workspace_bytes: int = 0, stream: int | None = None):
+        """A zero-argument callable that launches the op's kernel with these arguments,
+        converted once: repeated launches (benchmarks, the profiler) cost one ctypes call."""
         arguments = launch_arguments(op)
         if len(pointers) != len(arguments.operands):
             raise BoltError(f"{arguments.name} takes {len(arguments.operands)} pointers, got {len(pointers)}")
         function = self._function(arguments.name, ctypes.c_int)
-        code = function(
+        converted = (
             *(ctypes.c_void_p(p) for p in pointers),
             *(ctypes.c_int(x) for x in arguments.problem),
             ctypes.c_void_p(workspace),
             ctypes.c_size_t(workspace_bytes),
             ctypes.c_void_p(stream),
         )
-        if code != 0:
-            message = self.library.boltir_error_string(code).decode(errors="replace")
-            raise BoltError(f"{arguments.name} failed with code {code}: {message}")
+        error_string = self.library.boltir_error_string
+
+        def launch() -> None:
+            code = function(*converted)
+            if code != 0:
+                message = error_string(code).decode(errors="replace")
+                raise BoltError(f"{arguments.name} failed with code {code}: {message}")
+
+        return launch
+
+    def launch(self, op: Operation, pointers: list[int | None], *, workspace: int | None = None,
+               workspace_bytes: int = 0, stream: int | None = None) -> None:
+        """Runs the op's kernel, asynchronously on `stream`, with `pointers` (device
+        addresses, or None for an absent operand) in `launch_arguments(op).operands`
+        order. Raises a BoltError with the library's message on a nonzero code."""
+        self.bind(op, pointers, workspace=workspace, workspace_bytes=workspace_bytes, stream=stream)()

@@ -1,0 +1,39 @@
+"""Exports one bench model (bench/models.py), compiles it with boltir and runs it once in
+debug mode (launch by launch against the interpreter), then once normally against PyTorch
+fp32: the tool for a model whose output is wrong.
+
+    python3 bench/debug_model.py resnet50 1
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import models  # noqa: E402
+
+import boltir.compiler  # noqa: E402
+from boltir import BoltError  # noqa: E402
+from boltir.runtime import load  # noqa: E402
+
+name, batch = sys.argv[1], int(sys.argv[2])
+work = Path("/tmp/boltir-debug")
+work.mkdir(exist_ok=True)
+model = models.make_model(name)
+inputs = models.example_inputs(name, batch)
+models.export(name, model, inputs, work / f"{name}.onnx")
+result = boltir.compiler.compile(work / f"{name}.onnx", work / name, arch="sm80", dtype="f16", progress=False)
+arrays = {k: v.numpy() for k, v in inputs.items()}
+(ours,) = load(result.directory)(**arrays)
+import torch  # noqa: E402
+
+with torch.no_grad():
+    out = model(**inputs) if name == "bert" else model(*inputs.values())
+reference = (out.last_hidden_state if hasattr(out, "last_hidden_state") else out).numpy()
+print("relative error vs torch fp32:", np.linalg.norm(ours.astype(np.float64) - reference) / np.linalg.norm(reference))
+try:
+    load(result.directory, debug=True)(**arrays)
+except BoltError as error:
+    print("DEBUG:", error.message)
