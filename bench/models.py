@@ -67,8 +67,11 @@ def export(name: str, model, inputs: dict, path: Path) -> None:
             out = self.inner(**dict(zip(self.names, args))) if name == "bert" else self.inner(*args)
             return out.last_hidden_state if hasattr(out, "last_hidden_state") else out
 
-    torch.onnx.export(Wrapper(model, list(inputs)), tuple(inputs.values()), str(path), input_names=list(inputs), output_names=["output"],
+    # The exporter restores the wrapper's training flag afterwards, recursively: a wrapper
+    # left in training mode would put the model (BatchNorm, Dropout) in training mode.
+    torch.onnx.export(Wrapper(model, list(inputs)).eval(), tuple(inputs.values()), str(path), input_names=list(inputs), output_names=["output"],
                       opset_version=17, dynamo=False)
+    model.eval()
 
 
 def time_ms(fn) -> float:
