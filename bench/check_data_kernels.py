@@ -112,7 +112,7 @@ def unary(fn: str, shape, element: str, args: str = "", domain: Callable | None 
 def binary(fn: str, a_shape, b_shape, element: str, **domains: Callable) -> Case:
     a, b = a_shape, b_shape
     out = broadcast_shapes(a, b)
-    result = tensor(out, "i1" if fn == "equal" else element)
+    result = tensor(out, "i1" if fn in ops.COMPARISON_FUNCTIONS else element)
     text = func([("a", a, element), ("b", b, element)],
                 f"op.binary {fn} %a, %b : ({tensor(a, element)}, {tensor(b, element)}) -> {result}", result)
     return Case(f"binary {fn} {element} {'x'.join(map(str, a))} , {'x'.join(map(str, b)) or 'scalar'}", text, domains=domains)
@@ -235,6 +235,19 @@ def cases() -> list[Case]:
     out.append(binary("div", (2, 256), (256,), "f16", b=away_from_zero))
     out.append(binary("pow", (5, 24), (24,), "f32"))
     out.append(binary("equal", (6, 32), (32,), "f16"))
+    # comparisons (ties and NaN: false in every one) and the logical ops on i1
+    out.append(binary("greater", (6, 32), (32,), "f16", a=with_nans, b=with_nans))
+    out.append(binary("greater_equal", (4, 33), (33,), "f32", a=with_nans, b=with_nans))
+    out.append(binary("less", (3, 64), (), "bf16", a=with_nans, b=with_nans))
+    out.append(binary("less_equal", (5, 7), (5, 1), "f64", a=with_nans, b=with_nans))
+    out.append(binary("greater_equal", (2, 128), (128,), "i64", a=small, b=small))
+    out.append(binary("less", (8, 40), (40,), "i8", a=full_range, b=full_range))
+    out.append(binary("greater", (4, 48), (48,), "ui8", a=full_range, b=full_range))
+    out.append(binary("less_equal", (3, 7, 16), (7, 1), "i1"))
+    out.append(binary("greater", (3, 7, 16), (16,), "i1"))
+    for fn in ("and", "or", "xor"):
+        out.append(binary(fn, (3, 7, 16), (7, 1), "i1"))
+    out.append(unary("not", (5, 64), "i1"))
     out.append(binary("div", (4, 33), (33,), "i32"))
     out.append(binary("add", (8, 64), (64,), "i8", a=full_range, b=full_range))
     out.append(binary("mul", (3, 50), (3, 50), "i64"))
@@ -314,6 +327,16 @@ def cases() -> list[Case]:
                       f"%1 = op.unary hardswish %x : {t}",
                       f"%2 = op.select %0, %x, %1 : (tensor<16x24xi1>, {t}, {t}) -> {t}",
                       f"%3 = op.unary relu %2 : {t}", f"%r = op.unary sqrt %3 : {t}"], t))
+    t, c = tensor((2, 12, 128), "f16"), tensor((2, 12, 128), "i1")
+    out.append(chain("fused attention mask: select(or(and(greater_equal, not), less)) f16 2x12x128",
+                     [("i", (12, 1), "i64"), ("j", (128,), "i64"), ("m", (2, 1, 128), "i1"), ("x", (2, 12, 128), "f16"), ("f", (), "f16")],
+                     ["%0 = op.binary greater_equal %i, %j : (tensor<12x1xi64>, tensor<128xi64>) -> tensor<12x128xi1>",
+                      "%1 = op.unary not %m : tensor<2x1x128xi1>",
+                      f"%2 = op.binary and %0, %1 : (tensor<12x128xi1>, tensor<2x1x128xi1>) -> {c}",
+                      f"%3 = op.binary less %x, %f : ({t}, tensor<f16>) -> {c}",
+                      f"%4 = op.binary or %2, %3 : ({c}, {c}) -> {c}",
+                      f"%r = op.select %4, %x, %f : ({c}, {t}, tensor<f16>) -> {t}"], t,
+                     domains={"i": small, "j": small}))
     # ---- layout_transform: NCHW <-> NHWC (tiled transposes, odd sizes), rows moved whole, 5-D, narrow types.
     out += [
         layout((2, 3, 17, 19), (0, 2, 3, 1), "f16"), layout((2, 7, 9, 40), (0, 3, 1, 2), "f32"),

@@ -216,6 +216,12 @@ def same_element_type(types: Sequence[TensorType], what: str = "operands") -> No
         raise VerifyException(f"{what} must share one element type, got {', '.join(sorted(elements))}")
 
 
+def require_i1(types: Sequence[TensorType]) -> None:
+    for value_type in types:
+        if value_type.element_type != i1:
+            raise VerifyException(f"expects i1 tensors, got {value_type}")
+
+
 # ------------------------------------------------------------------------- constant
 
 
@@ -395,6 +401,18 @@ class ReciprocalOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class NotOp(UnaryOp):
+    """Elementwise logical not of an i1 tensor."""
+
+    name = "graph.not"
+
+    @classmethod
+    def infer(cls, operand_types, props):
+        require_i1(operand_types)
+        return super().infer(operand_types, props)
+
+
+@irdl_op_definition
 class CastOp(GraphOp):
     """Converts the element type; the shape stays (ONNX Cast).
 
@@ -479,15 +497,77 @@ class PowOp(BinaryOp):
     name = "graph.pow"
 
 
-@irdl_op_definition
-class EqualOp(BinaryOp):
-    """Elementwise `x == y`, as i1."""
-
-    name = "graph.equal"
+class ComparisonOp(BinaryOp):
+    """An elementwise comparison of two tensors of one element type, as i1."""
 
     @classmethod
     def result_element_type(cls, operand_type):
         return i1
+
+
+@irdl_op_definition
+class EqualOp(ComparisonOp):
+    """Elementwise `x == y`, as i1."""
+
+    name = "graph.equal"
+
+
+@irdl_op_definition
+class GreaterOp(ComparisonOp):
+    """Elementwise `x > y`, as i1."""
+
+    name = "graph.greater"
+
+
+@irdl_op_definition
+class GreaterOrEqualOp(ComparisonOp):
+    """Elementwise `x >= y`, as i1."""
+
+    name = "graph.greater_equal"
+
+
+@irdl_op_definition
+class LessOp(ComparisonOp):
+    """Elementwise `x < y`, as i1."""
+
+    name = "graph.less"
+
+
+@irdl_op_definition
+class LessOrEqualOp(ComparisonOp):
+    """Elementwise `x <= y`, as i1."""
+
+    name = "graph.less_equal"
+
+
+class LogicalOp(BinaryOp):
+    """An elementwise logical op on two i1 tensors."""
+
+    @classmethod
+    def infer(cls, operand_types, props):
+        require_i1(operand_types)
+        return super().infer(operand_types, props)
+
+
+@irdl_op_definition
+class AndOp(LogicalOp):
+    """Elementwise `x and y` on i1."""
+
+    name = "graph.and"
+
+
+@irdl_op_definition
+class OrOp(LogicalOp):
+    """Elementwise `x or y` on i1."""
+
+    name = "graph.or"
+
+
+@irdl_op_definition
+class XorOp(LogicalOp):
+    """Elementwise `x xor y` on i1."""
+
+    name = "graph.xor"
 
 
 @irdl_op_definition
@@ -1463,6 +1543,7 @@ Graph = Dialect(
         ExpOp,
         NegOp,
         ReciprocalOp,
+        NotOp,
         CastOp,
         AddOp,
         SubOp,
@@ -1470,6 +1551,13 @@ Graph = Dialect(
         DivOp,
         PowOp,
         EqualOp,
+        GreaterOp,
+        GreaterOrEqualOp,
+        LessOp,
+        LessOrEqualOp,
+        AndOp,
+        OrOp,
+        XorOp,
         SumOp,
         WhereOp,
         Conv2dOp,

@@ -110,10 +110,15 @@ UNARY_ARITY: dict[str, int] = {
     "exp": 0,
     "neg": 0,
     "reciprocal": 0,
+    "not": 0,
 }
-"""Every function `op.unary` applies: the activations and plain math."""
+"""Every function `op.unary` applies: the activations, plain math and logical not (on i1)."""
 
-BINARY_FUNCTIONS = ("add", "sub", "mul", "div", "pow", "equal")
+COMPARISON_FUNCTIONS = ("equal", "greater", "greater_equal", "less", "less_equal")
+"""The `op.binary` functions that compare their operands and give i1."""
+LOGICAL_FUNCTIONS = ("and", "or", "xor")
+"""The `op.binary` functions on i1 operands."""
+BINARY_FUNCTIONS = ("add", "sub", "mul", "div", "pow", *COMPARISON_FUNCTIONS, *LOGICAL_FUNCTIONS)
 RESIDUAL_KINDS = ("none", "add", "mul")
 
 
@@ -1157,7 +1162,8 @@ class ElementwiseBase(OpBase):
 
 @irdl_op_definition
 class UnaryOp(ElementwiseBase):
-    """`y = fn(x)` elementwise: an activation or a math function (`fn` and its `args`)."""
+    """`y = fn(x)` elementwise: an activation, a math function (`fn` and its `args`) or logical
+    `not` (on i1)."""
 
     name = "op.unary"
     T: ClassVar = VarConstraint("T", base(TensorType))
@@ -1197,13 +1203,17 @@ class UnaryOp(ElementwiseBase):
         check_choice("fn", fn, tuple(UNARY_ARITY))
         if len(self.prop_value("args")) != UNARY_ARITY[fn]:
             raise VerifyException(f"{fn} takes {UNARY_ARITY[fn]} arguments, got {len(self.prop_value('args'))}")
-        if fn not in ("relu", "neg", "identity", "clip") and not is_float(self.input.type.element_type):
+        if fn == "not":
+            if self.input.type.element_type != i1:
+                raise VerifyException("not needs an i1 tensor")
+        elif fn not in ("relu", "neg", "identity", "clip") and not is_float(self.input.type.element_type):
             raise VerifyException(f"{fn} needs a floating-point tensor")
 
 
 @irdl_op_definition
 class BinaryOp(ElementwiseBase):
-    """`z = fn(x, y)` elementwise with numpy broadcasting; `equal` gives i1."""
+    """`z = fn(x, y)` elementwise with numpy broadcasting; the comparisons give i1, the
+    logical functions (`and`, `or`, `xor`) take i1."""
 
     name = "op.binary"
     lhs = operand_def(TensorType)
@@ -1237,7 +1247,7 @@ class BinaryOp(ElementwiseBase):
         printer.print_function_type(self.operand_types, self.result_types)
 
     def __init__(self, fn: str, lhs: SSAValue, rhs: SSAValue):
-        element = i1 if fn == "equal" else lhs.type.element_type
+        element = i1 if fn in COMPARISON_FUNCTIONS else lhs.type.element_type
         super().__init__(operands=[lhs, rhs], properties={"fn": StringAttr(fn)}, result_types=[broadcast_result([lhs, rhs], element)])
 
     def verify_(self) -> None:
@@ -1245,7 +1255,9 @@ class BinaryOp(ElementwiseBase):
         check_choice("fn", self.fn.data, BINARY_FUNCTIONS)
         if self.lhs.type.element_type != self.rhs.type.element_type:
             raise VerifyException("operands must share one element type")
-        expected = i1 if self.fn.data == "equal" else self.lhs.type.element_type
+        if self.fn.data in LOGICAL_FUNCTIONS and self.lhs.type.element_type != i1:
+            raise VerifyException(f"{self.fn.data} needs i1 operands")
+        expected = i1 if self.fn.data in COMPARISON_FUNCTIONS else self.lhs.type.element_type
         if self.output.type.element_type != expected:
             raise VerifyException(f"result element type must be {expected}")
         self.check_broadcast([self.lhs, self.rhs])

@@ -106,7 +106,20 @@ def convert_dropout(ctx: NodeContext) -> list[Value]:
 # ---------------------------------------------------------------------- elementwise
 
 
-BINARY = {"Add": graph.AddOp, "Sub": graph.SubOp, "Mul": graph.MulOp, "Div": graph.DivOp, "Equal": graph.EqualOp}
+BINARY = {
+    "Add": graph.AddOp,
+    "Sub": graph.SubOp,
+    "Mul": graph.MulOp,
+    "Div": graph.DivOp,
+    "Equal": graph.EqualOp,
+    "Greater": graph.GreaterOp,
+    "GreaterOrEqual": graph.GreaterOrEqualOp,
+    "Less": graph.LessOp,
+    "LessOrEqual": graph.LessOrEqualOp,
+    "And": graph.AndOp,
+    "Or": graph.OrOp,
+    "Xor": graph.XorOp,
+}
 
 
 @converter(*BINARY)
@@ -150,6 +163,7 @@ UNARY = {
     "Exp": graph.ExpOp,
     "Neg": graph.NegOp,
     "Reciprocal": graph.ReciprocalOp,
+    "Not": graph.NotOp,
 }
 
 

@@ -902,15 +902,18 @@ def _comparison_dtype(ctx: NodeContext) -> np.dtype:
     return torch_to_numpy_dtype(torch.result_type(*operands), f"the operands of {ctx.describe()}")
 
 
-@converter("eq.Tensor", "eq.Scalar")
-def convert_eq(ctx: NodeContext):
+COMPARISONS = {"eq": graph.EqualOp, "gt": graph.GreaterOp, "ge": graph.GreaterOrEqualOp, "lt": graph.LessOp, "le": graph.LessOrEqualOp}
+
+
+@converter(*(f"{name}.{overload}" for name in COMPARISONS for overload in ("Tensor", "Scalar")))
+def convert_comparison(ctx: NodeContext):
     dtype = _comparison_dtype(ctx)
-    return ctx.out1(graph.EqualOp(ctx.value("self", dtype), ctx.value("other", dtype)))
+    op_class = COMPARISONS[_unary_name(ctx).split(".")[0]]
+    return ctx.out1(op_class(ctx.value("self", dtype), ctx.value("other", dtype)))
 
 
 def _logical_not(ctx: NodeContext, condition: SSAValue) -> SSAValue:
-    boolean = np.dtype(np.bool_)
-    return ctx.out1(graph.WhereOp(condition, ctx.scalar(False, boolean), ctx.scalar(True, boolean)))
+    return ctx.out1(graph.NotOp(condition))
 
 
 @converter("ne.Tensor", "ne.Scalar")
@@ -923,6 +926,27 @@ def convert_ne(ctx: NodeContext):
 def convert_logical_not(ctx: NodeContext):
     condition = ctx.value("self", np.dtype(np.bool_))
     return ctx.cast(_logical_not(ctx, condition), ctx.out_dtype)
+
+
+LOGICAL = {"and": graph.AndOp, "or": graph.OrOp, "xor": graph.XorOp}
+
+
+@converter(*(f"logical_{name}.default" for name in LOGICAL), *(f"bitwise_{name}.Tensor" for name in LOGICAL))
+def convert_logical(ctx: NodeContext):
+    """logical_and/or/xor, and `&`, `|`, `^` on booleans (masks)."""
+    boolean = np.dtype(np.bool_)
+    kind, _, name = _unary_name(ctx).split(".")[0].partition("_")
+    if kind == "bitwise" and ctx.out_dtype != boolean:
+        raise ctx.unsupported(f"bitwise_{name} on {ctx.out_dtype}", "boolean tensors")
+    value = ctx.out1(LOGICAL[name](ctx.value("self", boolean), ctx.value("other", boolean)))
+    return ctx.cast(value, ctx.out_dtype)
+
+
+@converter("bitwise_not.default")
+def convert_bitwise_not(ctx: NodeContext):
+    if ctx.out_dtype != np.bool_:
+        raise ctx.unsupported(f"bitwise_not on {ctx.out_dtype}", "boolean tensors")
+    return _logical_not(ctx, ctx.value("self"))
 
 
 @converter("where.self")

@@ -111,6 +111,7 @@ UNARY_FUNCTIONS: dict[type, Any] = {
     graph.ExpOp: lambda op, x: np.exp(x),
     graph.NegOp: lambda op, x: np.negative(x),
     graph.ReciprocalOp: lambda op, x: np.reciprocal(x),
+    graph.NotOp: lambda op, x: np.logical_not(x),
 }
 
 
@@ -131,6 +132,13 @@ BINARY_FUNCTIONS: dict[type, Any] = {
     graph.DivOp: divide,
     graph.PowOp: np.power,
     graph.EqualOp: np.equal,
+    graph.GreaterOp: np.greater,
+    graph.GreaterOrEqualOp: np.greater_equal,
+    graph.LessOp: np.less,
+    graph.LessOrEqualOp: np.less_equal,
+    graph.AndOp: np.logical_and,
+    graph.OrOp: np.logical_or,
+    graph.XorOp: np.logical_xor,
 }
 
 

@@ -67,6 +67,8 @@ def activation(kind: str, args: Sequence[float], x: np.ndarray) -> np.ndarray:
         return np.negative(x)
     if kind == "reciprocal":
         return np.reciprocal(x)
+    if kind == "not":
+        return np.logical_not(x)
     raise ValueError(f"unknown function {kind}")
 
 
@@ -290,6 +292,13 @@ BINARY: dict[str, Callable] = {
     "div": graph_kernels.divide,
     "pow": np.power,
     "equal": np.equal,
+    "greater": np.greater,
+    "greater_equal": np.greater_equal,
+    "less": np.less,
+    "less_equal": np.less_equal,
+    "and": np.logical_and,
+    "or": np.logical_or,
+    "xor": np.logical_xor,
 }
 
 

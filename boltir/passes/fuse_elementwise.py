@@ -158,6 +158,8 @@ def unary_body(b: BodyBuilder, fn: str, args: tuple[float, ...], x: SSAValue) ->
         return b.add(arith.NegfOp(x)) if isinstance(t, AnyFloat) else b.add(arith.SubiOp(b.const(0, t), x))
     if fn == "reciprocal":
         return b.add(arith.DivfOp(b.const(1.0, t), x))
+    if fn == "not":
+        return b.add(arith.XOrIOp(x, b.const(1, t)))
     raise NotImplementedError(fn)
 
 
@@ -168,13 +170,33 @@ FLOAT_BINARY: dict[str, Callable] = {
     "div": arith.DivfOp,
     "pow": math_dialect.PowFOp,
 }
-INTEGER_BINARY: dict[str, Callable] = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp}
+INTEGER_BINARY: dict[str, Callable] = {
+    "add": arith.AddiOp,
+    "sub": arith.SubiOp,
+    "mul": arith.MuliOp,
+    "div": arith.DivSIOp,
+    "and": arith.AndIOp,
+    "or": arith.OrIOp,
+    "xor": arith.XOrIOp,
+}
+COMPARISONS: dict[str, tuple[str, str, str]] = {
+    "equal": ("oeq", "eq", "eq"),
+    "greater": ("ogt", "sgt", "ugt"),
+    "greater_equal": ("oge", "sge", "uge"),
+    "less": ("olt", "slt", "ult"),
+    "less_equal": ("ole", "sle", "ule"),
+}
+"""Each comparison's arith predicate: cmpf (ordered: false on NaN, as numpy), cmpi on
+integers, and cmpi on i1 (unsigned: numpy's True > False)."""
 
 
 def binary_body(b: BodyBuilder, fn: str, x: SSAValue, y: SSAValue) -> SSAValue:
     floating = isinstance(x.type, AnyFloat)
-    if fn == "equal":
-        return b.add(arith.CmpfOp(x, y, "oeq") if floating else arith.CmpiOp(x, y, "eq"))
+    if fn in COMPARISONS:
+        float_predicate, signed, unsigned = COMPARISONS[fn]
+        if floating:
+            return b.add(arith.CmpfOp(x, y, float_predicate))
+        return b.add(arith.CmpiOp(x, y, unsigned if x.type == i1 else signed))
     table = FLOAT_BINARY if floating else INTEGER_BINARY
     if fn not in table:
         raise NotImplementedError(f"{fn} on {x.type}")

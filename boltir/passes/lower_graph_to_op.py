@@ -52,6 +52,7 @@ UNARY_FUNCTIONS: dict[type, Callable[[graph.GraphOp], tuple[str, tuple[float, ..
     graph.ExpOp: lambda op: ("exp", ()),
     graph.NegOp: lambda op: ("neg", ()),
     graph.ReciprocalOp: lambda op: ("reciprocal", ()),
+    graph.NotOp: lambda op: ("not", ()),
 }
 
 BINARY_FUNCTIONS = {
@@ -61,6 +62,13 @@ BINARY_FUNCTIONS = {
     graph.DivOp: "div",
     graph.PowOp: "pow",
     graph.EqualOp: "equal",
+    graph.GreaterOp: "greater",
+    graph.GreaterOrEqualOp: "greater_equal",
+    graph.LessOp: "less",
+    graph.LessOrEqualOp: "less_equal",
+    graph.AndOp: "and",
+    graph.OrOp: "or",
+    graph.XorOp: "xor",
 }
 
 REDUCE_KINDS = {graph.ReduceMeanOp: "mean", graph.ReduceSumOp: "sum", graph.ReduceMaxOp: "max"}

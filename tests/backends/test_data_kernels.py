@@ -23,6 +23,7 @@ from boltir.backends.cuda import data_kernels as dk
 from boltir.backends.cuda import nvcc
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
+from boltir.dtypes import numpy_dtype
 from boltir.interp import find_entry
 from boltir.ir import make_context, parse_module
 from boltir.passes.fuse_elementwise import FuseElementwisePass
@@ -58,7 +59,7 @@ def unary(fn: str, shape, element: str = "f16", args: str = ""):
 def binary(fn: str, a, b, element: str = "f16"):
     ta, tb = tensor(a, element), tensor(b, element)
     out = tensor(tuple(max(x, y) for x, y in zip((1,) * (len(b) - len(a)) + tuple(a), (1,) * (len(a) - len(b)) + tuple(b))),
-                 "i1" if fn == "equal" else element)
+                 "i1" if fn in ops.COMPARISON_FUNCTIONS else element)
     return one_op(f"%a: {ta}, %b: {tb}", f"op.binary {fn} %a, %b : ({ta}, {tb}) -> {out}", out)
 
 
@@ -114,6 +115,21 @@ def elementwise(args: list[tuple[str, tuple, str]], out, out_element: str, body:
     return one_op(params, line, tensor(out, out_element))
 
 
+def mask_chain():
+    """An attention mask (row >= column, and not padding) selecting scores: one fused kernel."""
+    t, c = tensor((2, 12, 128), "f16"), tensor((2, 12, 128), "i1")
+    (op,) = module_ops(
+        f"func.func @main(%i: tensor<12x1xi64>, %j: tensor<128xi64>, %m: tensor<2x1x128xi1>, %x: {t}, %f: tensor<f16>) -> {t} {{\n"
+        "  %0 = op.binary greater_equal %i, %j : (tensor<12x1xi64>, tensor<128xi64>) -> tensor<12x128xi1>\n"
+        "  %1 = op.unary not %m : tensor<2x1x128xi1>\n"
+        f"  %2 = op.binary and %0, %1 : (tensor<12x128xi1>, tensor<2x1x128xi1>) -> {c}\n"
+        f"  %3 = op.select %2, %x, %f : ({c}, {t}, tensor<f16>) -> {t}\n"
+        f"  func.return %3 : {t}\n}}",
+        fuse=True,
+    )
+    return op
+
+
 def vector_of(op) -> int:
     return int(re.search(r"vector=(\d+)", dk.instance_key(op)).group(1))
 
@@ -126,6 +142,10 @@ def representative_ops() -> dict[str, list]:
             unary("gelu", (4, 64)), unary("relu", (3, 37, 5), "bf16"), unary("clip", (4, 33), "i32", "-3.5, 7.2"),
             binary("add", (2, 1, 64), (64,)), binary("equal", (6, 32), (32,), "f32"), binary("pow", (3, 20), (20,), "i32"),
             binary("div", (4, 33), (33,), "i64"),
+            binary("greater", (6, 32), (32,), "f16"), binary("greater_equal", (2, 128), (128,), "i64"),
+            binary("less", (3, 64), (), "bf16"), binary("less_equal", (3, 7, 16), (7, 1), "i1"),
+            binary("and", (3, 7, 16), (7, 1), "i1"), binary("or", (4, 64), (64,), "i1"), binary("xor", (5, 8), (5, 1), "i1"),
+            unary("not", (5, 64), "i1"), mask_chain(),
             one_op(f"%c: tensor<2x1x32xi1>, %a: {tensor((2, 4, 32), 'f16')}, %b: tensor<f16>",
                    "op.select %c, %a, %b : (tensor<2x1x32xi1>, tensor<2x4x32xf16>, tensor<f16>) -> tensor<2x4x32xf16>", "tensor<2x4x32xf16>"),
             one_op("%x: tensor<4x96xf32>", "op.cast %x : tensor<4x96xf32> to tensor<4x96xbf16>", "tensor<4x96xbf16>"),
@@ -311,6 +331,41 @@ def test_integer_and_boolean_ops_follow_numpy():
     assert "(uint32_t(a0) < uint32_t(a1))" in body_of(op)
 
 
+@pytest.mark.parametrize(
+    ("fn", "element", "expression"),
+    [
+        ("greater", "f16", "(v0 > v1)"),  # f16 compared in f32: exact
+        ("greater_equal", "f32", "(a0 >= a1)"),  # C++'s ordered comparisons: false on NaN, as numpy
+        ("less", "bf16", "(v0 < v1)"),
+        ("less_equal", "f64", "(a0 <= a1)"),
+        ("greater", "i64", "(a0 > a1)"),
+        ("less", "ui32", "(a0 < a1)"),
+        ("greater_equal", "i1", "(a0 >= a1)"),  # bool compares as 0 and 1, as numpy's True > False
+        ("and", "i1", "(a0 & a1)"),
+        ("or", "i1", "(a0 | a1)"),
+        ("xor", "i1", "(a0 ^ a1)"),
+    ],
+)
+def test_comparisons_and_logical_ops_become_cpp(fn, element, expression):
+    op = binary(fn, (4, 33), (33,), element)
+    body = body_of(op)
+    assert f"const bool v{2 if element in ('f16', 'bf16') else 0} = {expression};" in body
+    assert dk.instance_key(op).startswith("elementwise out=i1[4x33]")
+
+
+def test_not_is_xor_with_true():
+    body = body_of(unary("not", (4, 33), "i1"))
+    assert "const bool v0 = true;" in body and "const bool v1 = (a0 ^ v0);" in body
+
+
+def test_an_attention_mask_is_one_kernel():
+    op = mask_chain()
+    assert isinstance(op, ops.ElementwiseOp)
+    body = body_of(op)
+    assert "int64_t a0, int64_t a1, bool a2, float a3, float a4" in body
+    assert "(a0 >= a1)" in body and "(a2 ^ " in body and " & " in body and " ? " in body
+
+
 def test_constants_are_the_interpreters_values():
     op = elementwise([("x", (4,), "f16")], (4,), "f16",
                      "    %c = arith.constant 0.1 : f16\n    %s = arith.mulf %xe, %c : f16\n    op.yield %s : f16")
@@ -426,13 +481,19 @@ def test_vector_kernels_use_16_byte_accesses(compiled):
     ptx = (directory / "data.ptx").read_text()
     checked = 0
     for op in ops_:
+        if {numpy_dtype(v.type.element_type).itemsize for v in (*op.operands, *op.results)} == {1}:
+            continue  # i1 logic: V = 8 is 8 bytes a thread
         if "vector=8" in dk.instance_key(op) and dk.family(op) in ("elementwise", "slice", "gather"):
             name = dk.kernel_name(op)
             # the V = 8 kernel of this instance (f16 / 2-byte elements: 16 bytes a thread)
             entry = re.search(rf"\.entry (_ZN16boltir_instances\d+{name}6kernelILi8\w*)\(", ptx)
             assert entry, f"{name}: no kernel<8> in the PTX"
             body = ptx[entry.end() : ptx.index("\n}", entry.end())]
-            assert re.search(r"ld\.global(\.nc)?\.v4\.(u|b)32", body) and re.search(r"st\.global\.v4\.(u|b)32", body), name
+            assert re.search(r"ld\.global(\.nc)?\.v4\.(u|b)32", body), name
+            if op.results[0].type.element_type.bitwidth == 1:  # an i1 result: 8 bytes (1 each) a thread
+                assert re.search(r"st\.global\.(v4\.(u|b)16|v2\.(u|b)32|(u|b)64)\s", body), name
+            else:
+                assert re.search(r"st\.global\.v4\.(u|b)32", body), name
             checked += 1
     assert checked >= 3
 

@@ -421,6 +421,8 @@ def data_movement(x, y, m, i):
     masks = (
         z.masked_fill(m == 0, -1e4) + torch.where(m != 0, z, torch.zeros_like(z)) + torch.full_like(z, 2.0)
         + torch.arange(3).float() + torch.logical_not(m).float() + torch.ones(3) * 2
+        + torch.where((z > 0) & (m <= 0) | ~(z < -0.5) ^ (z >= 1.0), z, -z)
+        + torch.logical_and(m > 0, z < 0).float() + torch.logical_or(m < 1, z >= 0.5).float() + torch.logical_xor(m, z > 0).float()
     )  # fmt: skip
     indexing = y[:, :, i].sum(-1) + y.index_select(2, i).sum(-1) + y.expand(3, 2, 5, 4)[2, :, :, 0]
     return reshapes, pieces, slicing, masks, indexing

@@ -514,6 +514,44 @@ def test_equal(dtype, shapes, rng):
     assert got.any()
 
 
+COMPARISONS = {
+    "greater": (graph.GreaterOp, "Greater"),
+    "greater_equal": (graph.GreaterOrEqualOp, "GreaterOrEqual"),
+    "less": (graph.LessOp, "Less"),
+    "less_equal": (graph.LessOrEqualOp, "LessOrEqual"),
+}
+
+
+@pytest.mark.parametrize("dtype", [f32, f16, i64, np.uint32])
+@pytest.mark.parametrize("name", list(COMPARISONS))
+def test_comparison(name, dtype, rng):
+    """Against onnxruntime, with broadcasting; few distinct values, so that ties occur."""
+    op, op_type = COMPARISONS[name]
+    a = random_array(rng, (2, 3, 4), i64, low=0, high=3).astype(dtype)
+    b = random_array(rng, (3, 1), i64, low=0, high=3).astype(dtype)
+    (got,) = check_node(op, op_type, {"a": a, "b": b})
+    assert got.dtype == np.bool_ and got.any() and not got.all()
+
+
+def test_comparisons_are_false_on_nan():
+    a = np.array([np.nan, 1.0, np.nan, 2.0], f32)
+    b = np.array([1.0, np.nan, np.nan, 2.0], f32)
+    for op, op_type in COMPARISONS.values():
+        (got,) = check_node(op, op_type, {"a": a, "b": b})
+        assert not got[:3].any()
+
+
+@pytest.mark.parametrize(("op", "op_type"), [(graph.AndOp, "And"), (graph.OrOp, "Or"), (graph.XorOp, "Xor")])
+def test_logical(op, op_type, rng):
+    a = random_array(rng, (2, 3, 4), np.bool_)
+    b = random_array(rng, (3, 1), np.bool_)
+    check_node(op, op_type, {"a": a, "b": b})
+
+
+def test_not(rng):
+    check_node(graph.NotOp, "Not", {"x": random_array(rng, (3, 4), np.bool_)})
+
+
 @pytest.mark.parametrize(
     ("shapes", "dtype"),
     [

@@ -570,7 +570,7 @@ UNARY_GRAPH: dict[str, Callable] = {
 
 
 @pytest.mark.parametrize("dtype", [f32, f16])
-@pytest.mark.parametrize("fn", [fn for fn in ops.UNARY_ARITY if fn != "identity"])
+@pytest.mark.parametrize("fn", [fn for fn in ops.UNARY_ARITY if fn not in ("identity", "not")])
 def test_unary(fn, dtype, rng):
     """Each function against the graph op it stands for (and the numpy formula)."""
     options = {"sqrt": dict(low=0.0), "reciprocal": dict(nonzero=True)}.get(fn, {})
@@ -600,9 +600,19 @@ def test_unary_integer(fn, dtype, rng):
     assert_matches(got, expected)
 
 
+def test_unary_not(rng):
+    x = random_array(rng, (3, 4), np.bool_)
+    got = run_one(lambda x: ops.UnaryOp("not", x), x=x)
+    assert_matches(got, run_one(lambda x: graph.NotOp(x), x=x))
+    assert_matches(got, ~x)
+
+
 BINARY_GRAPH = {
     "add": graph.AddOp, "sub": graph.SubOp, "mul": graph.MulOp, "div": graph.DivOp, "pow": graph.PowOp, "equal": graph.EqualOp,
+    "greater": graph.GreaterOp, "greater_equal": graph.GreaterOrEqualOp, "less": graph.LessOp, "less_equal": graph.LessOrEqualOp,
 }
+COMPARISONS = {"equal": np.equal, "greater": np.greater, "greater_equal": np.greater_equal, "less": np.less, "less_equal": np.less_equal}
+LOGICAL_GRAPH = {"and": (graph.AndOp, np.logical_and), "or": (graph.OrOp, np.logical_or), "xor": (graph.XorOp, np.logical_xor)}
 
 
 @pytest.mark.parametrize("dtype", [f32, f16, i64])
@@ -613,10 +623,21 @@ def test_binary(fn, dtype, rng):
         low, high = (0.5, 3.0) if fn == "pow" else (-5.0, 5.0)
         a = random_array(rng, shapes[0], dtype, low=low, high=high)
         b = random_array(rng, shapes[1], dtype, low=0 if fn == "pow" else -5, high=3 if fn == "pow" else 5, nonzero=fn == "div")
-        if fn == "equal":  # few distinct values, so that some elements are equal
+        if fn in COMPARISONS:  # few distinct values, so that some elements are equal
             a, b = np.round(a / 4).astype(dtype), np.round(b / 4).astype(dtype)
         got = run_one(lambda a, b: ops.BinaryOp(fn, a, b), a=a, b=b)
         assert_matches(got, run_one(lambda a, b: BINARY_GRAPH[fn](a, b), a=a, b=b), what=f"{shapes}: ")
+        if fn in COMPARISONS:
+            assert_matches(got, COMPARISONS[fn](a, b), what=f"{shapes}: ")
+
+
+@pytest.mark.parametrize("fn", list(LOGICAL_GRAPH))
+def test_binary_logical(fn, rng):
+    graph_op, reference = LOGICAL_GRAPH[fn]
+    a, b = random_array(rng, (4, 1, 3), np.bool_), random_array(rng, (2, 1), np.bool_)
+    got = run_one(lambda a, b: ops.BinaryOp(fn, a, b), a=a, b=b)
+    assert_matches(got, run_one(lambda a, b: graph_op(a, b), a=a, b=b))
+    assert_matches(got, reference(a, b))
 
 
 def test_select(rng):

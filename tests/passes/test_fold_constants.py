@@ -73,6 +73,33 @@ def test_shape_arithmetic_and_multiple_results(rng):
     assert collected.get(PASS.name, "ops folded") == 7
 
 
+def test_comparisons_and_logical_ops_fold(rng):
+    """An attention-mask computation on constants (as HF BERT exports it: GreaterOrEqual
+    of two constants feeding Where) folds into one mask constant."""
+    b = ModelBuilder()
+    x = b.input("x", (4, 4))
+    rows = b.constant("rows", np.arange(4, dtype=np.int64).reshape(4, 1))
+    cols = b.constant("cols", np.arange(4, dtype=np.int64))
+    causal = b.insert(graph.GreaterOrEqualOp(rows, cols)).output
+    border = b.insert(graph.OrOp(
+        b.insert(graph.LessOp(cols, b.constant("one", np.array(1, np.int64)))).output,
+        b.insert(graph.GreaterOp(cols, b.constant("two", np.array(2, np.int64)))).output,
+    )).output
+    inner = b.insert(graph.LessOrEqualOp(rows, b.constant("three", np.array(3, np.int64)))).output
+    mask = b.insert(graph.XorOp(b.insert(graph.AndOp(causal, b.insert(graph.NotOp(border)).output)).output, inner)).output
+    minimum = b.constant("minimum", np.array(-1e4, np.float32))
+    module = b.finish([b.insert(graph.AddOp(x, b.insert(graph.WhereOp(mask, b.constant("zero", np.zeros((1,), np.float32)), minimum)).output)).output])
+
+    with statistics.collecting() as collected:
+        after = assert_equivalent(module, PASS, rng)
+    assert op_names(after) == ["graph.add"]
+    (folded,) = constants(after)
+    i, j = np.arange(4).reshape(4, 1), np.arange(4)
+    expected = np.where((i >= j) & ~((j < 1) | (j > 2)) ^ (i <= 3), 0.0, -1e4).astype(np.float32)
+    np.testing.assert_array_equal(constant_array(folded.value), expected)
+    assert collected.get(PASS.name, "ops folded") == 9  # four comparisons, and, or, xor, not and where
+
+
 def test_nothing_to_fold(rng):
     b = ModelBuilder()
     x = b.input("x", (2, 3))

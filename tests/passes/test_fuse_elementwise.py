@@ -16,12 +16,14 @@ from xdsl.ir import SSAValue
 
 import boltir
 from boltir.builder import ModelBuilder
+from boltir.dialects import graph
 from boltir.dialects import op as ops
-from boltir.dtypes import element_type_for
+from boltir.dtypes import element_type_for, is_floating
 from boltir.interp import run
 from boltir.passes import statistics
 from boltir.passes.fuse_elementwise import FuseElementwisePass
 from boltir.passes.lower_graph_to_op import identity_body
+from boltir.pipelines import available_passes, default_pipeline, parse_pipeline_spec, run_passes
 from tests.passes.equivalence import assert_equivalent, random_inputs, relative_error
 
 PASS = FuseElementwisePass()
@@ -179,6 +181,98 @@ def test_equal(rng, dtype):
     (kernel,) = kernels(after)
     assert (arith.CmpiOp if dtype == np.int32 else arith.CmpfOp) in body_ops(kernel)
     assert kernel.output.type.element_type == element_type_for(np.bool_)
+
+
+COMPARISON_PREDICATES = {  # cmpf, cmpi, cmpi on i1
+    "equal": ("oeq", "eq", "eq"),
+    "greater": ("ogt", "sgt", "ugt"),
+    "greater_equal": ("oge", "sge", "uge"),
+    "less": ("olt", "slt", "ult"),
+    "less_equal": ("ole", "sle", "ule"),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int8, np.bool_])
+@pytest.mark.parametrize("fn", list(COMPARISON_PREDICATES))
+def test_comparisons(rng, fn, dtype):
+    """Exact against numpy: ties, NaN (false in every ordered comparison), negative
+    integers (signed predicates) and booleans (unsigned: True > False)."""
+    module = single_op_module(lambda b, x, y: binary(b, fn, x, y), ((3, 1), dtype), ((3, 4), dtype))
+    if dtype == np.bool_:
+        inputs = {"in0": np.array([[True], [False], [True]]), "in1": rng.random((3, 4)) < 0.5}
+    else:
+        inputs = {"in0": rng.integers(-2, 2, (3, 1)).astype(dtype), "in1": rng.integers(-2, 2, (3, 4)).astype(dtype)}
+        if is_floating(np.dtype(dtype)):
+            inputs["in0"][0, 0] = inputs["in1"][1, 2] = np.nan
+    after = assert_exact(module, rng, inputs)
+    (kernel,) = kernels(after)
+    (compare,) = [op for op in kernel.body.block.ops if isinstance(op, arith.CmpfOp | arith.CmpiOp)]
+    floating, signed, boolean = COMPARISON_PREDICATES[fn]
+    table = arith.CMPF_COMPARISON_OPERATIONS if isinstance(compare, arith.CmpfOp) else arith.CMPI_COMPARISON_OPERATIONS
+    expected = floating if is_floating(np.dtype(dtype)) else boolean if dtype == np.bool_ else signed
+    assert table[compare.predicate.value.data] == expected
+    assert kernel.output.type.element_type == element_type_for(np.bool_)
+
+
+@pytest.mark.parametrize(("fn", "expected"), [("and", arith.AndIOp), ("or", arith.OrIOp), ("xor", arith.XOrIOp)])
+def test_logical(rng, fn, expected):
+    module = single_op_module(lambda b, x, y: binary(b, fn, x, y), ((3, 1), np.bool_), ((3, 4), np.bool_))
+    after = assert_exact(module, rng)
+    (kernel,) = kernels(after)
+    assert body_ops(kernel) == [expected, ops.YieldOp]
+
+
+def test_not(rng):
+    after = assert_exact(single_op_module(lambda b, x: unary(b, "not", x), ((3, 4), np.bool_)), rng)
+    (kernel,) = kernels(after)
+    assert body_ops(kernel) == [arith.ConstantOp, arith.XOrIOp, ops.YieldOp]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_comparisons_and_logic_feeding_where_through_the_default_pipeline(rng, dtype):
+    """Each comparison, and, or, xor and not, each feeding a graph.where, from the graph
+    level through the whole default pipeline: the same outputs as the graph module, and
+    every mask computed inside fused elementwise kernels."""
+    b = ModelBuilder()
+    x, y = b.input("x", (2, 3, 8)), b.input("y", (8,))
+    n, m = b.input("n", (3, 1), np.int64), b.input("m", (8,), np.int64)
+    mask = b.input("mask", (3, 8), np.bool_)
+    masks = [b.insert(op(x, y)).output for op in (graph.GreaterOp, graph.GreaterOrEqualOp, graph.LessOp, graph.LessOrEqualOp)]
+    masks.append(b.insert(graph.GreaterOrEqualOp(n, m)).output)  # integer (an attention mask's row >= column)
+    masks.append(b.insert(graph.AndOp(masks[0], mask)).output)
+    masks.append(b.insert(graph.OrOp(masks[2], masks[4])).output)
+    masks.append(b.insert(graph.XorOp(masks[1], masks[3])).output)
+    masks.append(b.insert(graph.NotOp(mask)).output)
+    fill = b.constant("fill", np.array(-1e4, np.float32))
+    module = b.finish([b.insert(graph.WhereOp(c, x, fill)).output for c in masks])
+    inputs = random_inputs(module, rng)
+    for name in ("x", "y"):  # values f16 holds exactly: the f16 pipeline compares and selects exactly too
+        inputs[name] = inputs[name].astype(np.float16).astype(np.float32)
+    inputs["y"][:4] = inputs["x"][0, 0, :4]  # ties
+    inputs["x"][1, 2, 5] = np.nan  # false in every comparison
+
+    after = module.clone()
+    run_passes(after, parse_pipeline_spec(default_pipeline(dtype=dtype), available_passes()), boltir.make_context())
+    names = {op.name for op in after.walk()}
+    assert not {"op.binary", "op.unary", "op.select"} & names and "op.elementwise" in names
+    with np.errstate(all="ignore"):
+        expected, got = run(module, inputs), run(after, inputs)
+    for value, reference in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(value.astype(np.float32), reference)
+
+
+def test_integer_comparisons_and_logic_chain_is_exact(rng):
+    def make(b, n, m, c):
+        ge = binary(b, "greater_equal", n, m)
+        lt = binary(b, "less", n, unary(b, "neg", m))
+        either = binary(b, "or", binary(b, "and", ge, unary(b, "not", c)), binary(b, "xor", lt, c))
+        return select(b, either, n, m)
+
+    module = single_op_module(make, ((3, 4), np.int32), ((4,), np.int32), ((3, 1), np.bool_))
+    inputs = {"in0": rng.integers(-3, 4, (3, 4)).astype(np.int32), "in1": rng.integers(-3, 4, (4,)).astype(np.int32),
+              "in2": np.array([[True], [False], [True]])}
+    after = assert_exact(module, rng, inputs)
+    assert len(kernels(after)) == 1
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8])

@@ -98,11 +98,20 @@ unary_case("neg_i64", lambda x: graph.NegOp(x), dtype=np.int64)
 unary_case("clip_i32", lambda x: graph.ClipOp(x, 1.0, 2.0), dtype=np.int32)
 unary_case("clip_i64_max_only", lambda x: graph.ClipOp(x, max=2.5), dtype=np.int64)
 unary_case("cast_i64_f32", lambda x: graph.CastOp(x, Float32Type()), dtype=np.int64)
+unary_case("not", lambda x: graph.NotOp(x), dtype=np.bool_)
 
 
-BINARY = {"add": graph.AddOp, "sub": graph.SubOp, "mul": graph.MulOp, "div": graph.DivOp, "pow": graph.PowOp, "equal": graph.EqualOp}
+BINARY = {
+    "add": graph.AddOp, "sub": graph.SubOp, "mul": graph.MulOp, "div": graph.DivOp, "pow": graph.PowOp, "equal": graph.EqualOp,
+    "greater": graph.GreaterOp, "greater_equal": graph.GreaterOrEqualOp, "less": graph.LessOp, "less_equal": graph.LessOrEqualOp,
+}  # fmt: skip
 for _name, _op in BINARY.items():
     CASES[_name] = lambda b, rng, op=_op: [b.insert(op(b.input("a", (2, 1, 4)), b.input("b", (3, 1)))).output]
+CASES["greater_equal_i64"] = lambda b, rng: [  # small integers: ties occur
+    b.insert(graph.GreaterOrEqualOp(b.input("a", (3, 4), np.int64), b.input("b", (4,), np.int64))).output
+]
+for _name, _op in {"and": graph.AndOp, "or": graph.OrOp, "xor": graph.XorOp}.items():
+    CASES[_name] = lambda b, rng, op=_op: [b.insert(op(b.input("a", (2, 1, 4), np.bool_), b.input("b", (3, 1), np.bool_))).output]
 CASES["div_i64"] = lambda b, rng: [
     b.insert(graph.DivOp(b.input("a", (3, 4), np.int64), b.constant("d", np.array([1, -2, 3, -4], np.int64)))).output
 ]

@@ -486,7 +486,7 @@ def _body_block(op: Operation) -> tuple[Block, Callable[[], None]]:
         return _integer_clip_block(op), lambda: None
     if integer and isinstance(op, ops.BinaryOp) and op.fn.data == "pow":
         return _integer_pow_block(op), lambda: None
-    from boltir.passes.fuse_elementwise import as_elementwise
+    from boltir.passes.fuse_elementwise import as_elementwise  # here: the passes package may come to import backends
 
     try:
         built = as_elementwise(op)

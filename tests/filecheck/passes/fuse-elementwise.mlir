@@ -10,8 +10,8 @@
 // STATS:      fuse-elementwise
 // STATS-NEXT:   1 op.binary left as it is (types a body cannot hold)
 // STATS-NEXT:   3 op.cast left as it is (types a body cannot hold)
-// STATS-NEXT:  14 elementwise ops merged
-// STATS-NEXT:  52 elementwise kernels
+// STATS-NEXT:  17 elementwise ops merged
+// STATS-NEXT:  61 elementwise kernels
 // STATS-NOT:  {{[0-9]}}
 
 // ---------------------------------------------------------------------------- unary
@@ -227,6 +227,56 @@ func.func @binary_integer(%n: tensor<4xi32>, %m: tensor<4xi32>) -> (tensor<4xi32
   %6 = op.unary neg %n : tensor<4xi32>
   %7 = op.binary pow %n, %m : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   func.return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi1>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>
+}
+
+// Comparisons are ordered cmpf on floats (false on NaN, as numpy), signed cmpi on
+// integers and unsigned cmpi on i1 (numpy's True > False); and, or, xor are the i1
+// bitwise ops, and not is xor with true.
+// CHECK-LABEL: func.func @compare_and_logical
+func.func @compare_and_logical(%x: tensor<4xf32>, %h: tensor<4xf16>, %n: tensor<4xi32>, %p: tensor<4xi1>, %q: tensor<4xi1>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
+  // CHECK:        arith.cmpf ogt, %{{.*}}, %{{.*}} : f32
+  // CHECK:        %[[WA:.*]] = arith.extf %{{.*}} : f16 to f32
+  // CHECK-NEXT:   %[[WB:.*]] = arith.extf %{{.*}} : f16 to f32
+  // CHECK-NEXT:   %[[GE:.*]] = arith.cmpf oge, %[[WA]], %[[WB]] : f32
+  // CHECK-NEXT:   op.yield %[[GE]] : i1
+  // CHECK:        arith.cmpi slt, %{{.*}}, %{{.*}} : i32
+  // CHECK:        arith.cmpi ule, %{{.*}}, %{{.*}} : i1
+  // CHECK:        arith.andi %{{.*}}, %{{.*}} : i1
+  // CHECK:        arith.ori %{{.*}}, %{{.*}} : i1
+  // CHECK:        arith.xori %{{.*}}, %{{.*}} : i1
+  // CHECK:        ^bb0(%[[C:.*]]: i1):
+  // CHECK-NEXT:   %[[TRUE:.*]] = arith.constant true
+  // CHECK-NEXT:   %[[NOT:.*]] = arith.xori %[[C]], %[[TRUE]] : i1
+  // CHECK-NEXT:   op.yield %[[NOT]] : i1
+  %0 = op.binary greater %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %1 = op.binary greater_equal %h, %h : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xi1>
+  %2 = op.binary less %n, %n : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %3 = op.binary less_equal %p, %q : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %4 = op.binary and %p, %q : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %5 = op.binary or %p, %q : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %6 = op.binary xor %p, %q : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %7 = op.unary not %p : tensor<4xi1>
+  func.return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
+}
+
+// A mask chain (a comparison, not, and) feeding select is one kernel.
+// CHECK-LABEL: func.func @mask_chain
+func.func @mask_chain(%a: tensor<2x1xi64>, %b: tensor<4xi64>, %m: tensor<4xi1>, %x: tensor<2x4xf32>, %y: tensor<f32>) -> tensor<2x4xf32> {
+  // CHECK-NEXT: %[[R:.*]] = op.elementwise (%a, %b, %m, %x, %y) {
+  // CHECK-NEXT: ^bb0(%[[A:.*]]: i64, %[[B:.*]]: i64, %[[M:.*]]: i1, %[[X:.*]]: f32, %[[Y:.*]]: f32):
+  // CHECK-NEXT:   %[[TRUE:.*]] = arith.constant true
+  // CHECK-NEXT:   %[[NOT:.*]] = arith.xori %[[M]], %[[TRUE]] : i1
+  // CHECK-NEXT:   %[[GE:.*]] = arith.cmpi sge, %[[A]], %[[B]] : i64
+  // CHECK-NEXT:   %[[AND:.*]] = arith.andi %[[GE]], %[[NOT]] : i1
+  // CHECK-NEXT:   %[[S:.*]] = arith.select %[[AND]], %[[X]], %[[Y]] : f32
+  // CHECK-NEXT:   op.yield %[[S]] : f32
+  // CHECK-NEXT: } : (tensor<2x1xi64>, tensor<4xi64>, tensor<4xi1>, tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  // CHECK-NEXT: func.return %[[R]] : tensor<2x4xf32>
+  %0 = op.binary greater_equal %a, %b : (tensor<2x1xi64>, tensor<4xi64>) -> tensor<2x4xi1>
+  %1 = op.unary not %m : tensor<4xi1>
+  %2 = op.binary and %0, %1 : (tensor<2x4xi1>, tensor<4xi1>) -> tensor<2x4xi1>
+  %3 = op.select %2, %x, %y : (tensor<2x4xi1>, tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  func.return %3 : tensor<2x4xf32>
 }
 
 // --------------------------------------------------------------------------- select

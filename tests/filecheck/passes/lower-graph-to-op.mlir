@@ -281,6 +281,30 @@ func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> (tensor<2x3xf3
   func.return %0, %1, %2, %3 : tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf16>
 }
 
+// Comparisons and the logical ops -> op.binary of the same name; not -> op.unary not.
+// CHECK-LABEL: func.func @compare_and_logical
+func.func @compare_and_logical(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %m: tensor<3xi1>) -> tensor<2x3xi1> {
+  // CHECK-NEXT: %[[GT:.*]] = op.binary greater %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK-NEXT: %[[GE:.*]] = op.binary greater_equal %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK-NEXT: %[[LT:.*]] = op.binary less %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK-NEXT: %[[LE:.*]] = op.binary less_equal %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK-NEXT: %[[NOT:.*]] = op.unary not %m : tensor<3xi1>
+  // CHECK-NEXT: %[[AND:.*]] = op.binary and %[[GT]], %[[NOT]] : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  // CHECK-NEXT: %[[OR:.*]] = op.binary or %[[GE]], %[[LT]] : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  // CHECK-NEXT: %[[XOR:.*]] = op.binary xor %[[AND]], %[[OR]] : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  // CHECK-NEXT: op.binary and %[[XOR]], %[[LE]] : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  %0 = graph.greater %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %1 = graph.greater_equal %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %2 = graph.less %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %3 = graph.less_equal %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %4 = graph.not %m : tensor<3xi1>
+  %5 = graph.and %0, %4 : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  %6 = graph.or %1, %2 : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  %7 = graph.xor %5, %6 : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  %8 = graph.and %7, %3 : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  func.return %8 : tensor<2x3xi1>
+}
+
 // -----
 
 // Normalization, reduction and data movement keep their attributes.

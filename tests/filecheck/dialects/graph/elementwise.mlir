@@ -1,7 +1,7 @@
 // RUN: BOLT_ROUNDTRIP
 // RUN: BOLT_GENERIC_ROUNDTRIP
 
-// Binary ops with ONNX (numpy) broadcasting, sum, equal and where.
+// Binary ops with ONNX (numpy) broadcasting, sum, the comparisons, the logical ops and where.
 
 // CHECK-LABEL: func.func @add_same_shape
 func.func @add_same_shape(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
@@ -91,6 +91,32 @@ func.func @equal_i1(%a: tensor<5xi1>, %b: tensor<5xi1>) -> tensor<5xi1> {
   func.return %0 : tensor<5xi1>
 }
 
+// The other comparisons give i1 too, on floats, signed and unsigned integers.
+// CHECK-LABEL: func.func @comparisons
+func.func @comparisons(%a: tensor<2x3xf16>, %b: tensor<3xf16>, %c: tensor<4xi64>, %d: tensor<4xui8>) -> (tensor<2x3xi1>, tensor<2x3xi1>, tensor<4xi1>, tensor<4xi1>) {
+  // CHECK: %{{.*}} = graph.greater %{{.*}}, %{{.*}} : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xi1>
+  // CHECK-NEXT: %{{.*}} = graph.greater_equal %{{.*}}, %{{.*}} : (tensor<3xf16>, tensor<2x3xf16>) -> tensor<2x3xi1>
+  // CHECK-NEXT: %{{.*}} = graph.less %{{.*}}, %{{.*}} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+  // CHECK-NEXT: %{{.*}} = graph.less_equal %{{.*}}, %{{.*}} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
+  %0 = graph.greater %a, %b : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xi1>
+  %1 = graph.greater_equal %b, %a : (tensor<3xf16>, tensor<2x3xf16>) -> tensor<2x3xi1>
+  %2 = graph.less %c, %c : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+  %3 = graph.less_equal %d, %d : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
+  func.return %0, %1, %2, %3 : tensor<2x3xi1>, tensor<2x3xi1>, tensor<4xi1>, tensor<4xi1>
+}
+
+// And, or and xor take i1 tensors, with broadcasting.
+// CHECK-LABEL: func.func @logical
+func.func @logical(%a: tensor<2x1xi1>, %b: tensor<3xi1>) -> (tensor<2x3xi1>, tensor<2x3xi1>, tensor<3xi1>) {
+  // CHECK: %{{.*}} = graph.and %{{.*}}, %{{.*}} : (tensor<2x1xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  // CHECK-NEXT: %{{.*}} = graph.or %{{.*}}, %{{.*}} : (tensor<3xi1>, tensor<2x1xi1>) -> tensor<2x3xi1>
+  // CHECK-NEXT: %{{.*}} = graph.xor %{{.*}}, %{{.*}} : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  %0 = graph.and %a, %b : (tensor<2x1xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  %1 = graph.or %b, %a : (tensor<3xi1>, tensor<2x1xi1>) -> tensor<2x3xi1>
+  %2 = graph.xor %b, %b : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  func.return %0, %1, %2 : tensor<2x3xi1>, tensor<2x3xi1>, tensor<3xi1>
+}
+
 // CHECK-LABEL: func.func @sum_one
 func.func @sum_one(%a: tensor<4xf32>) -> tensor<4xf32> {
   // CHECK: %{{.*}} = graph.sum %{{.*}} : (tensor<4xf32>) -> tensor<4xf32>
@@ -121,4 +147,18 @@ func.func @equal_then_where(%a: tensor<4xi64>, %b: tensor<4xi64>, %x: tensor<4xi
   %0 = graph.equal %a, %b : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
   %1 = graph.where %0, %x, %b : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
   func.return %1 : tensor<4xi64>
+}
+
+// A comparison and the logical ops feeding where (an attention mask).
+// CHECK-LABEL: func.func @mask_then_where
+func.func @mask_then_where(%a: tensor<4xi64>, %b: tensor<4xi64>, %m: tensor<4xi1>, %x: tensor<4xf32>, %y: tensor<f32>) -> tensor<4xf32> {
+  // CHECK: %[[GE:.*]] = graph.greater_equal %{{.*}}, %{{.*}} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+  // CHECK-NEXT: %[[NOT:.*]] = graph.not %{{.*}} : tensor<4xi1>
+  // CHECK-NEXT: %[[AND:.*]] = graph.and %[[GE]], %[[NOT]] : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  // CHECK-NEXT: %{{.*}} = graph.where %[[AND]], %{{.*}}, %{{.*}} : (tensor<4xi1>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %0 = graph.greater_equal %a, %b : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+  %1 = graph.not %m : tensor<4xi1>
+  %2 = graph.and %0, %1 : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %3 = graph.where %2, %x, %y : (tensor<4xi1>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  func.return %3 : tensor<4xf32>
 }

@@ -113,6 +113,38 @@ func.func @equal_not_i1(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
 
 // -----
 
+func.func @greater_not_i1(%a: tensor<3xi32>, %b: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.greater' op result type tensor<3xi32> does not match tensor<3xi1>, inferred from its operands and attributes
+  %0 = graph.greater %a, %b : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @less_element_types(%a: tensor<3xf32>, %b: tensor<3xf16>) -> tensor<3xi1> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.less' op operands must share one element type, got f16, f32
+  %0 = graph.less %a, %b : (tensor<3xf32>, tensor<3xf16>) -> tensor<3xi1>
+  func.return %0 : tensor<3xi1>
+}
+
+// -----
+
+func.func @and_float(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.and' op expects i1 tensors, got tensor<3xf32>
+  %0 = graph.and %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @not_integer(%x: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.not' op expects i1 tensors, got tensor<3xi32>
+  %0 = graph.not %x : tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
 func.func @sum_no_operands() -> tensor<f32> {
   // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'graph.sum' op expects at least one operand
   %0 = "graph.sum"() : () -> tensor<f32>

@@ -134,6 +134,14 @@ func.func @neg(%x: tensor<3xf32>, %i: tensor<3xi64>) -> (tensor<3xf32>, tensor<3
   func.return %0, %1 : tensor<3xf32>, tensor<3xi64>
 }
 
+// Not takes i1 only.
+// CHECK-LABEL: func.func @not
+func.func @not(%x: tensor<2x3xi1>) -> tensor<2x3xi1> {
+  // CHECK: %{{.*}} = graph.not %{{.*}} : tensor<2x3xi1>
+  %0 = graph.not %x : tensor<2x3xi1>
+  func.return %0 : tensor<2x3xi1>
+}
+
 // CHECK-LABEL: func.func @reciprocal
 func.func @reciprocal(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   // CHECK: %{{.*}} = graph.reciprocal %{{.*}} : tensor<2x2xf32>

@@ -82,6 +82,28 @@ func.func @binary(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %s: tensor<f32>, %i: t
   func.return %0, %1, %2, %3, %4, %5, %6 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi1>, tensor<4x5xi64>
 }
 
+// The comparisons give i1; and, or, xor and not take i1.
+// CHECK-LABEL: func.func @binary_compare_and_logical
+func.func @binary_compare_and_logical(%a: tensor<2x3xf16>, %b: tensor<3xf16>, %i: tensor<4xi32>, %p: tensor<2x1xi1>, %q: tensor<3xi1>) -> (tensor<2x3xi1>, tensor<2x3xi1>, tensor<4xi1>, tensor<4xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<3xi1>, tensor<2x1xi1>) {
+  // CHECK: %{{.*}} = op.binary greater %a, %b : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xi1>
+  %0 = op.binary greater %a, %b : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xi1>
+  // CHECK: %{{.*}} = op.binary greater_equal %b, %a : (tensor<3xf16>, tensor<2x3xf16>) -> tensor<2x3xi1>
+  %1 = op.binary greater_equal %b, %a : (tensor<3xf16>, tensor<2x3xf16>) -> tensor<2x3xi1>
+  // CHECK: %{{.*}} = op.binary less %i, %i : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %2 = op.binary less %i, %i : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  // CHECK: %{{.*}} = op.binary less_equal %i, %i : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %3 = op.binary less_equal %i, %i : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  // CHECK: %{{.*}} = op.binary and %p, %q : (tensor<2x1xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  %4 = op.binary and %p, %q : (tensor<2x1xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  // CHECK: %{{.*}} = op.binary or %q, %p : (tensor<3xi1>, tensor<2x1xi1>) -> tensor<2x3xi1>
+  %5 = op.binary or %q, %p : (tensor<3xi1>, tensor<2x1xi1>) -> tensor<2x3xi1>
+  // CHECK: %{{.*}} = op.binary xor %q, %q : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  %6 = op.binary xor %q, %q : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  // CHECK: %{{.*}} = op.unary not %p : tensor<2x1xi1>
+  %7 = op.unary not %p : tensor<2x1xi1>
+  func.return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<2x3xi1>, tensor<2x3xi1>, tensor<4xi1>, tensor<4xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<3xi1>, tensor<2x1xi1>
+}
+
 // CHECK-LABEL: func.func @select
 func.func @select(%c: tensor<2x1xi1>, %a: tensor<2x3xf32>, %b: tensor<f32>) -> tensor<2x3xf32> {
   // CHECK: %{{.*}} = op.select %c, %a, %b : (tensor<2x1xi1>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>

@@ -402,7 +402,7 @@ func.func @yield_outside_elementwise(%x: f32) -> f32 {
 // -----
 
 func.func @unary_unknown_fn(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'op.unary' op fn must be one of relu, clip, gelu, {{.*}}, reciprocal, got 'swish'
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'op.unary' op fn must be one of relu, clip, gelu, {{.*}}, reciprocal, not, got 'swish'
   %0 = op.unary swish %x : tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
@@ -442,7 +442,7 @@ func.func @binary_operand_types(%a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<
 // -----
 
 func.func @binary_unknown_fn(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'op.binary' op fn must be one of add, sub, mul, div, pow, equal, got 'max'
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'op.binary' op fn must be one of add, sub, mul, div, pow, equal, greater, greater_equal, less, less_equal, and, or, xor, got 'max'
   %0 = op.binary max %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
@@ -452,6 +452,30 @@ func.func @binary_unknown_fn(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf
 func.func @binary_equal_result(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'op.binary' op result element type must be i1
   %0 = op.binary equal %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @binary_comparison_result(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'op.binary' op result element type must be i1
+  %0 = op.binary greater_equal %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @binary_logical_operands(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'op.binary' op xor needs i1 operands
+  %0 = op.binary xor %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @unary_not_operand(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'op.unary' op not needs an i1 tensor
+  %0 = op.unary not %x : tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
 
