@@ -5,6 +5,7 @@
     (y,) = model(x=torch_tensor_on_cuda)        # device in, device out (DLPack / CUDA array interface)
     model.capture(); model.replay()             # CUDA-graph replay of the last inputs' shapes
     model = boltir.runtime.load("out/", debug=True)   # op by op against the interpreter
+    print(boltir.runtime.format_profile(model.profile(x=array)))   # time of every launch
 
 The directory is what `boltir.compile` / `boltc MODEL -o DIR` writes: `libmodel.so`,
 `weights.bin`, `manifest.json` and `module.mlir` (the lowered IR, weights elided; the
@@ -25,6 +26,17 @@ from boltir.diagnostics import BoltError
 from boltir.dtypes import ir_name_of_numpy, numpy_dtype_from_name
 
 HOST_TO_DEVICE, DEVICE_TO_HOST = 1, 2
+
+
+@dataclass(frozen=True)
+class LaunchTime:
+    """One launch of a profiled run: its position, op, kernel and median time."""
+
+    index: int
+    op: str
+    kernel: str
+    family: str
+    ms: float
 
 
 @dataclass(frozen=True)
@@ -87,7 +99,7 @@ class CompiledModel:
         lib.boltir_model_error_string.restype = ctypes.c_char_p
         lib.boltir_model_value.restype = ctypes.c_void_p
         for name in ("boltir_model_create", "boltir_model_run", "boltir_model_step", "boltir_model_capture",
-                     "boltir_model_replay", "boltir_model_destroy", "boltir_device_alloc", "boltir_device_free",
+                     "boltir_model_replay", "boltir_model_profile", "boltir_model_destroy", "boltir_device_alloc", "boltir_device_free",
                      "boltir_copy", "boltir_synchronize"):
             getattr(lib, name).restype = ctypes.c_int
         self._check(lib.boltir_synchronize())  # the first CUDA call says if there is one
@@ -203,6 +215,21 @@ class CompiledModel:
     def replay(self, stream: int | None = None) -> None:
         self._check(self.library.boltir_model_replay(self.context, ctypes.c_void_p(stream)), "replaying: ")
 
+    def profile(self, *args, repeats: int = 20, **kwargs) -> list[LaunchTime]:
+        """Runs the model `repeats` times (after one warm-up) with a CUDA event between
+        launches; returns each launch's median time, in launch order. The times include
+        the gap to the next launch, so they add up to a plain run's time."""
+        pointers, _ = self._bind(args, kwargs)
+        inputs = self._pointer_array(pointers)
+        launches = self.manifest["launches"]
+        times = (ctypes.c_float * max(1, repeats * len(launches)))()
+        self._check(self.library.boltir_model_profile(self.context, inputs, 1, times, None), "profiling: ")
+        self._check(self.library.boltir_model_profile(self.context, inputs, repeats, times, None), "profiling: ")
+        samples = np.frombuffer(times, dtype=np.float32)[: repeats * len(launches)].reshape(repeats, len(launches))
+        medians = np.median(samples, axis=0) if repeats else np.zeros(len(launches))
+        return [LaunchTime(i, launch["op"], launch["kernel"], launch["family"], float(ms))
+                for i, (launch, ms) in enumerate(zip(launches, medians))]
+
     def results(self) -> list[np.ndarray]:
         self._check(self.library.boltir_synchronize())
         return [self._download(p.value, spec) for p, spec in zip(self._results, self.outputs)]
@@ -235,6 +262,16 @@ class CompiledModel:
             self.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+def format_profile(launches: list[LaunchTime], top: int | None = None) -> str:
+    """A table of the launches, slowest first (the `top` slowest), with each one's share."""
+    total = sum(launch.ms for launch in launches) or 1.0
+    rows = sorted(launches, key=lambda launch: -launch.ms)[:top]
+    lines = [f"{'#':>4}  {'ms':>8}  {'share':>6}  {'op':<22} kernel"]
+    lines += [f"{r.index:>4}  {r.ms:8.4f}  {100 * r.ms / total:5.1f}%  {r.op:<22} {r.kernel}" for r in rows]
+    lines.append(f"{len(launches)} launches, {sum(launch.ms for launch in launches):.4f} ms in all")
+    return "\n".join(lines)
 
 
 def load(directory: str | Path, debug: bool = False) -> CompiledModel:

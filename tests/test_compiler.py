@@ -121,6 +121,22 @@ def test_runs_and_matches_the_interpreter(compiled, small_resnet):
     np.testing.assert_allclose(again, got, rtol=0, atol=0)
 
 
+@pytest.mark.gpu
+def test_profile_times_every_launch(compiled, small_resnet):
+    from boltir.runtime import format_profile, load
+
+    image = np.load(small_resnet / "input.npz")["image"]
+    model = load(compiled)
+    launches = model.profile(image=image, repeats=5)
+    manifest = json.loads((compiled / "manifest.json").read_text())
+    assert [t.kernel for t in launches] == [launch["kernel"] for launch in manifest["launches"]]
+    assert all(t.ms > 0 for t in launches)
+    table = format_profile(launches, top=3)
+    assert table.count("\n") == 4 and f"{len(launches)} launches" in table
+    (got,) = model(image=image)  # profiling leaves the model usable
+    assert np.isfinite(got).all()
+
+
 @pytest.mark.slow
 def test_the_python_api_writes_the_same_directory(compiled, small_resnet, tmp_path):
     """boltir.compile is boltc -o (and reuses its objects: a warm build)."""
