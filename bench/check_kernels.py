@@ -109,6 +109,10 @@ def cases() -> list[Case]:
     out.append(Case("depthwise f16 3x3/2 1x29x29x96 <bias, relu>", conv_text(1, 29, 29, 96, 96, 3, 3, stride=2, depthwise=True)))
     out.append(Case("depthwise f16 5x5 1x14x14x128 <bias, silu>", conv_text(1, 14, 14, 128, 128, 5, 5, epilogue="bias, silu", depthwise=True)))
     out.append(Case("depthwise bf16 3x3 1x14x14x32 <bias, hardswish>", conv_text(1, 14, 14, 32, 32, 3, 3, element="bf16", epilogue="bias, hardswish", depthwise=True), "bf16"))
+    # MobileNetV2's own: large images (many output tiles per channel tile), batch 32.
+    out.append(Case("depthwise f16 3x3 1x112x112x32 <bias, clip(0.0, 6.0)>", conv_text(1, 112, 112, 32, 32, 3, 3, epilogue="bias, clip(0.0, 6.0)", depthwise=True)))
+    out.append(Case("depthwise f16 3x3/2 1x112x112x96 <bias, clip(0.0, 6.0)>", conv_text(1, 112, 112, 96, 96, 3, 3, stride=2, epilogue="bias, clip(0.0, 6.0)", depthwise=True)))
+    out.append(Case("depthwise f16 3x3 32x56x56x144 <bias, clip(0.0, 6.0)>", conv_text(32, 56, 56, 144, 144, 3, 3, epilogue="bias, clip(0.0, 6.0)", depthwise=True)))
     out.append(Case("depthwise f16 3x3 1x10x10x16 <residual = add>", conv_text(1, 10, 10, 16, 16, 3, 3, epilogue="residual = add", depthwise=True)))
     # Back-to-back: both residencies, GEMM and conv.
     out.append(Case("b2b_gemm 4096x64x64x128 register <bias, relu | bias, relu>", b2b_gemm_text(4096, 64, 64, 128)))

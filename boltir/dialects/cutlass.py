@@ -9,7 +9,10 @@ op-level operands (same layouts), and its properties are the template's paramete
 - `tile = #cutlass.tile<threadblock = [M, N, K], warp = [M, N, K], instruction = [M, N, K], stages = S>`;
 - `swizzle` (the threadblock swizzle's log tile), `alignment` (A, B, C in elements),
   `split_k` (slices of K, reduced in series);
-- `cluster` and `kernel_schedule`, on sm90 only;
+- `cluster` and `kernel_schedule`, on sm90 only: an sm90 instance is a CUTLASS 3.x
+  kernel (wgmma, TMA), whose `tile` reads: threadblock = the CTA tile, warp = one
+  consumer warpgroup's share of it, instruction = the wgmma shape, stages = the
+  pipeline depth (0: as many as fit beside the epilogue);
 - the family's own: a conv's iterator and window, a b2b op's second tile and residency;
 - `epilogue`, the `#op.epilogue<...>` the kernel applies.
 
@@ -66,7 +69,10 @@ MAX_ACCESS_BITS = 128
 """CUTLASS's widest vector access: alignment x element bits is at most 128."""
 CONV_ITERATORS = ("analytic", "optimized", "fixed_channels", "few_channels")
 RESIDENCIES = ("register", "shared")
-KERNEL_SCHEDULES = ("auto", "cooperative", "pingpong")
+KERNEL_SCHEDULES = ("auto", "cooperative", "pingpong", "warpspecialized")
+"""sm90 (3.x) kernel schedules: TMA warp-specialized with two consumer warpgroups on one
+tile (cooperative), on alternating tiles (pingpong), or one consumer (warpspecialized, the
+only one CUTLASS's 3.x implicit-GEMM conv has)."""
 SPLIT_K_MODES = ("serial", "parallel")
 
 
@@ -87,8 +93,8 @@ class Tile:
         for outer, inner, what in ((self.threadblock, self.warp, "warp"), (self.warp, self.instruction, "instruction")):
             if any(i < 1 or o % i for o, i in zip(outer, inner, strict=True)):
                 raise VerifyException(f"the {what} shape {list(inner)} does not divide {list(outer)}")
-        if self.stages < 2:
-            raise VerifyException(f"stages must be 2 or more, got {self.stages}")
+        if self.stages < 2 and self.stages != 0:
+            raise VerifyException(f"stages must be 2 or more (or 0: as many as fit, on sm90), got {self.stages}")
 
     def shared_memory_bytes(self, a_bits: int, b_bits: int) -> int:
         """The main loop's shared memory: one A and one B tile per stage."""
@@ -182,6 +188,8 @@ class TemplateOp(KeywordOperandsFormat, OpBase):
         if self.prop_value("swizzle") not in (1, 2, 4, 8):
             raise VerifyException(f"swizzle must be 1, 2, 4 or 8, got {self.prop_value('swizzle')}")
         tile = self.tile.value
+        if tile.stages == 0 and arch != "sm90":
+            raise VerifyException("stages = 0 (as many as fit in shared memory) is a 3.x (sm90) choice")
         limit = SHARED_MEMORY_BYTES[arch]
         needed = tile.shared_memory_bytes(element_bits(a_type.element_type), element_bits(b_type.element_type))
         if needed > limit:

@@ -1,5 +1,7 @@
-"""The CUDA emitter: `cutlass` ops to one translation unit of CUTLASS 2.x (Sm80, mma.sync)
-template instances, each with an `extern "C"` launcher.
+"""The CUDA emitter: `cutlass` ops to one translation unit of CUTLASS template instances,
+each with an `extern "C"` launcher: 2.x (Sm80, mma.sync) for `arch = "sm80"`, 3.x (sm_90a:
+wgmma, TMA; `sm90.py`) for `arch = "sm90"`. A unit with a 3.x instance compiles for
+sm_90a only (`kernel_arch`).
 
     source = emit_translation_unit(module)     # or a list of cutlass ops
     name = kernel_name(op)                     # boltir_gemm_1a2b3c4d5e6f: the op's launcher
@@ -247,6 +249,11 @@ def instance_key(op: Operation) -> str:
     )
     items.append(f"swizzle={op.prop_value('swizzle')}")
     items.append("alignment=" + ",".join(map(str, op.prop_value("alignment"))))
+    if op.prop_value("arch") == "sm90":
+        from boltir.backends.cuda import sm90
+
+        items.append("cluster=" + "x".join(map(str, sm90.cluster_of(op))))
+        items.append(f"schedule={sm90.schedule_of(op)}")
     if kind == "gemm":
         items.append(f"layouts={op.prop_value('layout_a')},{op.prop_value('layout_b')}")
         items.append(f"split_k={op.prop_value('split_k')}")
@@ -341,8 +348,10 @@ def unsupported_reason(op: Operation) -> str | None:
         kind = family(op)
     except ValueError as error:
         return str(error)
-    if op.prop_value("arch") != "sm80":
-        return f"arch {op.prop_value('arch')} kernels are CUTLASS 3.x templates; this emitter writes the 2.x (sm80, mma.sync) ones"
+    if op.prop_value("arch") == "sm90":
+        from boltir.backends.cuda import sm90
+
+        return sm90.unsupported_reason(op)
     if kind == "gemm":
         return _gemm_reason(op)
     if kind == "conv2d_fprop":
@@ -657,6 +666,7 @@ class Instance:
     key: str
     family: str
     source: str
+    arch: str = "sm80"
 
 
 def emit_instance(op: Operation) -> Instance:
@@ -667,8 +677,23 @@ def emit_instance(op: Operation) -> Instance:
         raise BoltError(f"'{op.name}' has no CUTLASS instance: {reason}", format_location(op.location))
     key, name = instance_key(op), kernel_name(op)
     context = {**_common(op, name, key), **CONTEXTS[kind](op)}
-    source = _environment().get_template(f"{kind}.cu.j2").render(**context)
-    return Instance(name, key, kind, source.rstrip("\n"))
+    if kernel_arch(op) == "sm90":
+        from boltir.backends.cuda import sm90
+
+        context.update(sm90.context(op))
+    source = _environment().get_template(f"{template_name(op)}.cu.j2").render(**context)
+    return Instance(name, key, kind, source.rstrip("\n"), kernel_arch(op))
+
+
+def kernel_arch(op: Operation) -> str:
+    """The instance's generation as the nvcc driver's arch: "sm80" (2.x, mma.sync; runs on
+    sm_80 and sm_90) or "sm90" (3.x, sm_90a only)."""
+    return "sm90" if op.prop_value("arch") == "sm90" else "sm80"
+
+
+def template_name(op: Operation) -> str:
+    """The jinja2 template of the op's instance: `<family>` (2.x) or `<family>_sm90` (3.x)."""
+    return family(op) + ("_sm90" if kernel_arch(op) == "sm90" else "")
 
 
 def cutlass_ops(module_or_ops: ModuleOp | Iterable[Operation]) -> list[Operation]:
@@ -687,14 +712,21 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
         name = kernel_name(op)
         if name not in instances:
             instances[name] = emit_instance(op)
+    from boltir.backends.cuda import sm90
+
     families = {instance.family for instance in instances.values()}
-    headers = list(dict.fromkeys(h for kind in FAMILIES.values() if kind in families for h in HEADERS[kind]))
+    generations = {(instance.family, instance.arch) for instance in instances.values()}
+    headers = list(dict.fromkeys(
+        h for kind in FAMILIES.values() for arch in ("sm80", "sm90") if (kind, arch) in generations
+        for h in (HEADERS[kind] if arch == "sm80" else sm90.HEADERS[kind])
+    ))
     header = (TEMPLATES / "boltir_epilogue.h").read_text().replace("#pragma once\n", "")
     return _environment().get_template("translation_unit.cu.j2").render(
         instances=list(instances.values()),
+        hopper=any(instance.arch == "sm90" for instance in instances.values()),
         headers=headers,
         epilogue_header=header,
-        include_paths=["<cutlass>/include"] + (
+        include_paths=["<cutlass>/include"] + (["<cutlass>/tools/util/include"] if any(i.arch == "sm90" for i in instances.values()) else []) + (
             ["<cutlass>/examples/13_two_tensor_op_fusion"] if families & {"b2b_gemm", "b2b_conv2d"} else []
         ),
     )

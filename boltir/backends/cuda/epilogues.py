@@ -20,6 +20,10 @@ functors that together express all of it:
   applied to `beta * x` (exact up to f32 rounding). It does not support split-k (the
   activation would run on every slice).
 
+CUTLASS 3.x (sm90) instances take the whole epilogue as one epilogue visitor tree of our
+own: a compute node over the accumulator, the bias (a row broadcast) and the residual
+(the source C), whose function `epilogue_expression` writes out.
+
 Activations are boltir's own functors (`templates/boltir_epilogue.h`), written as the
 interpreter computes them; each instance gets a `struct ...Fn` with the arguments as
 float literals.
@@ -173,3 +177,17 @@ def plan_problem(epilogue: EpilogueAttr) -> str | None:
     if not math.isfinite(float(np.float32(plan.alpha))) or plan.alpha != 0.0 and np.float32(plan.alpha) == 0.0:
         return f"alpha / beta ({plan.alpha!r}) does not fit in f32 (the bias is folded into the activation as beta)"
     return None
+
+
+def epilogue_expression(epilogue: EpilogueAttr) -> str:
+    """The whole epilogue, `act2(act(alpha * acc + beta * bias) (+ or *) residual)`, as one
+    C++ float expression of `acc`, `bias` and `residual` (each named only where the epilogue
+    reads it)."""
+    alpha, beta = epilogue.alpha.value.data, epilogue.beta.value.data
+    x = "acc" if alpha == 1.0 else f"{f32_literal(alpha)} * acc"
+    if epilogue.has_bias and beta != 0.0:
+        x = f"{x} + {'bias' if beta == 1.0 else f'{f32_literal(beta)} * bias'}"
+    x = activation_expression(epilogue.first_activation, f"({x})")
+    if epilogue.residual_kind != "none":
+        x = f"({x}) {'+' if epilogue.residual_kind == 'add' else '*'} residual"
+    return activation_expression(epilogue.second_activation, x)

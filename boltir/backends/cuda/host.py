@@ -140,7 +140,7 @@ def build_program(module: ModuleOp, arch: str = "sm80") -> Program:
             workspace_queries.append(f"{arguments.name}_workspace_size({', '.join(ints)})")
             workspace_kernels.append(arguments.name)
             if arguments.name not in sources:
-                sources[arguments.name] = CompileJob(arguments.name, emitter.emit_translation_unit([op]), "sm80")
+                sources[arguments.name] = CompileJob(arguments.name, emitter.emit_translation_unit([op]), emitter.kernel_arch(op))
             steps.append(Step(op, arguments.name, instance.family))
         else:
             backend = next((b for b in _kernel_backends() if b.supports(op)), None)

@@ -98,6 +98,37 @@ struct IdentityFn {
   CUTLASS_HOST_DEVICE static float apply(float x) { return x; }
 };
 
+// ------------------------------------------------------------- the 3.x epilogue function
+
+/// The compute node of boltir's CUTLASS 3.x epilogue visitor tree
+/// (`Sm90Compute<Elementwise<Fn>::template Op, ...>`): `Fn::apply(acc, bias, residual)`
+/// (as many arguments as the tree has children) on every element of the fragments,
+/// which Sm90Compute hands over already converted to float.
+template <typename Fn>
+struct Elementwise {
+  template <typename T>
+  struct Op {
+    template <typename... Rest>
+    CUTLASS_HOST_DEVICE T operator()(T const &first, Rest const &...rest) const {
+      return T(Fn::apply(float(first), float(rest)...));
+    }
+  };
+
+  template <int N>
+  struct Op<cutlass::Array<float, N>> {
+    template <typename... Rest>
+    CUTLASS_HOST_DEVICE cutlass::Array<float, N> operator()(cutlass::Array<float, N> const &first,
+                                                             Rest const &...rest) const {
+      cutlass::Array<float, N> result;
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < N; ++i) {
+        result[i] = Fn::apply(first[i], rest[i]...);
+      }
+      return result;
+    }
+  };
+};
+
 // ------------------------------------------------------------ back-to-back first epilogue
 
 /// The first epilogue of example 13's B2bGemm / B2bImplicitGemmConvolution:

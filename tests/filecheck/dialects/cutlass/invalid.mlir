@@ -23,8 +23,17 @@ func.func @instruction_does_not_divide(%a: tensor<256x64xf16>, %b: tensor<64x128
 
 // A multistage main loop needs two stages at least.
 func.func @one_stage(%a: tensor<256x64xf16>, %b: tensor<64x128xf16>) -> tensor<256x128xf16> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: stages must be 2 or more, got 1
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: stages must be 2 or more (or 0: as many as fit, on sm90), got 1
   %0 = cutlass.gemm %a, %b {arch = "sm80", accumulator = f32, tile = #cutlass.tile<threadblock = [128, 128, 32], warp = [64, 64, 32], instruction = [16, 8, 16], stages = 1>, alignment = array<i64: 8, 8, 8>} : (tensor<256x64xf16>, tensor<64x128xf16>) -> tensor<256x128xf16>
+  func.return %0 : tensor<256x128xf16>
+}
+
+// -----
+
+// "As many stages as fit" is a 3.x choice.
+func.func @auto_stages_on_sm80(%a: tensor<256x64xf16>, %b: tensor<64x128xf16>) -> tensor<256x128xf16> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'cutlass.gemm' op stages = 0 (as many as fit in shared memory) is a 3.x (sm90) choice
+  %0 = cutlass.gemm %a, %b {arch = "sm80", accumulator = f32, tile = #cutlass.tile<threadblock = [128, 128, 32], warp = [64, 64, 32], instruction = [16, 8, 16], stages = 0>, alignment = array<i64: 8, 8, 8>} : (tensor<256x64xf16>, tensor<64x128xf16>) -> tensor<256x128xf16>
   func.return %0 : tensor<256x128xf16>
 }
 
@@ -148,7 +157,7 @@ func.func @bad_cluster(%a: tensor<256x64xf16>, %b: tensor<64x128xf16>) -> tensor
 // -----
 
 func.func @bad_kernel_schedule(%a: tensor<256x64xf16>, %b: tensor<64x128xf16>) -> tensor<256x128xf16> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'cutlass.gemm' op kernel_schedule must be one of auto, cooperative, pingpong, got 'warp_specialized'
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'cutlass.gemm' op kernel_schedule must be one of auto, cooperative, pingpong, warpspecialized, got 'warp_specialized'
   %0 = cutlass.gemm %a, %b {arch = "sm90", accumulator = f32, tile = #cutlass.tile<threadblock = [128, 128, 32], warp = [64, 64, 32], instruction = [16, 8, 16], stages = 3>, alignment = array<i64: 8, 8, 8>, kernel_schedule = "warp_specialized"} : (tensor<256x64xf16>, tensor<64x128xf16>) -> tensor<256x128xf16>
   func.return %0 : tensor<256x128xf16>
 }

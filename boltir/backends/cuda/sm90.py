@@ -1,0 +1,212 @@
+"""CUTLASS 3.x (Hopper, sm_90a) instances of `cutlass.gemm` and `cutlass.conv2d_fprop`:
+what they can run, and the context of their templates (`gemm_sm90.cu.j2`,
+`conv2d_fprop_sm90.cu.j2`). `emitter.py` dispatches here for every op whose `arch` is
+"sm90"; the launcher ABI is the 2.x one, so the host program and the profilers call both
+alike.
+
+An sm90 instance is `CollectiveBuilder` mainloop + epilogue: wgmma on operands that TMA
+brings into shared memory, in a warp-specialized kernel. Its parameters:
+
+- `tile`: threadblock = the CTA tile (M, N, K); warp = one consumer warpgroup's share
+  (cooperative: two warpgroups split M; pingpong and warpspecialized: one warpgroup
+  computes the whole tile); instruction = the wgmma shape (64, N, 16); stages = the
+  pipeline depth, 0 for as many as fit beside the epilogue;
+- `kernel_schedule`: "cooperative" or "pingpong" (persistent, GEMM only) or
+  "warpspecialized" (one consumer, the only schedule of CUTLASS's 3.x implicit-GEMM conv);
+- `cluster`: thread-block cluster (M, N, 1), whose CTAs share A or B tiles by TMA multicast;
+- `swizzle`: the persistent scheduler's largest raster swizzle;
+- `split_k`: the stream-K scheduler in split-K mode (cooperative only), reduced in f32 in
+  the workspace;
+- the epilogue: one epilogue visitor tree of boltir's own, `Sm90Compute` over the
+  accumulator, the bias (`Sm90RowBroadcast`) and the residual (`Sm90SrcFetch`, C), whose
+  function is the whole `#op.epilogue` in f32 (`epilogues.epilogue_expression`).
+
+TMA needs 16-byte aligned rows: every contiguous extent (K, N; a conv's C and K) is a
+multiple of 8 16-bit elements, and the alignment is (8, 8, 8).
+"""
+
+from __future__ import annotations
+
+from boltir.backends.cuda.epilogues import epilogue_expression, plan_problem
+from boltir.dialects import cutlass
+from boltir.dialects.graph import tensor_shape
+
+GEMM_SCHEDULES = ("cooperative", "pingpong", "warpspecialized")
+CONV_SCHEDULES = ("warpspecialized",)
+KERNEL_SCHEDULE_TYPES = {
+    ("gemm", "cooperative"): "cutlass::gemm::KernelTmaWarpSpecializedCooperative",
+    ("gemm", "pingpong"): "cutlass::gemm::KernelTmaWarpSpecializedPingpong",
+    ("gemm", "warpspecialized"): "cutlass::gemm::KernelTmaWarpSpecialized",
+    ("conv2d_fprop", "warpspecialized"): "cutlass::conv::KernelImplicitTmaWarpSpecializedSm90",
+}
+EPILOGUE_SCHEDULE_TYPES = {
+    "cooperative": "cutlass::epilogue::TmaWarpSpecializedCooperative",
+    "pingpong": "cutlass::epilogue::TmaWarpSpecialized",
+    "warpspecialized": "cutlass::epilogue::TmaWarpSpecialized",
+}
+SCHEDULE_TEXT = {
+    "cooperative": "TMA warp-specialized cooperative, persistent",
+    "pingpong": "TMA warp-specialized ping-pong, persistent",
+    "warpspecialized": "TMA warp-specialized",
+}
+HEADERS = {
+    "gemm": ("cutlass/gemm/device/gemm_universal_adapter.h", "cutlass/gemm/kernel/gemm_universal.hpp",
+             "cutlass/gemm/kernel/tile_scheduler.hpp", "cutlass/gemm/collective/collective_builder.hpp",
+             "cutlass/epilogue/collective/collective_builder.hpp", "cutlass/epilogue/fusion/sm90_visitor_tma_warpspecialized.hpp",
+             "cutlass/util/packed_stride.hpp"),
+    "conv2d_fprop": ("cute/tensor.hpp", "cutlass/conv/convnd_problem_shape.hpp", "cutlass/conv/device/conv_universal_adapter.hpp",
+                     "cutlass/conv/kernel/conv_universal.hpp", "cutlass/conv/collective/collective_builder.hpp",
+                     "cutlass/epilogue/collective/collective_builder.hpp",
+                     "cutlass/epilogue/fusion/sm90_visitor_tma_warpspecialized.hpp"),
+}
+ELEMENTS = ("f16", "bf16")
+TMA_ALIGNMENT = 8
+"""16 bytes of a 16-bit element: TMA's row alignment."""
+SHARED_MEMORY_FOR_MAINLOOP = 227 * 1024 - 32 * 1024
+"""An explicit stage count must leave room for the epilogue's own stages (about 32 KiB
+for the 64 x 32 epilogue tiles of C and D)."""
+
+
+def cluster_of(op) -> tuple[int, int, int]:
+    return tuple(op.prop_value("cluster")) if "cluster" in op.properties else (1, 1, 1)
+
+
+def schedule_of(op) -> str:
+    return op.prop_value("kernel_schedule") if "kernel_schedule" in op.properties else "auto"
+
+
+def expected_warp_tile(schedule: str, threadblock: tuple[int, int, int]) -> tuple[int, int, int]:
+    m, n, k = threadblock
+    return (m // 2, n, k) if schedule == "cooperative" else (m, n, k)
+
+
+def tile_reason(family: str, schedule: str, tile: cutlass.Tile) -> str | None:
+    """Why this tile and schedule are not a 3.x instance CUTLASS builds, or None."""
+    schedules = GEMM_SCHEDULES if family == "gemm" else CONV_SCHEDULES
+    if schedule not in schedules:
+        return f"a 3.x {family} takes kernel_schedule {' or '.join(repr(s) for s in schedules)}, got '{schedule}'"
+    m, n, k = tile.threadblock
+    if schedule == "cooperative" and m not in (128, 256):
+        return f"the cooperative schedule splits M between two warpgroups: the tile's M must be 128 or 256, got {m}"
+    if schedule != "cooperative" and m not in (64, 128):
+        return f"one consumer warpgroup takes a tile M of 64 or 128, got {m}"
+    if n % 16 or not 16 <= n <= 256:
+        return f"the tile's N must be a multiple of 16 up to 256 (wgmma's N), got {n}"
+    if k not in (32, 64, 128):
+        return f"the tile's K must be 32, 64 or 128 (16-bit wgmma, 128-byte swizzled rows), got {k}"
+    warp = expected_warp_tile(schedule, tile.threadblock)
+    if tile.warp != warp:
+        return f"a {schedule} warpgroup computes {list(warp)} of a {list(tile.threadblock)} tile; the warp tile is {list(tile.warp)}"
+    if tile.instruction != (64, n, 16):
+        return f"the wgmma shape of this tile is [64, {n}, 16], got {list(tile.instruction)}"
+    if tile.stages and tile.stages * (m + n) * k * 2 > SHARED_MEMORY_FOR_MAINLOOP:
+        return (f"{tile.stages} stages of a {m}x{n}x{k} tile need {tile.stages * (m + n) * k * 2} bytes of shared memory, "
+                f"more than the {SHARED_MEMORY_FOR_MAINLOOP} beside the epilogue (use stages = 0: as many as fit)")
+    return None
+
+
+def cluster_reason(cluster: tuple[int, int, int]) -> str | None:
+    if cluster[2] != 1 or cluster[0] not in (1, 2, 4) or cluster[1] not in (1, 2, 4) or cluster[0] * cluster[1] > 4:
+        return f"the cluster must be (1, 2 or 4) x (1, 2 or 4) x 1 with at most 4 CTAs, got {list(cluster)}"
+    return None
+
+
+def _common_reason(op, family: str, operands) -> str | None:
+    from boltir.backends.cuda.emitter import _check_bias, _check_elements
+
+    if (reason := _check_elements(op, operands, ELEMENTS)) is not None:
+        return reason.replace("supported:", "3.x instances take:")
+    if op.prop_value("op_class") != "tensorop":
+        return "3.x instances are tensor-op kernels (op_class = \"tensorop\")"
+    if str(op.accumulator) != "f32":
+        return f"3.x instances accumulate in f32, got {op.accumulator}"
+    if tuple(op.prop_value("alignment")) != (TMA_ALIGNMENT,) * 3:
+        return f"TMA moves 16-byte rows: the alignment must be (8, 8, 8), got {tuple(op.prop_value('alignment'))}"
+    if (reason := tile_reason(family, schedule_of(op), op.tile.value)) is not None:
+        return reason
+    if (reason := cluster_reason(cluster_of(op))) is not None:
+        return reason
+    if (problem := plan_problem(op.epilogue)) is not None:
+        return problem
+    return _check_bias(op.bias, op.output)
+
+
+def gemm_reason(op: cutlass.GemmOp) -> str | None:
+    from boltir.backends.cuda.emitter import _gemm_batching
+
+    if (reason := _common_reason(op, "gemm", (op.a, op.b))) is not None:
+        return reason
+    batching = _gemm_batching(op)
+    if batching["batch_mode"] not in ("none", "a+b") and not batching["fold_batch"]:
+        return f"a 3.x GEMM batches A and B together (or folds the batch into M); this one batches {batching['batch_mode']} alone"
+    split_k = op.prop_value("split_k")
+    if split_k > 1 and schedule_of(op) != "cooperative":
+        return f"split-k ({split_k} slices) runs on the stream-K scheduler, which only the cooperative schedule has"
+    return None
+
+
+def conv_problem_reason(input_shape, filter_shape, output_shape, pads, strides, dilations) -> str | None:
+    """What of a conv's shape the 3.x implicit GEMM cannot take (TMA im2col), or None."""
+    _, h, w, c = input_shape
+    k, r, s, _ = filter_shape
+    _, p, q, _ = output_shape
+    if c % TMA_ALIGNMENT or k % TMA_ALIGNMENT:
+        return f"TMA im2col moves 16-byte pixels: C ({c}) and K ({k}) must be multiples of 8"
+    bottom = (p - 1) * strides[0] + (r - 1) * dilations[0] + 1 - h - pads[0]
+    right = (q - 1) * strides[1] + (s - 1) * dilations[1] + 1 - w - pads[1]
+    if bottom < 0 or right < 0:
+        return "the window stops short of the last input rows or columns (a negative bottom or right pad), which TMA im2col does not take"
+    return None
+
+
+def conv_reason(op: cutlass.Conv2dFpropOp) -> str | None:
+    if (reason := _common_reason(op, "conv2d_fprop", (op.input, op.filter))) is not None:
+        return reason
+    if op.prop_value("split_k") != 1:
+        return "the 3.x implicit-GEMM conv has no split-k"
+    return conv_problem_reason(tensor_shape(op.input.type), tensor_shape(op.filter.type), tensor_shape(op.output.type),
+                               op.prop_value("pads"), op.prop_value("strides"), op.prop_value("dilations"))
+
+
+def unsupported_reason(op) -> str | None:
+    from boltir.backends.cuda.emitter import family
+
+    kind = family(op)
+    if kind == "gemm":
+        return gemm_reason(op)
+    if kind == "conv2d_fprop":
+        return conv_reason(op)
+    return f"{kind} has no CUTLASS 3.x template; use an sm80 (2.x) instance, which runs on sm90 too"
+
+
+def _epilogue_context(op) -> dict:
+    epilogue = op.epilogue
+    has_bias = epilogue.has_bias and epilogue.beta.value.data != 0.0
+    has_residual = epilogue.residual_kind != "none"
+    parameters = ["float acc"] + (["float bias"] if has_bias else []) + (["float residual"] if has_residual else [])
+    # Each node's arguments, in tree order: the accumulator, the bias (pointer, the value
+    # where it is null, its strides), the residual, then the compute node's own.
+    children = ["{}"] + (["{static_cast<ElementD const *>(bias), ElementD(0), {}}"] if has_bias else []) + (["{}"] if has_residual else [])
+    return {
+        "has_bias": has_bias,
+        "has_residual": has_residual,
+        "epilogue_parameters": ", ".join(parameters),
+        "epilogue_expression": epilogue_expression(epilogue),
+        "fusion_arguments": "{" + ", ".join([*children, "{}"]) + "}",
+    }
+
+
+def context(op) -> dict:
+    """What the sm90 templates need beyond the 2.x context of the same family."""
+    from boltir.backends.cuda.emitter import family
+
+    kind = family(op)
+    schedule = schedule_of(op)
+    return {
+        "cluster": cluster_of(op),
+        "schedule": schedule,
+        "schedule_text": SCHEDULE_TEXT[schedule],
+        "kernel_schedule": KERNEL_SCHEDULE_TYPES[(kind, schedule)],
+        "epilogue_schedule": EPILOGUE_SCHEDULE_TYPES[schedule],
+        **_epilogue_context(op),
+    }
