@@ -1,4 +1,4 @@
-"""Builds and runs every CUTLASS 2.x template family on the GPU and compares each result
+"""Builds and runs every CUTLASS template family, 2.x and 3.x (sm_90a), on the GPU and compares each result
 with the op-level interpreter's run of the module *before* lowering, on fresh random
 inputs. The bar: ‖Δ‖/‖ref‖ < 1e-2 for f16/bf16, 1e-3 for f32 (tf32). Prints a pass/fail
 table last; exits 1 if any case fails.
@@ -29,6 +29,7 @@ from harness import (  # noqa: E402
     conv_text,
     describe_choice,
     gemm_text,
+    hopper,
     lower,
     random_inputs,
     to_numpy_f32,
@@ -125,6 +126,65 @@ def cases() -> list[Case]:
     return out
 
 
+HOPPER_EPILOGUES = [
+    "",
+    "bias",
+    "bias, relu",
+    "bias, gelu",
+    "alpha = 0.5, beta = 2.0, bias, relu",
+    "bias, relu, residual = add, then relu",
+    "residual = add, then gelu",
+    "bias, silu, residual = mul",
+    "beta = 0.5, bias, gelu, residual = add, then clip(0.0, 6.0)",
+]
+"""The 3.x epilogue is one visitor tree of boltir's own whatever the activation: these
+cover each of its shapes (no source, bias, residual, both; scaled; mul) and the scalar
+functions the 2.x cases above already check one by one."""
+
+
+def hopper_cases() -> list[Case]:
+    """CUTLASS 3.x (sm_90a) instances: every epilogue shape, f16 and bf16, odd sizes,
+    batched, clusters, ping-pong, cooperative and warp-specialized, split-k, convs."""
+    out: list[Case] = []
+    coop = hopper((128, 128, 64), "cooperative")
+    for epilogue in HOPPER_EPILOGUES:
+        out.append(Case(f"3.x gemm f16 333x264x520 coop <{epilogue or 'none'}>", gemm_text(333, 264, 520, "f16", epilogue), override=coop))
+    for epilogue in ("bias, relu", "bias, silu, residual = mul"):
+        out.append(Case(f"3.x gemm bf16 333x264x520 coop <{epilogue}>", gemm_text(333, 264, 520, "bf16", epilogue), "bf16", override=coop))
+    out.append(Case("3.x gemm f16 1000x1000x512 pingpong 64x128 c1x2 <bias, gelu>", gemm_text(1000, 1000, 512, "f16", "bias, gelu"),
+                    override=hopper((64, 128, 64), "pingpong", (1, 2, 1))))
+    out.append(Case("3.x gemm bf16 1000x1000x512 pingpong 128x128 <bias, relu, residual = add, then relu>",
+                    gemm_text(1000, 1000, 512, "bf16", "bias, relu, residual = add, then relu"), "bf16", override=hopper((128, 128, 64), "pingpong")))
+    out.append(Case("3.x gemm f16 2048x1536x768 coop 128x256 c2x1 <bias, relu>", gemm_text(2048, 1536, 768),
+                    override=hopper((128, 256, 64), "cooperative", (2, 1, 1))))
+    out.append(Case("3.x gemm f16 2048x1536x768 coop 256x128 c1x2 <bias, relu>", gemm_text(2048, 1536, 768),
+                    override=hopper((256, 128, 64), "cooperative", (1, 2, 1))))
+    out.append(Case("3.x gemm f16 520x264x776 warpspecialized 128x64 <bias, relu>", gemm_text(520, 264, 776),
+                    override=hopper((128, 64, 64), "warpspecialized")))
+    out.append(Case("3.x gemm f16 256x256x8192 coop split-k 3 <bias, relu, residual = add>", gemm_text(256, 256, 8192, "f16", "bias, relu, residual = add"),
+                    override=hopper((128, 128, 64), "cooperative", split_k=3)))
+    out.append(Case("3.x gemm f16 batched 12x128x128x64 coop <alpha = 0.125>", gemm_text(128, 128, 64, "f16", "alpha = 0.125", batch=12), override=coop))
+    out.append(Case("3.x gemm bf16 batched 12x100x72x64 coop <residual = add>", gemm_text(100, 72, 64, "bf16", "residual = add", batch=12), "bf16",
+                    override=coop))
+    out.append(Case("3.x gemm f16 batch-folded 4x100x256x96 coop <bias, relu>", gemm_text(100, 256, 96, batch=4, shared_b=True), override=coop))
+    # The heuristic's own sm90 choice on FACTS shapes (3.x where it takes it).
+    out.append(Case("3.x gemm f16 4096x3072x768 heuristic <bias, relu>", gemm_text(4096, 3072, 768), target="sm90"))
+    ws = hopper((128, 128, 64), "warpspecialized")
+    for element in ("f16", "bf16"):
+        out.append(Case(f"3.x conv {element} 3x3 2x28x28x64->64 <bias, relu>", conv_text(2, 28, 28, 64, 64, 3, 3, element=element), element, override=ws))
+        out.append(Case(f"3.x conv {element} 1x1/2 2x15x15x96->128 <bias, relu, residual = add, then relu>",
+                        conv_text(2, 15, 15, 96, 128, 1, 1, stride=2, pad=0, element=element, epilogue="bias, relu, residual = add, then relu"),
+                        element, override=ws))
+    out.append(Case("3.x conv f16 3x3/2 1x31x31x32->48 64x64 <bias, hardswish>", conv_text(1, 31, 31, 32, 48, 3, 3, stride=2, epilogue="bias, hardswish"),
+                    override=hopper((64, 64, 64), "warpspecialized")))
+    out.append(Case("3.x conv f16 5x5 1x20x20x24->40 128x64 <bias, residual = add>", conv_text(1, 20, 20, 24, 40, 5, 5, epilogue="bias, residual = add"),
+                    override=hopper((128, 64, 64), "warpspecialized")))
+    out.append(Case("3.x conv f16 3x3 2x7x7x512->512 c2x1 <bias, relu>", conv_text(2, 7, 7, 512, 512, 3, 3),
+                    override=hopper((128, 128, 64), "warpspecialized", (2, 1, 1))))
+    out.append(Case("3.x conv f16 3x3 32x28x28x128->128 heuristic <bias, relu>", conv_text(32, 28, 28, 128, 128, 3, 3), target="sm90"))
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run the cases whose label contains this text")
@@ -134,7 +194,7 @@ def main() -> int:
     parser.add_argument("--library", default="/tmp/boltir-check/kernels.so")
     args = parser.parse_args()
 
-    all_cases = [c for c in cases() if not args.only or args.only in c.label]
+    all_cases = [c for c in cases() + hopper_cases() if not args.only or args.only in c.label]
     rows, lowered = [], []
     for case in all_cases:
         try:

@@ -2,7 +2,7 @@
 debug mode (launch by launch against the interpreter), then once normally against PyTorch
 fp32: the tool for a model whose output is wrong.
 
-    python3 bench/debug_model.py resnet50 1
+    python3 bench/debug_model.py resnet50 1 [sm90|sm90-2x|sm80]
 """
 
 import sys
@@ -19,12 +19,13 @@ from boltir import BoltError  # noqa: E402
 from boltir.runtime import load  # noqa: E402
 
 name, batch = sys.argv[1], int(sys.argv[2])
+arch, cutlass = models.BUILDS[sys.argv[3] if len(sys.argv) > 3 else "sm90"]
 work = Path("/tmp/boltir-debug")
 work.mkdir(exist_ok=True)
 model = models.make_model(name)
 inputs = models.example_inputs(name, batch)
 models.export(name, model, inputs, work / f"{name}.onnx")
-result = boltir.compiler.compile(work / f"{name}.onnx", work / name, arch="sm80", dtype="f16", progress=False)
+result = boltir.compiler.compile(work / f"{name}.onnx", work / name, arch=arch, dtype="f16", progress=False, cutlass=cutlass)
 arrays = {k: v.numpy() for k, v in inputs.items()}
 (ours,) = load(result.directory)(**arrays)
 import torch  # noqa: E402

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects import func
 
-from boltir.backends.cuda.emitter import emit_translation_unit, kernel_name
+from boltir.backends.cuda.emitter import emit_translation_unit, kernel_arch, kernel_name
 from boltir.backends.cuda.launch import KernelLibrary, launch_arguments
 from boltir.backends.cuda.nvcc import CompileJob, build_shared_library
 from boltir.backends.cuda.selection import KERNEL_ATTR, KernelChoice
@@ -30,7 +30,6 @@ from boltir.ir import make_context, parse_module, verify_module
 from boltir.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.passes.select_kernels import SelectKernelsPass
 
-ARCH = "sm80"  # CUTLASS 2.x: runs on the A100 and the H200
 SMS = 132  # the H200 the kernels run on
 
 
@@ -131,6 +130,9 @@ class Case:
     text: str
     element: str = "f16"
     override: dict = field(default_factory=dict)
+    target: str = "sm80"
+    """sm80: the heuristic's 2.x kernel (sized for the H200's SMs); sm90: its sm90 choice
+    (3.x where one runs)."""
     # filled by lower()
     op_module: object = None
     cutlass_module: object = None
@@ -144,11 +146,11 @@ class Case:
 
 def lower(case: Case) -> Case:
     """Parses the case, keeps the op-level module (the reference), and lowers a copy:
-    select-kernels (heuristic, sm80), the override, lower-op-to-cutlass."""
+    select-kernels (heuristic, for the case's target), the override, lower-op-to-cutlass."""
     ctx = make_context()
     case.op_module = parse_module(case.text, f"<{case.label}>", ctx=ctx)
     module = case.op_module.clone()
-    SelectKernelsPass(selector="heuristic", arch=ARCH, sms=SMS).apply(ctx, module)
+    SelectKernelsPass(selector="heuristic", arch=case.target, sms=SMS, cutlass=3 if case.target == "sm90" else 2).apply(ctx, module)
     if case.override:
         for target in module.walk():
             if KERNEL_ATTR in target.attributes:
@@ -176,7 +178,7 @@ def build_library(cases: list[Case], path: Path | str) -> KernelLibrary:
     for case in cases:
         name = kernel_name(case.op)
         if name not in jobs:
-            jobs[name] = CompileJob(name, emit_translation_unit([case.op]), ARCH)
+            jobs[name] = CompileJob(name, emit_translation_unit([case.op]), kernel_arch(case.op))
     return KernelLibrary(build_shared_library(list(jobs.values()), path, progress="always"))
 
 
@@ -239,9 +241,28 @@ class BoundKernel:
         self._launch()
 
 
+def hopper(threadblock: tuple[int, int, int], schedule: str, cluster=(1, 1, 1), split_k: int = 1) -> dict:
+    """An override that makes a case's kernel this CUTLASS 3.x instance."""
+    from boltir.backends.cuda.selection import hopper_tile
+
+    return {"arch": "sm90", "tile": hopper_tile(threadblock, schedule), "kernel_schedule": schedule, "cluster": tuple(cluster),
+            "alignment": (8, 8, 8), "split_k": split_k}
+
+
+SCHEDULE_SHORT = {"cooperative": "coop", "pingpong": "pingpong", "warpspecialized": "ws"}
+
+
 def describe_choice(case: Case) -> str:
     op = case.op
     tile = op.tile.value
+    if op.prop_value("arch") == "sm90":
+        from boltir.backends.cuda import sm90
+
+        text = (f"3.x {'x'.join(map(str, tile.threadblock))} {SCHEDULE_SHORT[sm90.schedule_of(op)]} "
+                f"c{'x'.join(map(str, sm90.cluster_of(op)[:2]))}")
+        if op.prop_value("split_k") > 1:
+            text += f" splitk{op.prop_value('split_k')}"
+        return text
     text = f"{'x'.join(map(str, tile.threadblock))}/{'x'.join(map(str, tile.warp))} s{tile.stages}"
     if "split_k" in op.properties and op.prop_value("split_k") > 1:
         text += f" splitk{op.prop_value('split_k')}"

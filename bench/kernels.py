@@ -1,6 +1,7 @@
-"""Times boltir's CUTLASS 2.x kernels (heuristic choice, sm80 build) against PyTorch eager
-(cuBLAS / cuDNN) and torch.compile (default mode) on the FACTS.md GEMM, conv and
-back-to-back workloads, all fp16, in one run. Prints one table last.
+"""Times boltir's kernels against PyTorch eager (cuBLAS / cuDNN) and torch.compile (default
+mode) on the FACTS.md GEMM, conv and back-to-back workloads, all fp16, in one run: the
+heuristic's choice for an sm80 build (CUTLASS 2.x) and for an sm90 build (3.x where it
+runs), and a set of 3.x candidates (`--no-candidates` skips them). Prints one table last.
 
     source bench/setup_gpu.sh && python3 bench/kernels.py [--only TEXT]
 
@@ -31,6 +32,7 @@ from harness import (  # noqa: E402
     conv_text,
     describe_choice,
     gemm_text,
+    hopper,
     lower,
 )
 
@@ -38,6 +40,40 @@ L2_BYTES = 60 * 2**20
 REPEATS = 30
 INNER = 10
 WARMUP = 10
+
+
+GEMM_CANDIDATES = [
+    ((128, 256, 64), "cooperative", (2, 1, 1), 1),
+    ((128, 256, 64), "cooperative", (1, 1, 1), 1),
+    ((256, 128, 64), "cooperative", (1, 2, 1), 1),
+    ((128, 128, 64), "cooperative", (2, 1, 1), 1),
+    ((128, 192, 64), "cooperative", (1, 1, 1), 1),
+    ((128, 64, 64), "cooperative", (1, 1, 1), 1),
+    ((128, 128, 64), "pingpong", (1, 1, 1), 1),
+    ((64, 128, 64), "pingpong", (1, 1, 1), 1),
+    ((128, 128, 64), "cooperative", (1, 1, 1), 2),
+]
+"""3.x GEMM instances timed beside the heuristic's choices (swizzle 1), to see what the
+sm90 heuristic should pick: they are one instance each for every GEMM workload."""
+CONV_CANDIDATES = [
+    ((128, 128, 64), "warpspecialized", (1, 1, 1), 1),
+    ((128, 64, 64), "warpspecialized", (1, 1, 1), 1),
+    ((64, 128, 64), "warpspecialized", (1, 1, 1), 1),
+    ((64, 64, 64), "warpspecialized", (1, 1, 1), 1),
+    ((128, 128, 64), "warpspecialized", (2, 1, 1), 1),
+]
+
+
+def candidate_cases(label: str, text: str, candidates, element: str = "f16") -> list:
+    out = []
+    for threadblock, schedule, cluster, split_k in candidates:
+        override = {**hopper(threadblock, schedule, cluster, split_k), "swizzle": 1}
+        name = f"{label} cand {'x'.join(map(str, threadblock))} {schedule} {cluster[0]}x{cluster[1]} s{split_k}"
+        try:
+            out.append(lower(Case(name, text, element, override=override, target="sm90")))
+        except Exception as error:  # noqa: BLE001 - a candidate the rules refuse is skipped, said why
+            print(f"skipped {name}: {str(error).splitlines()[0]}")
+    return out
 
 
 def workloads():
@@ -96,21 +132,27 @@ def main() -> int:
     parser.add_argument("--only", help="run the workloads whose label contains this text")
     parser.add_argument("--library", default="/tmp/boltir-bench/kernels.so")
     parser.add_argument("--build-only", action="store_true", help="compile the kernel library and stop (fills the object cache)")
+    parser.add_argument("--no-candidates", action="store_true", help="time the heuristic's choices only")
     args = parser.parse_args()
     selected = [w for w in workloads() if not args.only or args.only in w[0]]
 
     # Lower every workload (and each b2b's unfused halves) first: one library for all.
+    # gemm and conv plans: [sm80 heuristic, sm90 heuristic, *3.x candidates]
     plans = []
     for label, kind, p in selected:
         if kind == "gemm":
             m, n, k = p
-            plans.append((label, kind, p, [lower(Case(label, gemm_text(m, n, k)))]))
+            text = gemm_text(m, n, k)
+            plans.append((label, kind, p, [lower(Case(label, text)), lower(Case(label + " sm90", text, target="sm90")),
+                                           *([] if args.no_candidates else candidate_cases(label, text, GEMM_CANDIDATES))]))
         elif kind == "conv":
             n, h, w, c, k, r, stride = p
             # pad-alignment pads C = 3 to 4 on sm80 (fixed-channels iterator); ours reads
-            # the padded input, the peers the original.
+            # the padded input, the peers the original. (C = 4 stays a 2.x kernel on sm90.)
             c_ours = 4 if c == 3 else c
-            plans.append((label, kind, p, [lower(Case(label, conv_text(n, h, w, c_ours, k, r, r, stride=stride)))]))
+            text = conv_text(n, h, w, c_ours, k, r, r, stride=stride)
+            candidates = [] if args.no_candidates or c_ours % 8 else candidate_cases(label, text, CONV_CANDIDATES)
+            plans.append((label, kind, p, [lower(Case(label, text)), lower(Case(label + " sm90", text, target="sm90")), *candidates]))
         else:
             m, k0, n0, n1 = p
             fused = lower(Case(label, b2b_gemm_text(m, k0, n0, n1)))
@@ -151,9 +193,8 @@ def main() -> int:
             def matmul_only(i, xs=xs, w=w):
                 return F.linear(xs[i], w)
 
-            bound = [BoundKernel(library, cases[0], {"x": x, "w": w, "bias": b}) for x in xs]
+            variants = [[BoundKernel(library, case, {"x": x, "w": w, "bias": b}) for x in xs] for case in cases]
             ref = core(inputs_of[0])
-            ours_inputs = bound
             flops = 2 * m * n * k
         elif kind == "conv":
             n, h, w_, c, k, r, stride = p
@@ -176,7 +217,7 @@ def main() -> int:
             inputs_of = xs_cl
 
             matmul_only = None
-            bound = [BoundKernel(library, cases[0], {"x": x, "w": weight, "bias": b}) for x in xs]
+            variants = [[BoundKernel(library, case, {"x": x, "w": weight, "bias": b}) for x in xs] for case in cases]
             ref = core(inputs_of[0]).permute(0, 2, 3, 1)
             p_out = (h + 2 * (r // 2) - r) // stride + 1
             flops = 2 * n * p_out * p_out * k * c * r * r
@@ -193,7 +234,7 @@ def main() -> int:
             inputs_of = xs
 
             matmul_only = None
-            bound = [BoundKernel(library, cases[0], {"x": x, "w0": w0, "w1": w1, "bias0": b0, "bias1": b1}) for x in xs]
+            variants = [[BoundKernel(library, cases[0], {"x": x, "w0": w0, "w1": w1, "bias0": b0, "bias1": b1}) for x in xs]]
             ref = core(inputs_of[0])
             flops = 2 * m * (k0 * n0 + n0 * n1)
             # boltir unfused: the first GEMM writes h, the second reads it.
@@ -203,10 +244,16 @@ def main() -> int:
         def eager(i, core=core, inputs_of=inputs_of):
             return core(inputs_of[i])
 
-        bound[0]()
-        torch.cuda.synchronize()
-        error = relative(bound[0].output, ref)
-        ours = time_ms(lambda i, bound=bound: bound[i](), rot)
+        timed = []  # (case, ms, error) of every boltir kernel of the workload
+        for case, bound in zip(cases, variants):
+            try:
+                bound[0]()
+                torch.cuda.synchronize()
+                timed.append((case, time_ms(lambda i, bound=bound: bound[i](), rot), relative(bound[0].output, ref)))
+            except Exception as failure:  # noqa: BLE001 - a failing candidate is reported, not fatal
+                print(f"{case.label}: {str(failure).splitlines()[0]}")
+                timed.append((case, float("nan"), float("nan")))
+            print(f"  {describe_choice(case):40s} {timed[-1][1]:.4f} ms  err {timed[-1][2]:.1e}", flush=True)
         eager_ms = time_ms(eager, rot)
         torch._dynamo.reset()  # one compiled function per workload: no recompile limit
         compiled_core = torch.compile(core)
@@ -226,14 +273,21 @@ def main() -> int:
                 firsts[i]()
                 seconds[i]()
             extra = f"boltir unfused {time_ms(unfused, rot):.4f}"
-        rows.append((label, describe_choice(cases[0]), f"{ours:.4f}", f"{eager_ms:.4f}", f"{compile_ms:.4f}",
-                     f"{eager_ms / ours:.2f}x", f"{flops / ours / 1e9:.0f}", f"{error:.1e}", extra))
+        sm80_case, sm80_ms, sm80_error = timed[0]
+        sm90_case, sm90_ms, sm90_error = timed[1] if len(timed) > 1 else timed[0]
+        measured = [t for t in timed[2:] if t[1] == t[1] and t[2] < 1e-2]
+        best = min(measured, key=lambda t: t[1]) if measured else None
+        best_text = f"{describe_choice(best[0])} {best[1]:.4f}" if best else "-"
+        rows.append((label, describe_choice(sm80_case), f"{sm80_ms:.4f}", describe_choice(sm90_case), f"{sm90_ms:.4f}",
+                     f"{eager_ms:.4f}", f"{compile_ms:.4f}", f"{eager_ms / sm90_ms:.2f}x", f"{flops / sm90_ms / 1e9:.0f}",
+                     f"{max(sm80_error, sm90_error):.1e}", best_text, extra))
         print("row:", " | ".join(map(str, rows[-1])), flush=True)
         torch.cuda.empty_cache()
 
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; fp16, f32 accumulation; "
           f"median of {REPEATS} CUDA-event samples of {INNER} back-to-back calls after {WARMUP} warm-ups; times in ms")
-    header = ("workload", "boltir kernel (sm80 2.x)", "boltir", "eager", "compile", "eager/boltir", "TFLOP/s", "rel err vs eager", "notes")
+    header = ("workload", "sm80 build (2.x)", "ms", "sm90 build (heuristic)", "ms", "eager", "compile", "eager/sm90", "sm90 TFLOP/s",
+              "rel err vs eager", "best 3.x candidate ms", "notes")
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
     print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
     print("-|-".join("-" * w for w in widths))

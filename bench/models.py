@@ -1,4 +1,5 @@
-"""Whole models on the GPU: boltir (CUTLASS 2.x kernels, heuristic choice, f16) against
+"""Whole models on the GPU: boltir (heuristic choice, f16; `--builds sm90,sm90-2x` compares
+the 3.x build with one kept to CUTLASS 2.x) against
 PyTorch eager and torch.compile (default and reduce-overhead), channels_last fp16, in one
 run. Checks each compiled model against PyTorch fp32 on the same input: correct means
 ‖Δ‖/‖ref‖ < 1e-2, or no worse than PyTorch's own fp16 run (f16 arithmetic alone moves a
@@ -117,18 +118,26 @@ def time_ms(fn) -> float:
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
-def compiled_model(name: str, batch: int, model, work: Path):
+BUILDS = {"sm80": ("sm80", 2), "sm90": ("sm90", 3), "sm90-2x": ("sm90", 2)}
+"""What --builds names: an A100-targeted 2.x build, the sm90 build (3.x where it runs),
+and an sm90 build kept to 2.x kernels (for comparing the generations)."""
+
+
+def compiled_model(name: str, batch: int, model, work: Path, build: str = "sm90"):
     """Exports and compiles one model; returns (the compile result, its inputs, cold and
     warm compile seconds). Cold means every object not already in the cache is compiled."""
     import boltir.compiler
 
+    arch, cutlass = BUILDS[build]
     inputs = example_inputs(name, batch)
     onnx_path = work / f"{name}_b{batch}.onnx"
-    export(name, model, inputs, onnx_path)
+    if not onnx_path.exists():
+        export(name, model, inputs, onnx_path)
     times = []
     for _ in range(2):
         start = time.monotonic()
-        result = boltir.compiler.compile(onnx_path, work / f"{name}_b{batch}", arch="sm80", dtype="f16", progress=False)
+        result = boltir.compiler.compile(onnx_path, work / f"{name}_b{batch}_{build}", arch=arch, dtype="f16", progress=False,
+                                         cutlass=cutlass)
         times.append(time.monotonic() - start)
     return result, inputs, times[0], times[1]
 
@@ -145,12 +154,32 @@ def forward(name: str, model, inputs: dict):
     return out.last_hidden_state if hasattr(out, "last_hidden_state") else out
 
 
-def measure(name: str, batch: int, model, work: Path, peers: bool) -> tuple:
+def graph_replay_ms(name: str, batch: int, model, work: Path, build: str, device_inputs: dict) -> float:
+    """CUDA-graph replay time of another build of the model (for comparing builds)."""
+    import torch
+
+    from boltir.runtime import load
+
+    result, _, _, _ = compiled_model(name, batch, model, work, build)
+    compiled = load(result.directory)
+    compiled.set_inputs(**device_inputs)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        compiled.capture(side.cuda_stream)
+        ms = time_ms(lambda: compiled.replay(side.cuda_stream))
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    compiled.close()
+    return ms
+
+
+def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[str]) -> tuple:
     import torch
 
     from boltir.runtime import format_profile, load
 
-    result, inputs, compile_s, warm_s = compiled_model(name, batch, model, work)
+    result, inputs, compile_s, warm_s = compiled_model(name, batch, model, work, builds[0])
     torch.cuda.synchronize()
     free_before, _ = torch.cuda.mem_get_info()
     compiled = load(result.directory)
@@ -173,6 +202,7 @@ def measure(name: str, batch: int, model, work: Path, peers: bool) -> tuple:
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     compiled.close()
+    others = [f"{graph_replay_ms(name, batch, model, work, build, device_inputs):.3f}" for build in builds[1:]]
     # peers: fp16, channels_last for CNNs; their memory counts the weights too, as ours does
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
@@ -199,11 +229,11 @@ def measure(name: str, batch: int, model, work: Path, peers: bool) -> tuple:
     verdict = "ok" if error < 1e-2 or error <= 1.1 * eager_error else "WRONG"
     return (f"{name} b{batch}", f"{ours_ms:.3f}", f"{graph_ms:.3f}", f"{eager_ms:.3f}", f"{compile_ms:.3f}", f"{overhead_ms:.3f}",
             f"{error:.1e}", f"{eager_error:.1e}", verdict, f"{ours_bytes / 2**20:.0f} / {eager_bytes / 2**20:.0f}",
-            f"{compile_s:.0f}/{warm_s:.0f}", str(len(result.fallbacks)))
+            f"{compile_s:.0f}/{warm_s:.0f}", str(len(result.fallbacks)), " ".join(others) or "-")
 
 
 HEADER = ("model", "boltir", "boltir graph", "eager", "compile", "reduce-overhead", "err ours vs fp32", "err eager fp16 vs fp32",
-          "correct", "device MiB ours/eager", "compile s cold/warm", "fallbacks")
+          "correct", "device MiB ours/eager", "compile s cold/warm", "fallbacks", "other builds, graph ms")
 
 
 def print_table(header, rows) -> None:
@@ -221,23 +251,31 @@ def main() -> int:
     parser.add_argument("--work", default="/tmp/boltir-models")
     parser.add_argument("--peer-models", default=",".join(MODELS),
                         help="the models torch.compile is measured on (it costs minutes each); others show nan")
+    parser.add_argument("--builds", default="sm90",
+                        help=f"comma-separated builds ({', '.join(BUILDS)}); the first is measured fully, the others by graph replay")
     parser.add_argument("--compile-only", action="store_true",
                         help="export and compile only (no GPU): cold and warm compile times, and a filled object cache")
     args = parser.parse_args()
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    builds = args.builds.split(",")
+    unknown = [b for b in builds if b not in BUILDS]
+    if unknown:
+        parser.error(f"unknown build {unknown[0]}; known: {', '.join(BUILDS)}")
     rows = []
     for name in args.models.split(","):
         model = make_model(name)
         for batch in (int(b) for b in args.batches.split(",")):
             try:
                 if args.compile_only:
-                    result, _, cold, warm = compiled_model(name, batch, model, work)
-                    rows.append((f"{name} b{batch}", len(result.manifest["launches"]), len({launch["kernel"] for launch in result.manifest["launches"]}),
-                                 f"{cold:.1f}", f"{warm:.1f}", len(result.fallbacks)))
+                    for build in builds:
+                        result, _, cold, warm = compiled_model(name, batch, model, work, build)
+                        launches = result.manifest["launches"]
+                        rows.append((f"{name} b{batch} {build}", len(launches), len({launch["kernel"] for launch in launches}),
+                                     sum(launch.get("cutlass") == "3.x" for launch in launches), f"{cold:.1f}", f"{warm:.1f}", len(result.fallbacks)))
                 else:
-                    rows.append(measure(name, batch, model, work, name in args.peer_models.split(",")))
+                    rows.append(measure(name, batch, model, work, name in args.peer_models.split(","), builds))
             except Exception as failure:  # noqa: BLE001 - one model's failure is a row
                 import traceback
 
@@ -246,7 +284,7 @@ def main() -> int:
             print("row:", " | ".join(map(str, rows[-1])), flush=True)
     if args.compile_only:
         print(f"\ncompile times on {os.cpu_count()} cores, seconds")
-        print_table(("model", "launches", "distinct kernels", "cold s", "warm s", "fallbacks"), rows)
+        print_table(("model", "launches", "distinct kernels", "3.x launches", "cold s", "warm s", "fallbacks"), rows)
         return 0
     import torch
 

@@ -8,8 +8,8 @@ and `out/module.mlir` (the lowered IR with weights elided, for the debugger).
 
 The pipeline is the default op-level one (`boltir.pipelines.default_pipeline`) followed by
 `backend_passes()`: kernel selection, lowering to CUTLASS instances and memory planning.
-Until the Hopper-native kernels land, kernels are CUTLASS 2.x (sm80) instances on both
-archs; `arch` still decides the op-level padding.
+On sm90 the kernels are CUTLASS 3.x instances where one runs the op and 2.x ones
+elsewhere (`cutlass=2`: all 2.x); `arch` also decides the op-level padding.
 """
 
 from __future__ import annotations
@@ -26,23 +26,21 @@ from xdsl.dialects.builtin import ModuleOp
 from boltir import __version__
 from boltir.diagnostics import BoltError
 
-KERNEL_ARCH = "sm80"
-"""The CUTLASS generation every kernel is built from for now (2.x, mma.sync)."""
-
-
 GPU_MULTIPROCESSORS = {"sm80": 108, "sm90": 132}
 """A100 and H100/H200: the grid the heuristic fills."""
 
 
-def backend_passes(arch: str = "sm90") -> list[str]:
+def backend_passes(arch: str = "sm90", cutlass: int = 3) -> list[str]:
+    """Kernel selection for `arch` (3.x instances on sm90 unless `cutlass` = 2), lowering
+    to CUTLASS instances, memory planning."""
     sms = GPU_MULTIPROCESSORS.get(arch, 0)
-    return [f"select-kernels{{selector=heuristic arch={KERNEL_ARCH} sms={sms}}}", "lower-op-to-cutlass", "plan-memory"]
+    return [f"select-kernels{{selector=heuristic arch={arch} sms={sms} cutlass={cutlass}}}", "lower-op-to-cutlass", "plan-memory"]
 
 
-def full_pipeline(*, dtype: str = "f16", arch: str = "sm90") -> str:
+def full_pipeline(*, dtype: str = "f16", arch: str = "sm90", cutlass: int = 3) -> str:
     from boltir.pipelines import default_pipeline
 
-    return ",".join([default_pipeline(dtype=dtype, arch=arch), *backend_passes(arch)])
+    return ",".join([default_pipeline(dtype=dtype, arch=arch), *backend_passes(arch, cutlass)])
 
 
 @dataclass
@@ -54,7 +52,7 @@ class CompileResult:
 
 
 def lower_model(model, *, arch: str, dtype: str, input_shapes: Mapping[str, Sequence[int]] | None = None,
-                pipeline: str | None = None, plugins: Sequence[str] = ()) -> tuple[ModuleOp, str, object]:
+                pipeline: str | None = None, plugins: Sequence[str] = (), cutlass: int = 3) -> tuple[ModuleOp, str, object]:
     """Imports (an ONNX path, a ModelProto or a graph-level ModuleOp) and runs the pipeline;
     returns the module, the pipeline string and the pass statistics."""
     from boltir.frontends.onnx import import_model
@@ -62,7 +60,7 @@ def lower_model(model, *, arch: str, dtype: str, input_shapes: Mapping[str, Sequ
     from boltir.passes import statistics
     from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
 
-    pipeline = pipeline or full_pipeline(dtype=dtype, arch=arch)
+    pipeline = pipeline or full_pipeline(dtype=dtype, arch=arch, cutlass=cutlass)
     passes = parse_pipeline_spec(pipeline, available_passes(plugins))
     module = model if isinstance(model, ModuleOp) else import_model(model, input_shapes)
     with statistics.collecting() as collected:
@@ -78,7 +76,7 @@ def _tensor_specs(names, types) -> list[dict]:
 
 def compile(model, output_dir: str | os.PathLike, *, arch: str = "sm90", dtype: str = "f16",
             input_shapes: Mapping[str, Sequence[int]] | None = None, pipeline: str | None = None,
-            plugins: Sequence[str] = (), progress: bool = True) -> CompileResult:
+            plugins: Sequence[str] = (), progress: bool = True, cutlass: int = 3) -> CompileResult:
     """Compiles `model` into `output_dir` (created if missing); see the module docstring."""
     from boltir.backends.cuda.host import build_program
     from boltir.backends.cuda.nvcc import build_shared_library
@@ -86,8 +84,8 @@ def compile(model, output_dir: str | os.PathLike, *, arch: str = "sm90", dtype: 
     from boltir.ir import print_module
 
     module, pipeline, collected = lower_model(model, arch=arch, dtype=dtype, input_shapes=input_shapes,
-                                              pipeline=pipeline, plugins=plugins)
-    program = build_program(module, KERNEL_ARCH)
+                                              pipeline=pipeline, plugins=plugins, cutlass=cutlass)
+    program = build_program(module)
     directory = Path(output_dir)
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -100,7 +98,7 @@ def compile(model, output_dir: str | os.PathLike, *, arch: str = "sm90", dtype: 
     manifest = {
         "boltir": __version__,
         "arch": arch,
-        "kernel_arch": KERNEL_ARCH,
+        "cutlass": sorted({step.generation for step in program.steps if step.generation}),
         "dtype": dtype,
         "pipeline": pipeline,
         "library": "libmodel.so",
@@ -111,7 +109,8 @@ def compile(model, output_dir: str | os.PathLike, *, arch: str = "sm90", dtype: 
         "arena_bytes": program.arena_bytes,
         "weights_bytes": len(program.weights),
         "launches": [
-            {"op": step.op.name, "kernel": step.kernel, "family": step.family, "fallback": step.fallback}
+            {"op": step.op.name, "kernel": step.kernel, "family": step.family, "fallback": step.fallback,
+             **({"cutlass": step.generation} if step.generation else {})}
             for step in program.steps
         ],
     }

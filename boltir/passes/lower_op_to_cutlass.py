@@ -11,7 +11,8 @@ Guarantees:
   where it cannot, the part it cannot express (second activation, residual, activation,
   in that order) is kept as a separate `op.elementwise` after the kernel, counted under
   "fusions kept as separate ops" in --pass-stats;
-- ops no 2.x template computes (grouped convs, NCHW convs) stay as they are, counted;
+- ops no template computes (grouped convs, NCHW convs) stay as they are, counted;
+- --pass-stats counts the instances of each family by CUTLASS generation (2.x, 3.x);
 - the module computes the same function.
 """
 
@@ -46,15 +47,16 @@ def template_properties(choice: KernelChoice) -> dict:
         "alignment": i64_array(choice.alignment),
         "swizzle": i64_attr(choice.swizzle),
     }
+    if choice.cluster is not None:
+        props["cluster"] = i64_array(choice.cluster)
+    if choice.kernel_schedule is not None:
+        props["kernel_schedule"] = StringAttr(choice.kernel_schedule)
     return props
 
 
 def unsupported_reason(op: Operation) -> str | None:
-    """What the CUDA templates cannot express about this cutlass op, if anything. They are
-    CUTLASS 2.x (sm80) templates: an instance for another arch is not theirs to judge
-    (the emitter refuses it by its arch), so nothing of it is peeled off or left."""
-    if op.prop_value("arch") != "sm80":
-        return None
+    """What the CUDA templates (2.x for arch sm80, 3.x for sm90) cannot express about this
+    cutlass op, if anything."""
     try:
         from boltir.backends.cuda.emitter import unsupported_reason as template_reason
     except ImportError:  # the templates are not there: every epilogue is assumed expressible
@@ -256,4 +258,6 @@ class LowerOpToCutlassPass(ModulePass):
             block.erase_op(target)
             template = next(new for new in new_ops if isinstance(new, cutlass.TemplateOp))
             statistics.count(self, f"{template.name} instances")
+            generation = "3.x" if template.prop_value("arch") == "sm90" else "2.x"
+            statistics.count(self, f"CUTLASS {generation} {template.name.removeprefix('cutlass.')} instances")
 

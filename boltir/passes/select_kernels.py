@@ -1,5 +1,7 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0}: chooses the CUTLASS template instance of
-every op-level GEMM, conv and back-to-back op.
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3}: chooses the CUTLASS template
+instance of every op-level GEMM, conv and back-to-back op. On sm90 the heuristic prefers
+CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch "sm80") where no
+3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every kernel 2.x.
 
 Requires: op-level IR (after the op-level passes).
 Guarantees: every op.gemm, op.conv2d and op.b2b_* carries a `kernel` attribute with its
@@ -53,11 +55,14 @@ class SelectKernelsPass(ModulePass):
     sms: int = 0
     """The GPU's multiprocessor count, when the kernels' arch is not the GPU's (sm80
     kernels on a 132-SM H200: sms=132); 0 takes the arch's."""
+    cutlass: int = 3
+    """The newest CUTLASS generation to choose from: 3 takes 3.x (sm90) instances where
+    they run on an sm90 target; 2 keeps every kernel a 2.x one."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):
             raise BoltError(f"arch must be one of sm80, sm90; got '{self.arch}'")
-        selector = make_selector(self.selector, self.sms)
+        selector = make_selector(self.selector, self.sms, self.cutlass)
         for target in [o for o in op.walk() if isinstance(o, SELECTABLE)]:
             choice = selector.select(target, self.arch)
             if choice == UNFUSE:

@@ -5,7 +5,7 @@
     boltc --print-pipeline [--dtype ...] [--arch ...]
     boltc model.onnx --emit op --pipeline 'fold-batchnorm,lower-graph-to-op' --pass-plugin mine.py
 
-    boltc model.onnx -o out/ [--arch sm80|sm90] [--dtype f16|bf16|f32] [--debug-dump]
+    boltc model.onnx -o out/ [--arch sm80|sm90] [--cutlass 2|3] [--dtype f16|bf16|f32] [--debug-dump]
     boltc model.onnx --emit cutlass|cuda [-o FILE|DIR]
 
 Without `--emit`, boltc compiles the model into the directory `-o` names: the shared
@@ -66,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "every result with the interpreter; names the first launch that diverges")
     parser.add_argument("--dtype", default="f16", help="precision of activations and weights: f16 (default), bf16, f32")
     parser.add_argument("--arch", default="sm90", help="the GPU: sm90 (H100/H200, default) or sm80 (A100)")
+    parser.add_argument("--cutlass", type=int, default=3, choices=(2, 3),
+                        help="the newest CUTLASS generation: 3 (default: 3.x kernels on sm90 where they run) or 2")
     parser.add_argument("--pipeline", metavar="STRING", help="run this pass pipeline instead of the default one")
     parser.add_argument("--print-pipeline", action="store_true", help="print the pipeline string and exit")
     parser.add_argument(
@@ -141,7 +143,7 @@ def compile_or_emit(args: argparse.Namespace, op_pipeline: str) -> None:
     from boltir.ir import print_module
     from boltir.passes import statistics
 
-    pipeline = ",".join([op_pipeline, *compiler.backend_passes(args.arch)])
+    pipeline = ",".join([op_pipeline, *compiler.backend_passes(args.arch, args.cutlass)])
     input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
     if args.emit is None:
         if not args.output:
@@ -178,7 +180,7 @@ def compile_or_emit(args: argparse.Namespace, op_pipeline: str) -> None:
         return
     from boltir.backends.cuda.host import build_program
 
-    program = build_program(module, compiler.KERNEL_ARCH)
+    program = build_program(module)
     if args.output:
         directory = Path(args.output)
         directory.mkdir(parents=True, exist_ok=True)

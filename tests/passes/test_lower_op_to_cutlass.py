@@ -49,15 +49,15 @@ def override(**fields):
     return apply
 
 
-def lower(module: ModuleOp, rng, arch: str = "sm80", tolerance: float = F16_TOLERANCE, *, before=(), between=()):
-    """select-kernels, `between`, lower-op-to-cutlass; checked against the interpreter."""
-    passes = [*before, SelectKernelsPass(arch=arch), *between, LowerOpToCutlassPass()]
+def lower(module: ModuleOp, rng, arch: str = "sm80", tolerance: float = F16_TOLERANCE, *, before=(), between=(), cutlass: int = 2):
+    """select-kernels (2.x kernels unless `cutlass` = 3), `between`, lower-op-to-cutlass;
+    checked against the interpreter. Every instance is one the CUDA templates write."""
+    passes = [*before, SelectKernelsPass(arch=arch, cutlass=cutlass), *between, LowerOpToCutlassPass()]
     with statistics.collecting() as collected:
         after = assert_equivalent(module, passes, rng, tolerance=tolerance)
     for op in templates(after):
-        assert op.prop_value("arch") == arch
-        if arch == "sm80":
-            assert unsupported_reason(op) is None, unsupported_reason(op)
+        assert op.prop_value("arch") in (("sm80", "sm90") if cutlass == 3 and arch == "sm90" else ("sm80",))
+        assert unsupported_reason(op) is None, unsupported_reason(op)
     return after, collected
 
 
@@ -294,7 +294,7 @@ FUSE = FormPersistentKernelsPass()
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize(("n0", "n1", "residency"), [(64, 128, "register"), (32, 48, "register"), (128, 64, "shared"), (256, 256, "shared")])
+@pytest.mark.parametrize(("n0", "n1", "residency"), [(64, 128, "register"), (32, 64, "register"), (128, 64, "shared"), (256, 256, "shared")])
 @pytest.mark.parametrize("layout_b", ["row", "col"])
 def test_b2b_gemm(rng, arch, n0, n1, residency, layout_b):
     m = OpModel(rng, np.float16)
@@ -375,29 +375,51 @@ def test_b2b_choice_the_template_cannot_run_is_left(rng):
 
 
 def test_sm90_instances_keep_the_whole_epilogue(rng):
-    """sm90 instances are CUTLASS 3.x kernels, which the CUDA emitter does not write yet:
-    they lower with every parameter the selector chose, nothing peeled off for the 2.x
-    templates' limits, and the emitter names the arch when asked for them."""
+    """3.x instances take every epilogue whole (one visitor tree of our own): a residual
+    multiply with a second activation, which the 2.x residual block also takes, and a
+    residual after a GEMM under split-k, which it does not."""
+    m = OpModel(rng, np.float16)
+    x = m.input("x", (2, 10, 10, 32))
+    w, b = m.weight("w", (64, 3, 3, 32), 288), m.weight("b", (64,), 1)
+    r = m.input("r", (2, 10, 10, 64))
+    epilogue = ops.EpilogueAttr.make(bias=True, activation=ops.Activation("gelu"), residual="mul", activation2=ops.Activation("relu"))
+    conv = m.insert(ops.Conv2dOp(x, w, bias=b, residual=r, pads=(1, 1, 1, 1), epilogue=epilogue))
+    a, res = m.input("a", (256, 4096)), m.input("res", (256, 256))
+    wg, bg = m.weight("wg", (4096, 256), 4096), m.weight("bg", (256,), 1)
+    gemm_epilogue = ops.EpilogueAttr.make(bias=True, activation=ops.Activation("relu"), residual="add")
+    gemm = m.insert(ops.GemmOp(a, wg, bias=bg, residual=res, epilogue=gemm_epilogue))
+    module = m.finish([conv, gemm])
+
+    after, collected = lower(module, rng, "sm90", cutlass=3)
+    lowered = templates(after)
+    assert [op.name for op in lowered] == ["cutlass.conv2d_fprop", "cutlass.gemm"]
+    assert all(op.prop_value("arch") == "sm90" for op in lowered)
+    assert lowered[0].epilogue == epilogue and lowered[1].epilogue == gemm_epilogue
+    assert lowered[1].prop_value("split_k") > 1 and lowered[1].prop_value("kernel_schedule") == "cooperative"
+    assert_nothing_peeled_or_left(collected)
+
+
+def test_what_3x_cannot_run_stays_2x_on_sm90(rng):
+    """A depthwise conv has no 3.x template: on sm90 it is a 2.x instance, whose limits
+    (the direct conv's one source tensor) peel the residual off as before."""
     m = OpModel(rng, np.float16)
     x = m.input("x", (1, 10, 10, 32))
     w, b = m.weight("w", (32, 3, 3, 1), 9), m.weight("b", (32,), 1)
     epilogue = ops.EpilogueAttr.make(bias=True, activation=ops.Activation("relu"), residual="add")
     module = m.finish([m.insert(ops.Conv2dOp(x, w, bias=b, residual=x, pads=(1, 1, 1, 1), groups=32, epilogue=epilogue))])
-
-    after, collected = lower(module, rng, "sm90")
-    assert kernel_names(after) == ["cutlass.depthwise_conv2d_fprop"]
+    after, collected = lower(module, rng, "sm90", cutlass=3)
     (conv,) = templates(after)
-    assert conv.epilogue == epilogue
-    assert_nothing_peeled_or_left(collected)
-    assert "sm90" in unsupported_reason(conv)
+    assert conv.name == "cutlass.depthwise_conv2d_fprop" and conv.prop_value("arch") == "sm80"
+    assert stat(collected, "fusions kept as separate ops") == 1
 
 
 def test_choices_on_both_archs_differ_only_where_the_arch_does(rng):
+    """2.x kernels for an sm90 target are sm80 instances sized for its 132 SMs."""
     m = OpModel(rng, np.float16)
     x = m.input("x", (256, 4096))
     module = m.finish([m.gemm(x, 256, bias=False)])
     lowered = {arch: templates(lower(module, rng, arch)[0])[0] for arch in ARCHS}
-    assert lowered["sm80"].prop_value("arch") == "sm80" and lowered["sm90"].prop_value("arch") == "sm90"
+    assert lowered["sm80"].prop_value("arch") == lowered["sm90"].prop_value("arch") == "sm80"
     assert lowered["sm80"].prop_value("split_k") != lowered["sm90"].prop_value("split_k")
 
 

@@ -35,12 +35,14 @@ TOLERANCE = {"f16": F16_TOLERANCE, "bf16": 3e-2, "f32": 1e-5}
 SELECTABLE = (ops.GemmOp, ops.Conv2dOp, ops.B2bGemmOp, ops.B2bConv2dOp)
 
 
-def select(module: ModuleOp, rng, arch: str, tolerance: float = F16_TOLERANCE) -> tuple[ModuleOp, statistics.PassStatistics]:
+def select(module: ModuleOp, rng, arch: str, tolerance: float = F16_TOLERANCE, cutlass: int = 2) -> tuple[ModuleOp, statistics.PassStatistics]:
+    """select-kernels for `arch`; 2.x kernels only unless `cutlass` = 3 (the 2.x tests run
+    on both targets: sm90 changes the grid they fill, not the kernels)."""
     with statistics.collecting() as collected:
-        after = assert_equivalent(module, SelectKernelsPass(arch=arch), rng, tolerance=tolerance)
+        after = assert_equivalent(module, SelectKernelsPass(arch=arch, cutlass=cutlass), rng, tolerance=tolerance)
     for op in after.walk():
         if isinstance(op, SELECTABLE):
-            assert_runnable(op, choice_of(op), arch)
+            assert_runnable(op, choice_of(op), arch if cutlass == 3 else "sm80")
     return after, collected
 
 
@@ -69,8 +71,10 @@ def bits(value) -> int:
 
 def assert_runnable(op, choice: KernelChoice, arch: str) -> None:
     """CUTLASS's rules for any choice: the tiles divide, the stages fit the arch's shared
-    memory, each alignment is at most 128 bits and divides its contiguous extent."""
-    assert choice.arch == arch
+    memory, each alignment is at most 128 bits and divides its contiguous extent. On an
+    sm90 target a choice may be a 3.x (sm90) or a 2.x (sm80) instance."""
+    assert choice.arch == arch or (arch == "sm90" and choice.arch == "sm80")
+    arch = choice.arch
     choice.tile.check()
     if choice.tile1 is not None:
         choice.tile1.check()
@@ -293,7 +297,7 @@ def fused(module: ModuleOp) -> ModuleOp:
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize(("n0", "n1", "residency"), [(64, 128, "register"), (32, 48, "register"), (128, 64, "shared"), (256, 256, "shared")])
+@pytest.mark.parametrize(("n0", "n1", "residency"), [(64, 128, "register"), (32, 64, "register"), (128, 64, "shared"), (256, 256, "shared")])
 def test_b2b_gemm_stays_fused(rng, arch, n0, n1, residency):
     m = OpModel(rng, np.float16)
     x = m.input("x", (128, 64))
@@ -309,6 +313,20 @@ def test_b2b_gemm_stays_fused(rng, arch, n0, n1, residency):
     assert choice.tile.warps == choice.tile1.warps
     assert choice.alignment == (8, 8, 8)
     assert stat(collected, "op.b2b_gemm kernels chosen") == 1 and stat(collected, "op.b2b_gemm unfused") == 0
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize(("n0", "n1"), [(16, 96), (16, 64), (32, 48)])
+def test_b2b_outside_the_checked_shapes_is_unfused(rng, arch, n0, n1):
+    """N0 not a multiple of the second GEMM's K step (MobileNetV2's 16: wrong on the H200)
+    or N1 narrower than its tile: two kernels."""
+    m = OpModel(rng, np.float16)
+    x = m.input("x", (2, 9, 9, 32))
+    module = fused(m.finish([m.conv(m.conv(x, n0, 1, name="c1"), n1, 1, act="relu", name="c2")]))
+    assert op_names(module) == ["op.b2b_conv2d"]
+    after, collected = select(module, rng, arch)
+    assert op_names(after) == ["op.conv2d", "op.conv2d"]
+    assert stat(collected, "op.b2b_conv2d unfused") == 1
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -515,3 +533,96 @@ def test_unknown_selector(op_ir, capsys):
     assert error_line(capsys, op_ir, "-p", "select-kernels{selector=tune}") == (
         "error: unknown kernel selector 'tune'; known: heuristic"
     )
+
+
+# ------------------------------------------------------------------- 3.x on sm90
+
+
+def lowers_to_a_template(module: ModuleOp) -> list:
+    """The cutlass instances of a selected module; each one the CUDA templates write."""
+    from boltir.backends.cuda.emitter import unsupported_reason
+    from boltir.passes.lower_op_to_cutlass import LowerOpToCutlassPass
+
+    after = module.clone()
+    LowerOpToCutlassPass().apply(boltir.make_context(), after)
+    instances = [op for op in after.walk() if op.name.startswith("cutlass.")]
+    for op in instances:
+        assert unsupported_reason(op) is None, unsupported_reason(op)
+    return instances
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_sm90_prefers_3x_for_big_gemms(rng, dtype):
+    """A big grid: a cooperative 3.x kernel, a 2x1 cluster, as many stages as fit."""
+    m = OpModel(rng, DTYPES[dtype])
+    x = m.input("x", (2048, 512))
+    module = m.finish([m.gemm(x, 2048, act="relu", layout_b="col")])
+    after, _ = select(module, rng, "sm90", TOLERANCE[dtype], cutlass=3)
+    (choice,) = choices(after)
+    assert choice.arch == "sm90" and choice.family == "gemm"
+    assert choice.kernel_schedule == "cooperative" and choice.cluster in ((2, 1, 1), (1, 1, 1))
+    assert choice.tile.stages == 0 and choice.tile.instruction == (64, choice.tile.threadblock[1], 16)
+    assert choice.alignment == (8, 8, 8)
+    (instance,) = lowers_to_a_template(after)
+    assert instance.prop_value("kernel_schedule") == "cooperative"
+
+
+def test_sm90_split_k_runs_on_the_cooperative_stream_k_scheduler(rng):
+    m = OpModel(rng, np.float16)
+    x = m.input("x", (256, 8192))
+    module = m.finish([m.gemm(x, 256, bias=False)])
+    after, _ = select(module, rng, "sm90", cutlass=3)
+    (choice,) = choices(after)
+    assert choice.arch == "sm90" and choice.split_k > 1 and choice.kernel_schedule == "cooperative"
+    lowers_to_a_template(after)
+
+
+@pytest.mark.parametrize(
+    ("what", "rows", "k", "n", "dtype"),
+    [("few rows", 32, 4096, 4096, "f16"), ("f32 (TF32)", 512, 256, 256, "f32"), ("K not a multiple of 8", 512, 100, 256, "f16"),
+     ("N not a multiple of 8", 512, 256, 100, "f16")],
+)
+def test_sm90_keeps_2x_where_3x_cannot_or_should_not_run(rng, what, rows, k, n, dtype):
+    m = OpModel(rng, DTYPES[dtype])
+    module = m.finish([m.gemm(m.input("x", (rows, k)), n)])
+    after, _ = select(module, rng, "sm90", TOLERANCE[dtype], cutlass=3)
+    (choice,) = choices(after)
+    assert choice.arch == "sm80" and choice.kernel_schedule is None, what
+    lowers_to_a_template(after)
+
+
+def test_sm90_convs(rng):
+    """ResNet-like convs take the 3.x implicit GEMM (one consumer warpgroup); the padded
+    stem (C = 8) and depthwise convs stay 2.x."""
+    m = OpModel(rng, np.float16)
+    x = m.input("x", (2, 14, 14, 64))
+    stem = m.input("image", (1, 32, 32, 8))
+    module = m.finish([m.conv(x, 64, 3, act="relu", name="c3"), m.conv(stem, 32, 7, strides=(2, 2), name="stem"),
+                       m.conv(x, 64, 3, groups=64, name="dw")])
+    after, collected = select(module, rng, "sm90", cutlass=3)
+    by_family = [(c.family, c.arch, c.kernel_schedule) for c in choices(after)]
+    assert by_family == [("conv2d_fprop", "sm90", "warpspecialized"), ("conv2d_fprop", "sm80", None),
+                         ("depthwise_conv2d_fprop", "sm80", None)]
+    lowers_to_a_template(after)
+
+
+def test_sm90_batched_gemm_batches_a_and_b_together(rng):
+    m = OpModel(rng, np.float16)
+    q, k = m.input("q", (12, 128, 64)), m.input("k", (12, 64, 128))
+    module = m.finish([m.insert(ops.GemmOp(q, k))])
+    after, _ = select(module, rng, "sm90", cutlass=3)
+    (choice,) = choices(after)
+    assert choice.arch == "sm90" and choice.split_k == 1
+    lowers_to_a_template(after)
+
+
+def test_cutlass_2_keeps_every_kernel_2x(rng):
+    m = OpModel(rng, np.float16)
+    module = m.finish([m.gemm(m.input("x", (2048, 512)), 2048)])
+    after, _ = select(module, rng, "sm90", cutlass=2)
+    assert [c.arch for c in choices(after)] == ["sm80"]
+
+
+def test_bad_cutlass_generation_is_an_error():
+    with pytest.raises(BoltError, match=r"cutlass must be 2 \(2.x kernels only\) or 3"):
+        make_selector("heuristic", 0, 4)

@@ -471,6 +471,12 @@ def _b2b_reason(op: cutlass.B2bGemmOp | cutlass.B2bConv2dOp) -> str | None:
         return f"example 13's kernels take one stage count for both GEMMs; tile has {tile0.stages}, tile1 {tile1.stages}"
     if tile0.warps != tile1.warps:
         return f"both GEMMs run on the same threadblock: tile has {tile0.warps} warps, tile1 {tile1.warps}"
+    n0, n1 = tile0.threadblock[1], tensor_shape(op.output.type)[-1]
+    if n0 % tile1.threadblock[2]:
+        return (f"the second GEMM reads the intermediate in K steps of {tile1.threadblock[2]}, which must divide N0 ({n0}) "
+                "(with N0 = 16 and steps of 32 the kernel reads past the intermediate)")
+    if tile1.threadblock[1] != n1:
+        return f"the second tile's N ({tile1.threadblock[1]}) must be N1 ({n1}): narrower outputs are not covered by the GPU checks"
     if op.prop_value("residency") == "register" and tile1.warp[0] != tile0.warp[0]:
         return f"register-file residency needs both warp tiles to have the same M ({tile0.warp[0]} and {tile1.warp[0]})"
     align_a, align_b, align_c = op.prop_value("alignment")

@@ -54,6 +54,8 @@ class Step:
     kernel: str
     family: str
     fallback: bool = False
+    generation: str | None = None
+    """"2.x" or "3.x" for a CUTLASS kernel."""
 
 
 @dataclass
@@ -141,7 +143,7 @@ def build_program(module: ModuleOp, arch: str = "sm80") -> Program:
             workspace_kernels.append(arguments.name)
             if arguments.name not in sources:
                 sources[arguments.name] = CompileJob(arguments.name, emitter.emit_translation_unit([op]), emitter.kernel_arch(op))
-            steps.append(Step(op, arguments.name, instance.family))
+            steps.append(Step(op, arguments.name, instance.family, generation="3.x" if instance.arch == "sm90" else "2.x"))
         else:
             backend = next((b for b in _kernel_backends() if b.supports(op)), None)
             if backend is None:

@@ -11,6 +11,7 @@ behind the same interface.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -50,6 +51,9 @@ class KernelChoice:
     tile1: Tile | None = None
     residency: str | None = None
     accumulator: str = "f32"
+    cluster: tuple[int, int, int] | None = None
+    kernel_schedule: str | None = None
+    """sm90 (CUTLASS 3.x) choices only: the thread-block cluster and the kernel schedule."""
 
     def to_attr(self) -> DictionaryAttr:
         entries: dict[str, Attribute] = {
@@ -72,6 +76,10 @@ class KernelChoice:
             entries["residency"] = StringAttr(self.residency)
         if self.accumulator != "f32":
             entries["accumulator"] = StringAttr(self.accumulator)
+        if self.cluster is not None:
+            entries["cluster"] = i64_array(self.cluster)
+        if self.kernel_schedule is not None:
+            entries["kernel_schedule"] = StringAttr(self.kernel_schedule)
         return DictionaryAttr(entries)
 
     @staticmethod
@@ -122,6 +130,8 @@ class KernelChoice:
             tile1=tile1,
             residency=get("residency", "str", required=b2b),
             accumulator=get("accumulator", "str", "f32", required=False),
+            cluster=get("cluster", "shape", required=False),
+            kernel_schedule=get("kernel_schedule", "str", required=arch == "sm90"),
         )
 
 
@@ -232,24 +242,140 @@ def swizzle_for(m: int, n: int) -> int:
     return 1
 
 
+HOPPER_GEMM_TILES: tuple[tuple[tuple[int, int, int], str], ...] = (
+    ((128, 256, 64), "cooperative"),
+    ((256, 128, 64), "cooperative"),
+    ((128, 128, 64), "cooperative"),
+    ((128, 64, 64), "cooperative"),
+    ((64, 128, 64), "pingpong"),
+    ((64, 64, 64), "pingpong"),
+)
+"""CUTLASS 3.x GEMM tiles and schedules the sm90 heuristic picks from, largest first."""
+
+HOPPER_CONV_TILES: tuple[tuple[int, int, int], ...] = ((128, 128, 64), (128, 64, 64), (64, 64, 64))
+"""Tiles of the 3.x implicit-GEMM conv (one consumer warpgroup: M is 64 or 128)."""
+
+
+def hopper_tile(threadblock: tuple[int, int, int], schedule: str) -> Tile:
+    """The `cutlass.tile` of a 3.x instance: the warpgroup's share and the wgmma shape
+    follow from the schedule; stages = 0 fills the shared memory the epilogue leaves."""
+    m, n, k = threadblock
+    warp = (m // 2, n, k) if schedule == "cooperative" else (m, n, k)
+    return Tile(threadblock, warp, (64, n, 16), 0)
+
+
+def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Tile, str, tuple[int, int, int], int]:
+    """Tile and schedule by the same score as the 2.x tiles (full waves, no edge waste,
+    big tiles); a 2x1 cluster (two CTAs of one column share B's tile by TMA multicast)
+    once the grid is two waves or more of an even number of tile rows; split-k (the
+    stream-K scheduler, cooperative; reduced in f32, so any epilogue) when the grid is
+    under half a wave and K is long."""
+    best = None
+    for threadblock, schedule in HOPPER_GEMM_TILES:
+        efficiency, tiles = grid_efficiency(m, n, batch, threadblock[0], threadblock[1], sms)
+        score = efficiency * (threadblock[0] * threadblock[1]) ** 0.25 * min(1.0, tiles / sms) ** 0.5
+        if best is None or score > best[0] + 1e-9:
+            best = (score, threadblock, schedule, tiles)
+    _, threadblock, schedule, tiles = best
+    rows = math.ceil(m / threadblock[0])
+    cluster = (2, 1, 1) if tiles >= 2 * sms and rows % 2 == 0 else (1, 1, 1)
+    split_k = 1
+    if tiles * 2 <= sms and k >= 16 * threadblock[2]:
+        threadblock, schedule = (128, 128, 64), "cooperative"
+        tiles = math.ceil(m / 128) * math.ceil(n / 128) * batch
+        split_k = max(1, min(round(sms / tiles), k // (threadblock[2] * 8), 8))
+    return hopper_tile(threadblock, schedule), schedule, cluster, split_k
+
+
 @dataclass
 class HeuristicSelector:
-    """A deterministic choice from the shapes: no GPU, same answer everywhere."""
+    """A deterministic choice from the shapes: no GPU, same answer everywhere.
+
+    On sm90 with `cutlass = 3` it prefers CUTLASS 3.x instances (arch "sm90") wherever one
+    can run the op (`sm90.py`'s rules) and keeps 2.x instances (arch "sm80", which run on
+    sm90 too) for the rest: depthwise and b2b ops, f32, rows TMA cannot move, narrow
+    problems (M of 64 or less) where a 64-row wgmma tile would be mostly padding."""
 
     name: str = "heuristic"
     notes: list[str] = field(default_factory=list)
     sms: int = 0
     """The target GPU's multiprocessors, when it is not the arch's flagship (sm80
     kernels on a 132-SM H200); 0 takes MULTIPROCESSORS[arch]."""
+    cutlass: int = 3
+    """The newest CUTLASS generation to pick: 3 (3.x on sm90 where it runs) or 2."""
 
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
+        if arch == "sm90" and self.cutlass >= 3 and isinstance(op, ops.GemmOp | ops.Conv2dOp):
+            choice = self.hopper_gemm(op) if isinstance(op, ops.GemmOp) else self.hopper_conv(op)
+            if choice is not None:
+                return choice
+        # 2.x instances are sm80 kernels (they run on sm90 too), their grid sized for the target.
+        legacy = self if arch == "sm80" else dataclasses.replace(self, sms=self.sms or MULTIPROCESSORS[arch])
         if isinstance(op, ops.GemmOp):
-            return self.gemm(op, arch)
+            return legacy.gemm(op, "sm80")
         if isinstance(op, ops.Conv2dOp):
-            return self.conv(op, arch)
+            return legacy.conv(op, "sm80")
         if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp):
-            return self.b2b(op, arch)
+            return legacy.b2b(op, "sm80")
         raise BoltError(f"no CUTLASS template computes {op.name}")
+
+    # ------------------------------------------------------------- 3.x (sm90)
+
+    def hopper_gemm(self, op: ops.GemmOp) -> KernelChoice | None:
+        from boltir.backends.cuda import sm90
+
+        elements = {str(v.type.element_type) for v in (op.a, op.b, op.output)}
+        if len(elements) != 1 or next(iter(elements)) not in sm90.ELEMENTS:
+            return None
+        m, n, k = op.problem
+        out = tensor_shape(op.output.type)
+        batch = math.prod(out[:-2])
+        contiguous_a = k if op.prop_value("layout_a") == "row" else m
+        contiguous_b = n if op.prop_value("layout_b") == "row" else k
+        if any(extent % sm90.TMA_ALIGNMENT for extent in (contiguous_a, contiguous_b, n)):
+            return None
+        a_lead, b_lead = tensor_shape(op.a.type)[:-2], tensor_shape(op.b.type)[:-2]
+        fold = batch > 1 and math.prod(b_lead) == 1 and op.prop_value("layout_a") == "row"
+        if batch > 1 and not fold and not (tuple(a_lead) == tuple(out[:-2]) == tuple(b_lead)):
+            return None  # only A and B batched together, or the batch folded into M
+        rows, count = (m * batch, 1) if fold else (m, batch)
+        if rows <= 64:
+            return None
+        sms = self.sms or MULTIPROCESSORS["sm90"]
+        tile, schedule, cluster, split_k = choose_hopper_gemm(rows, n, k, count, sms)
+        if count > 1:
+            split_k = 1  # a batch fills the GPU by itself
+        return KernelChoice("gemm", "sm90", tile, (8, 8, 8), swizzle_for(rows, n), split_k,
+                            cluster=cluster, kernel_schedule=schedule)
+
+    def hopper_conv(self, op: ops.Conv2dOp) -> KernelChoice | None:
+        from boltir.backends.cuda import sm90
+
+        elements = {str(v.type.element_type) for v in (op.input, op.filter, op.output)}
+        if len(elements) != 1 or next(iter(elements)) not in sm90.ELEMENTS or op.prop_value("groups") != 1:
+            return None
+        if op.prop_value("layout") != "NHWC" or op.prop_value("filter_layout") != "OHWI":
+            return None
+        if sm90.conv_problem_reason(tensor_shape(op.input.type), tensor_shape(op.filter.type), tensor_shape(op.output.type),
+                                    op.prop_value("pads"), op.prop_value("strides"), op.prop_value("dilations")) is not None:
+            return None
+        n, _, _, c = tensor_shape(op.input.type)
+        k = tensor_shape(op.filter.type)[0]
+        _, p, q, _ = tensor_shape(op.output.type)
+        if c < 16:
+            return None  # the padded first layer of an image model: 2.x's fixed-channels iterator
+        sms = self.sms or MULTIPROCESSORS["sm90"]
+        best = None
+        for threadblock in HOPPER_CONV_TILES:
+            efficiency, tiles = grid_efficiency(n * p * q, k, 1, threadblock[0], threadblock[1], sms)
+            score = efficiency * (threadblock[0] * threadblock[1]) ** 0.25 * min(1.0, tiles / sms) ** 0.5
+            if best is None or score > best[0] + 1e-9:
+                best = (score, threadblock)
+        tile = hopper_tile(best[1], "warpspecialized")
+        return KernelChoice("conv2d_fprop", "sm90", tile, (8, 8, 8), 1, 1, "optimized",
+                            cluster=(1, 1, 1), kernel_schedule="warpspecialized")
+
+    # ------------------------------------------------------------- 2.x
 
     def gemm(self, op: ops.GemmOp, arch: str) -> KernelChoice:
         m, n, k = op.problem
@@ -322,6 +448,11 @@ class HeuristicSelector:
         if n0 % 16 or n1 % 16 or k0 % 8 or n0 > 256 or n1 > 256:
             return UNFUSE
         padded_n1 = 1 << max(4, (n1 - 1).bit_length())
+        # The second GEMM walks the intermediate in K steps of 32, and its tile covers N1
+        # exactly: anything else is outside what the GPU checks cover (MobileNetV2's
+        # N0 = 16 gave wrong results on the H200), so it runs as two kernels.
+        if n0 % 32 or padded_n1 != n1:
+            return UNFUSE
         instruction = (16, 8, 16)
         if n0 <= 64:
             tile0 = Tile((64, n0, 32), (32, n0, 32), instruction, 3)
@@ -340,10 +471,12 @@ class HeuristicSelector:
 SELECTORS = {"heuristic": HeuristicSelector}
 
 
-def make_selector(name: str, sms: int = 0) -> KernelSelector:
+def make_selector(name: str, sms: int = 0, cutlass: int = 3) -> KernelSelector:
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
     if sms < 0:
         raise BoltError(f"sms must be a positive multiprocessor count (or 0 for the arch's), got {sms}")
-    return SELECTORS[name](sms=sms)
+    if cutlass not in (2, 3):
+        raise BoltError(f"cutlass must be 2 (2.x kernels only) or 3 (3.x on sm90 where it runs), got {cutlass}")
+    return SELECTORS[name](sms=sms, cutlass=cutlass)
 

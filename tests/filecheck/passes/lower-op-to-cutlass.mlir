@@ -1,6 +1,7 @@
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80},lower-op-to-cutlass' --elide-weights | filecheck %s
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=SM90
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' --elide-weights | filecheck %s --check-prefix=HOPPER
 
 // lower-op-to-cutlass turns each op select-kernels chose a kernel for into that template
 // instance; what the template cannot fuse follows it as elementwise ops (counted), and ops
@@ -15,15 +16,27 @@
 // STATS-DAG:  {{^ +}}2 fusions kept as separate ops
 // STATS-DAG:  {{^ +}}2 ops without a template
 
-// sm90 instances (CUTLASS 3.x, which the CUDA emitter does not write yet) lower too, each
-// with its whole epilogue: the 2.x templates' limits are not theirs.
+// On sm90 the GEMMs and the ResNet-style conv are CUTLASS 3.x instances, which take any
+// epilogue whole; the depthwise convs stay 2.x, whose residual is peeled off as on sm80,
+// and so is the stem (C = 4 is not a 16-byte row for TMA).
 // SM90:      lower-op-to-cutlass
-// SM90-NEXT: {{^ +}}2 cutlass.gemm instances
-// SM90-NEXT: {{^ +}}2 cutlass.conv2d_fprop instances
-// SM90-NEXT: {{^ +}}2 cutlass.depthwise_conv2d_fprop instances
-// SM90-NEXT: {{^ +}}1 cutlass.b2b_gemm instances
-// SM90-NEXT: {{^ +}}1 cutlass.b2b_conv2d instances
-// SM90-NEXT: {{^ +}}2 ops without a template
+// SM90-DAG:  {{^ +}}2 cutlass.gemm instances
+// SM90-DAG:  {{^ +}}2 CUTLASS 3.x gemm instances
+// SM90-DAG:  {{^ +}}2 cutlass.conv2d_fprop instances
+// SM90-DAG:  {{^ +}}1 CUTLASS 3.x conv2d_fprop instances
+// SM90-DAG:  {{^ +}}1 CUTLASS 2.x conv2d_fprop instances
+// SM90-DAG:  {{^ +}}2 CUTLASS 2.x depthwise_conv2d_fprop instances
+// SM90-DAG:  {{^ +}}2 fusions kept as separate ops
+// SM90-DAG:  {{^ +}}1 CUTLASS 2.x b2b_gemm instances
+// SM90-DAG:  {{^ +}}1 CUTLASS 2.x b2b_conv2d instances
+// SM90-DAG:  {{^ +}}2 ops without a template
+
+// HOPPER-LABEL: func.func @gemm
+// HOPPER:       cutlass.gemm %x, %w bias %b {arch = "sm90"
+// HOPPER-SAME:  cluster = array<i64: 1, 1, 1>, kernel_schedule = "cooperative"
+// HOPPER-SAME:  split_k = {{[2-8]}} : i64, epilogue = #op.epilogue<bias, gelu>}
+// HOPPER:       cutlass.gemm %x, %w bias %b residual %r {arch = "sm90"
+// HOPPER-SAME:  epilogue = #op.epilogue<bias, relu, residual = add, then relu>}
 
 // GEMMs keep their whole epilogue, residual included; a split-k choice becomes the
 // instance's split_k. The residual block runs in one slice (no split_k printed: 1).

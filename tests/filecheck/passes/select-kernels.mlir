@@ -1,5 +1,7 @@
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80}' | filecheck %s --check-prefixes=CHECK,SM80
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90}' | filecheck %s --check-prefixes=CHECK,SM90
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 cutlass=2}' | filecheck %s --check-prefixes=CHECK,SM90
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90}' | filecheck %s --check-prefix=HOPPER
+// RUN: not bolt-opt %s -p 'select-kernels{cutlass=4}' 2>&1 | filecheck %s --check-prefix=GENERATION
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80}' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 // RUN: not bolt-opt %s -p 'select-kernels{arch=sm70}' 2>&1 | filecheck %s --check-prefix=ARCH
 // RUN: not bolt-opt %s -p 'select-kernels{selector=tune}' 2>&1 | filecheck %s --check-prefix=SELECTOR
@@ -9,6 +11,7 @@
 
 // ARCH:     {{^}}error: arch must be one of sm80, sm90; got 'sm70'{{$}}
 // ARCH-NOT: Traceback
+// GENERATION: {{^}}error: cutlass must be 2 (2.x kernels only) or 3 (3.x on sm90 where it runs), got 4{{$}}
 // SELECTOR:     {{^}}error: unknown kernel selector 'tune'; known: heuristic{{$}}
 // SELECTOR-NOT: Traceback
 
@@ -21,7 +24,13 @@
 // STATS-DAG:  1 op.b2b_conv2d unfused
 
 // A big GEMM fills the GPU without split-k; a big grid is rasterized in groups (swizzle).
-// The same shape takes the 128x64 tile on sm80 (108 SMs) and 256x128 on sm90 (132 SMs).
+// With 2.x kernels the shape takes the 128x64 tile for the A100's 108 SMs and 256x128 for
+// the H200's 132. By default an sm90 target takes a CUTLASS 3.x instance (arch "sm90"):
+// a cooperative tile, as many stages as fit (0), a cluster.
+// HOPPER-LABEL: func.func @big_gemm
+// HOPPER:       kernel = {family = "gemm", arch = "sm90"
+// HOPPER-SAME:  stages = 0 : i64
+// HOPPER-SAME:  cluster = array<i64: {{[12]}}, 1, 1>, kernel_schedule = "cooperative"}
 // CHECK-LABEL: func.func @big_gemm
 // CHECK:       op.gemm
 // CHECK-SAME:  kernel = {family = "gemm", arch = "{{sm80|sm90}}"

@@ -1,0 +1,163 @@
+"""CUTLASS 3.x (sm90) instances: what the emitter refuses and why, what it writes, and (slow)
+that nvcc compiles a GEMM and a conv unit for sm_90a. The GPU checks are
+bench/check_kernels.py's "3.x" cases."""
+
+from __future__ import annotations
+
+import pytest
+
+import boltir
+from boltir.backends.cuda import emitter, sm90
+from boltir.backends.cuda.epilogues import epilogue_expression
+from boltir.diagnostics import BoltError
+from boltir.dialects import cutlass
+
+
+def tensor(shape, element: str) -> str:
+    return f"tensor<{'x'.join(map(str, shape))}x{element}>"
+
+
+def tile(m, n, k=64, schedule="cooperative", stages=0, warp=None, instruction=None) -> str:
+    warp = warp or ((m // 2, n, k) if schedule == "cooperative" else (m, n, k))
+    instruction = instruction or (64, n, 16)
+    return (f"#cutlass.tile<threadblock = [{m}, {n}, {k}], warp = {list(warp)}, instruction = {list(instruction)}, "
+            f"stages = {stages}>")
+
+
+def gemm(a=(512, 256), b=(384, 256), out=(512, 384), element="f16", *, schedule="cooperative", tile_text=None,
+         cluster=(1, 1, 1), alignment=(8, 8, 8), split_k=1, epilogue="bias, relu", bias=True, residual=False,
+         layout_b="col", accumulator="f32") -> str:
+    args = [("a", tensor(a, element)), ("b", tensor(b, element))]
+    operands = "%a, %b"
+    if bias:
+        args.append(("bias", tensor((out[-1],), element)))
+        operands += " bias %bias"
+    if residual:
+        args.append(("r", tensor(out, element)))
+        operands += " residual %r"
+    props = (f'arch = "sm90", accumulator = {accumulator}, tile = {tile_text or tile(128, 128, schedule=schedule)}, '
+             f"alignment = array<i64: {', '.join(map(str, alignment))}>, cluster = array<i64: {', '.join(map(str, cluster))}>, "
+             f'kernel_schedule = "{schedule}", layout_b = "{layout_b}", split_k = {split_k}, epilogue = #op.epilogue<{epilogue}>')
+    params = ", ".join(f"%{n}: {t}" for n, t in args)
+    types = ", ".join(t for _, t in args)
+    result = tensor(out, element)
+    return (f"func.func @g({params}) -> {result} {{\n  %0 = cutlass.gemm {operands} {{{props}}} : ({types}) -> {result}\n"
+            f"  func.return %0 : {result}\n}}")
+
+
+def conv(x=(2, 16, 16, 64), w=(64, 3, 3, 64), out=(2, 16, 16, 64), *, schedule="warpspecialized", pads=(1, 1, 1, 1),
+         strides=(1, 1), epilogue="bias, relu", tile_text=None) -> str:
+    args = [("x", tensor(x, "f16")), ("w", tensor(w, "f16")), ("bias", tensor((out[-1],), "f16"))]
+    props = (f'arch = "sm90", accumulator = f32, tile = {tile_text or tile(128, 64, schedule=schedule)}, '
+             f'alignment = array<i64: 8, 8, 8>, kernel_schedule = "{schedule}", pads = array<i64: {", ".join(map(str, pads))}>, '
+             f"strides = array<i64: {', '.join(map(str, strides))}>, epilogue = #op.epilogue<{epilogue}>")
+    params = ", ".join(f"%{n}: {t}" for n, t in args)
+    types = ", ".join(t for _, t in args)
+    result = tensor(out, "f16")
+    return (f"func.func @c({params}) -> {result} {{\n  %0 = cutlass.conv2d_fprop %x, %w bias %bias {{{props}}} : ({types}) -> {result}\n"
+            f"  func.return %0 : {result}\n}}")
+
+
+def the_op(text: str):
+    module = boltir.parse_module(text)
+    (op,) = [o for o in module.walk() if isinstance(o, cutlass.TemplateOp)]
+    return op
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (gemm(schedule="auto"), "a 3.x gemm takes kernel_schedule 'cooperative' or 'pingpong' or 'warpspecialized', got 'auto'"),
+        (gemm(tile_text=tile(64, 128, warp=(64, 128, 64))), "the tile's M must be 128 or 256, got 64"),
+        (gemm(schedule="pingpong", tile_text=tile(256, 128, schedule="pingpong")), "one consumer warpgroup takes a tile M of 64 or 128, got 256"),
+        (gemm(tile_text=tile(128, 128, warp=(128, 128, 64))), "a cooperative warpgroup computes [64, 128, 64] of a [128, 128, 64] tile"),
+        (gemm(tile_text=tile(128, 128, instruction=(64, 64, 16))), "the wgmma shape of this tile is [64, 128, 16]"),
+        (gemm(tile_text=tile(128, 128, k=16)), "the tile's K must be 32, 64 or 128"),
+        (gemm(tile_text=tile(128, 192, stages=5)), "5 stages of a 128x192x64 tile need 204800 bytes of shared memory"),
+        (gemm(alignment=(4, 8, 8)), "TMA moves 16-byte rows: the alignment must be (8, 8, 8)"),
+        (gemm(element="f32", alignment=(4, 4, 4)), "element type f32 is not supported (3.x instances take: f16, bf16)"),
+        (gemm(accumulator="f16"), "3.x instances accumulate in f32"),
+        (gemm(cluster=(4, 2, 1)), "the cluster must be (1, 2 or 4) x (1, 2 or 4) x 1 with at most 4 CTAs"),
+        (gemm(schedule="pingpong", tile_text=tile(128, 128, schedule="pingpong"), split_k=2),
+         "split-k (2 slices) runs on the stream-K scheduler, which only the cooperative schedule has"),
+        (gemm(a=(512, 256), b=(3, 384, 256), out=(3, 512, 384), bias=False, epilogue=""),
+         "a 3.x GEMM batches A and B together (or folds the batch into M); this one batches b alone"),
+        (conv(schedule="cooperative", tile_text=tile(128, 64)), "a 3.x conv2d_fprop takes kernel_schedule 'warpspecialized'"),
+        (conv(x=(1, 8, 8, 64), w=(64, 3, 3, 64), out=(1, 3, 3, 64), pads=(0, 0, 0, 0), strides=(2, 2)),
+         "a negative bottom or right pad"),
+    ],
+)
+def test_unsupported_3x_instances_say_why(text, reason):
+    op = the_op(text)
+    got = emitter.unsupported_reason(op)
+    assert got is not None and reason in got, got
+    with pytest.raises(BoltError, match="has no CUTLASS instance"):
+        emitter.emit_instance(op)
+
+
+def test_depthwise_and_b2b_have_no_3x_template():
+    assert sm90.unsupported_reason(the_op(gemm())) is None
+    # a depthwise conv on sm90 is refused by family, naming the 2.x fallback
+    text = conv().replace("cutlass.conv2d_fprop", "cutlass.depthwise_conv2d_fprop")
+    text = text.replace("tensor<64x3x3x64xf16>", "tensor<64x3x3x1xf16>").replace(', kernel_schedule = "warpspecialized"', "")
+    depthwise = the_op(text.replace("tile = " + tile(128, 64, schedule="warpspecialized"),
+                                    "op_class = \"simt\", tile = #cutlass.tile<threadblock = [64, 64, 9], warp = [16, 64, 9], instruction = [1, 1, 1], stages = 2>"))
+    assert "depthwise_conv2d_fprop has no CUTLASS 3.x template; use an sm80 (2.x) instance" in emitter.unsupported_reason(depthwise)
+
+
+def test_the_cluster_and_schedule_are_part_of_the_instance():
+    base = the_op(gemm())
+    other_cluster = the_op(gemm(cluster=(2, 1, 1)))
+    pingpong = the_op(gemm(schedule="pingpong", tile_text=tile(128, 128, schedule="pingpong")))
+    names = {emitter.kernel_name(op) for op in (base, other_cluster, pingpong)}
+    assert len(names) == 3
+    assert "cluster=2x1x1 schedule=cooperative" in emitter.instance_key(other_cluster)
+    assert emitter.kernel_arch(base) == "sm90" and emitter.template_name(base) == "gemm_sm90"
+
+
+@pytest.mark.parametrize(
+    ("epilogue", "expected"),
+    [
+        ("", "(acc)"),
+        ("bias", "(acc + bias)"),
+        ("alpha = 0.5, beta = 2.0, bias, relu", "boltir::epilogue::relu((0.5f * acc + 2.0f * bias))"),
+        ("bias, relu, residual = add, then relu", "boltir::epilogue::relu((boltir::epilogue::relu((acc + bias))) + residual)"),
+        ("residual = mul", "((acc)) * residual"),
+    ],
+)
+def test_the_whole_epilogue_is_one_expression(epilogue, expected):
+    op = the_op(gemm(epilogue=epilogue, bias="bias" in epilogue, residual="residual" in epilogue))
+    assert epilogue_expression(op.epilogue) == expected
+    source = emitter.emit_instance(op).source
+    assert f"return {expected}; }}" in source
+    assert ("Sm90RowBroadcast" in source) == ("bias" in epilogue)
+    assert ("Sm90SrcFetch<ElementD>" in source) == ("residual" in epilogue)
+    assert ("using ElementC = void;" in source) == ("residual" not in epilogue)
+
+
+def test_host_program_builds_3x_units_for_sm_90a():
+    from boltir.backends.cuda.nvcc import ARCH_FLAGS
+
+    op = the_op(gemm())
+    assert emitter.kernel_arch(op) == "sm90"
+    assert ARCH_FLAGS["sm90"] == ("-gencode=arch=compute_90a,code=sm_90a",)
+
+
+@pytest.mark.slow
+def test_nvcc_compiles_a_3x_gemm_and_conv(tmp_path):
+    """Two Hopper units (about 50 s each on 2 cores): the template instantiates with
+    CUTLASS 4.2's collective builders."""
+    from boltir.backends.cuda import nvcc
+
+    try:
+        nvcc.Toolchain.find()
+        emitter.cutlass_include_dirs()
+    except BoltError as error:
+        pytest.skip(f"no CUDA toolchain or CUTLASS headers here: {error}")
+    jobs = []
+    for text in (gemm(schedule="pingpong", tile_text=tile(64, 128, schedule="pingpong"), epilogue="bias, gelu, residual = mul, then relu",
+                      residual=True), conv(epilogue="bias, relu")):
+        op = the_op(text)
+        jobs.append(nvcc.CompileJob(emitter.kernel_name(op), emitter.emit_translation_unit([op]), emitter.kernel_arch(op)))
+    library = nvcc.build_shared_library(jobs, tmp_path / "hopper.so", progress=False)
+    assert library.stat().st_size > 0
