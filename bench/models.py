@@ -154,24 +154,32 @@ def forward(name: str, model, inputs: dict):
     return out.last_hidden_state if hasattr(out, "last_hidden_state") else out
 
 
-def graph_replay_ms(name: str, batch: int, model, work: Path, build: str, device_inputs: dict) -> float:
-    """CUDA-graph replay time of another build of the model (for comparing builds)."""
+def replay_ms(compiled, device_inputs: dict) -> float:
+    """CUDA-graph replay time of a loaded model on these inputs."""
     import torch
 
-    from boltir.runtime import load
-
-    result, _, _, _ = compiled_model(name, batch, model, work, build)
-    compiled = load(result.directory)
     compiled.set_inputs(**device_inputs)
-    side = torch.cuda.Stream()
+    side = torch.cuda.Stream()  # the legacy default stream cannot be captured
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         compiled.capture(side.cuda_stream)
         ms = time_ms(lambda: compiled.replay(side.cuda_stream))
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
-    compiled.close()
     return ms
+
+
+def other_build(name: str, batch: int, model, work: Path, build: str, device_inputs: dict, reference) -> str:
+    """Another build of the model: its graph-replay time and its error against fp32."""
+    from boltir.runtime import load
+
+    result, _, _, _ = compiled_model(name, batch, model, work, build)
+    compiled = load(result.directory)
+    (out,) = compiled(**device_inputs)
+    error = relative_error(out, reference)
+    ms = replay_ms(compiled, device_inputs)
+    compiled.close()
+    return f"{build} {ms:.3f} (err {error:.1e})"
 
 
 def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[str]) -> tuple:
@@ -193,16 +201,9 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     ours_ms = time_ms(lambda: compiled(**device_inputs))
     print(f"profile of {name} b{batch} (launch times include the gap to the next):")
     print(format_profile(compiled.profile(**device_inputs), top=8), flush=True)
-    compiled.set_inputs(**device_inputs)
-    side = torch.cuda.Stream()  # the legacy default stream cannot be captured
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        compiled.capture(side.cuda_stream)
-        graph_ms = time_ms(lambda: compiled.replay(side.cuda_stream))
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
+    graph_ms = replay_ms(compiled, device_inputs)
     compiled.close()
-    others = [f"{graph_replay_ms(name, batch, model, work, build, device_inputs):.3f}" for build in builds[1:]]
+    others = [other_build(name, batch, model, work, build, device_inputs, reference) for build in builds[1:]]
     # peers: fp16, channels_last for CNNs; their memory counts the weights too, as ours does
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
@@ -229,11 +230,11 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     verdict = "ok" if error < 1e-2 or error <= 1.1 * eager_error else "WRONG"
     return (f"{name} b{batch}", f"{ours_ms:.3f}", f"{graph_ms:.3f}", f"{eager_ms:.3f}", f"{compile_ms:.3f}", f"{overhead_ms:.3f}",
             f"{error:.1e}", f"{eager_error:.1e}", verdict, f"{ours_bytes / 2**20:.0f} / {eager_bytes / 2**20:.0f}",
-            f"{compile_s:.0f}/{warm_s:.0f}", str(len(result.fallbacks)), " ".join(others) or "-")
+            f"{compile_s:.0f}/{warm_s:.0f}", str(len(result.fallbacks)), "; ".join(others) or "-")
 
 
 HEADER = ("model", "boltir", "boltir graph", "eager", "compile", "reduce-overhead", "err ours vs fp32", "err eager fp16 vs fp32",
-          "correct", "device MiB ours/eager", "compile s cold/warm", "fallbacks", "other builds, graph ms")
+          "correct", "device MiB ours/eager", "compile s cold/warm", "fallbacks", "other builds: graph ms (err)")
 
 
 def print_table(header, rows) -> None:
