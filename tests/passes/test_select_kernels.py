@@ -580,7 +580,7 @@ def test_sm90_split_k_runs_on_the_cooperative_stream_k_scheduler(rng):
 @pytest.mark.parametrize(
     ("what", "rows", "k", "n", "dtype"),
     [("few rows", 32, 4096, 4096, "f16"), ("f32 (TF32)", 512, 256, 256, "f32"), ("K not a multiple of 8", 512, 100, 256, "f16"),
-     ("N not a multiple of 8", 512, 256, 100, "f16")],
+     ("N not a multiple of 8", 512, 256, 100, "f16"), ("one K tile", 1024, 64, 64, "f16")],
 )
 def test_sm90_keeps_2x_where_3x_cannot_or_should_not_run(rng, what, rows, k, n, dtype):
     m = OpModel(rng, DTYPES[dtype])
@@ -608,7 +608,7 @@ def test_sm90_convs(rng):
 
 def test_sm90_batched_gemm_batches_a_and_b_together(rng):
     m = OpModel(rng, np.float16)
-    q, k = m.input("q", (12, 128, 64)), m.input("k", (12, 64, 128))
+    q, k = m.input("q", (12, 128, 128)), m.input("k", (12, 128, 128))
     module = m.finish([m.insert(ops.GemmOp(q, k))])
     after, _ = select(module, rng, "sm90", cutlass=3)
     (choice,) = choices(after)
@@ -626,3 +626,14 @@ def test_cutlass_2_keeps_every_kernel_2x(rng):
 def test_bad_cutlass_generation_is_an_error():
     with pytest.raises(BoltError, match=r"cutlass must be 2 \(2.x kernels only\) or 3"):
         make_selector("heuristic", 0, 4)
+
+
+@pytest.mark.parametrize(
+    ("pixels", "k", "tile"),
+    # FACTS.md's convs at batch 32 (the fastest of five tiles on the H200), and a narrow grid
+    [(100352, 64, (128, 64, 64)), (25088, 128, (128, 128, 64)), (1568, 512, (64, 128, 64)), (196, 64, (64, 64, 64))],
+)
+def test_sm90_conv_tiles(pixels, k, tile):
+    from boltir.backends.cuda.selection import hopper_conv_tile
+
+    assert hopper_conv_tile(pixels, k, 132) == tile

@@ -245,15 +245,26 @@ def swizzle_for(m: int, n: int) -> int:
 HOPPER_GEMM_TILES: tuple[tuple[tuple[int, int, int], str], ...] = (
     ((128, 256, 64), "cooperative"),
     ((256, 128, 64), "cooperative"),
+    ((128, 192, 64), "cooperative"),
     ((128, 128, 64), "cooperative"),
     ((128, 64, 64), "cooperative"),
     ((64, 128, 64), "pingpong"),
     ((64, 64, 64), "pingpong"),
 )
-"""CUTLASS 3.x GEMM tiles and schedules the sm90 heuristic picks from, largest first."""
+"""CUTLASS 3.x GEMM tiles and schedules the sm90 heuristic picks from, largest first.
+128x192 is there for N = 768 (BERT's hidden size): four column tiles, one wave of 128 CTAs
+at M = 4096; on the H200 it ran 4096x768x3072 in 0.0302 ms against 0.0431 for the
+128x64 tile the list chose without it (bench/RESULTS.md, 2026-12-03)."""
 
-HOPPER_CONV_TILES: tuple[tuple[int, int, int], ...] = ((128, 128, 64), (128, 64, 64), (64, 64, 64))
-"""Tiles of the 3.x implicit-GEMM conv (one consumer warpgroup: M is 64 or 128)."""
+def hopper_conv_tile(pixels: int, k: int, sms: int) -> tuple[int, int, int]:
+    """The 3.x implicit-GEMM conv's tile (one consumer warpgroup: M is 64 or 128): N = 128
+    once K has 128 channels (filter reuse), else 64; M = 128 unless that leaves fewer
+    tiles than SMs. On the H200 this picked the fastest of five tiles on four of FACTS.md's
+    convs (bench/RESULTS.md, 2026-12-03); the wave-quantization score of the GEMMs did
+    not (this kernel is not persistent: two CTAs share an SM)."""
+    n = 128 if k >= 128 else 64
+    m = 128 if math.ceil(pixels / 128) * math.ceil(k / n) >= sms else 64
+    return (m, n, 64)
 
 
 def hopper_tile(threadblock: tuple[int, int, int], schedule: str) -> Tile:
@@ -294,7 +305,8 @@ class HeuristicSelector:
     On sm90 with `cutlass = 3` it prefers CUTLASS 3.x instances (arch "sm90") wherever one
     can run the op (`sm90.py`'s rules) and keeps 2.x instances (arch "sm80", which run on
     sm90 too) for the rest: depthwise and b2b ops, f32, rows TMA cannot move, narrow
-    problems (M of 64 or less) where a 64-row wgmma tile would be mostly padding."""
+    problems (M of 64 or less) where a 64-row wgmma tile would be mostly padding, and K of
+    64 or less. The rules come from the H200 measurements in bench/RESULTS.md."""
 
     name: str = "heuristic"
     notes: list[str] = field(default_factory=list)
@@ -339,7 +351,9 @@ class HeuristicSelector:
         if batch > 1 and not fold and not (tuple(a_lead) == tuple(out[:-2]) == tuple(b_lead)):
             return None  # only A and B batched together, or the batch folded into M
         rows, count = (m * batch, 1) if fold else (m, batch)
-        if rows <= 64:
+        if rows <= 64 or k <= 64:
+            # A 64-row wgmma tile mostly padding, or one K tile: nothing for TMA's pipeline
+            # to hide (25088x64x64 ran in 0.0070 ms on 2.x, 0.0091 at best on 3.x).
             return None
         sms = self.sms or MULTIPROCESSORS["sm90"]
         tile, schedule, cluster, split_k = choose_hopper_gemm(rows, n, k, count, sms)
@@ -364,14 +378,7 @@ class HeuristicSelector:
         _, p, q, _ = tensor_shape(op.output.type)
         if c < 16:
             return None  # the padded first layer of an image model: 2.x's fixed-channels iterator
-        sms = self.sms or MULTIPROCESSORS["sm90"]
-        best = None
-        for threadblock in HOPPER_CONV_TILES:
-            efficiency, tiles = grid_efficiency(n * p * q, k, 1, threadblock[0], threadblock[1], sms)
-            score = efficiency * (threadblock[0] * threadblock[1]) ** 0.25 * min(1.0, tiles / sms) ** 0.5
-            if best is None or score > best[0] + 1e-9:
-                best = (score, threadblock)
-        tile = hopper_tile(best[1], "warpspecialized")
+        tile = hopper_tile(hopper_conv_tile(n * p * q, k, self.sms or MULTIPROCESSORS["sm90"]), "warpspecialized")
         return KernelChoice("conv2d_fprop", "sm90", tile, (8, 8, 8), 1, 1, "optimized",
                             cluster=(1, 1, 1), kernel_schedule="warpspecialized")
 
