@@ -3,7 +3,7 @@
 # call, so everything goes in one command):
 #   run: bash bench/gpu_run.sh check kernels tests      carry: [".whl", ".kcache"]
 # Stages: check (bench/check_kernels.py), data / compute (the op-kernel checks), tests
-# (pytest -m gpu), kernels (bench/kernels.py), models (bench/models.py $MODELS_ARGS),
+# (pytest -m gpu), kernels (bench/kernels.py $KERNELS_ARGS), models (bench/models.py $MODELS_ARGS),
 # sanitize (compute-sanitizer memcheck on one run of $SANITIZE_DIR, made by models). Each stage's full log goes to $OUT/<stage>.log;
 # the summaries are printed last, in stage order.
 set -uo pipefail
@@ -17,7 +17,7 @@ declare -A commands=(
   [data]="python3 bench/check_data_kernels.py"
   [compute]="python3 bench/check_compute_kernels.py"
   [tests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_compiler.py tests/backends"
-  [kernels]="python3 bench/kernels.py"
+  [kernels]="python3 bench/kernels.py ${KERNELS_ARGS:-}"
   [models]="python3 bench/models.py ${MODELS_ARGS:-}"
   [debug]="python3 bench/debug_model.py ${DEBUG_ARGS:-resnet50 1}"
   [sanitize]="compute-sanitizer --tool memcheck --error-exitcode 1 python3 bench/run_once.py ${SANITIZE_DIR:-/tmp/boltir-models/resnet50_b1}"
