@@ -171,15 +171,22 @@ def replay_ms(compiled, device_inputs: dict) -> float:
 
 
 def other_build(name: str, batch: int, model, work: Path, build: str, device_inputs: dict, reference) -> str:
-    """Another build of the model: its graph-replay time and its error against fp32."""
+    """Another build of the model: its graph-replay time and its error against fp32, or
+    why it failed (the main build's row stands either way)."""
     from boltir.runtime import load
 
-    result, _, _, _ = compiled_model(name, batch, model, work, build, builds=1)
-    compiled = load(result.directory)
-    (out,) = compiled(**device_inputs)
-    error = relative_error(out, reference)
-    ms = replay_ms(compiled, device_inputs)
-    compiled.close()
+    try:
+        result, _, _, _ = compiled_model(name, batch, model, work, build, builds=1)
+        compiled = load(result.directory)
+        (out,) = compiled(**device_inputs)
+        error = relative_error(out, reference)
+        ms = replay_ms(compiled, device_inputs)
+        compiled.close()
+    except Exception as failure:  # noqa: BLE001 - reported in the row
+        import traceback
+
+        traceback.print_exc()
+        return f"{build} FAILED: {str(failure).splitlines()[0][:60]}"
     return f"{build} {ms:.3f} (err {error:.1e})"
 
 
