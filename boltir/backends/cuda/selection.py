@@ -340,17 +340,19 @@ class HeuristicSelector:
         if len(elements) != 1 or next(iter(elements)) not in sm90.ELEMENTS:
             return None
         m, n, k = op.problem
-        out = tensor_shape(op.output.type)
-        batch = math.prod(out[:-2])
+        batch = math.prod(tensor_shape(op.output.type)[:-2])
         contiguous_a = k if op.prop_value("layout_a") == "row" else m
         contiguous_b = n if op.prop_value("layout_b") == "row" else k
         if any(extent % sm90.TMA_ALIGNMENT for extent in (contiguous_a, contiguous_b, n)):
             return None
-        a_lead, b_lead = tensor_shape(op.a.type)[:-2], tensor_shape(op.b.type)[:-2]
-        fold = batch > 1 and math.prod(b_lead) == 1 and op.prop_value("layout_a") == "row"
-        if batch > 1 and not fold and not (tuple(a_lead) == tuple(out[:-2]) == tuple(b_lead)):
-            return None  # only A and B batched together, or the batch folded into M
-        rows, count = (m * batch, 1) if fold else (m, batch)
+        from boltir.backends.cuda.emitter import _batch_layout, _gemm_batching
+
+        if isinstance(_batch_layout(op), str):
+            return None
+        batching = _gemm_batching(op)  # the emitter's reading of the batch (same attributes)
+        if batching["batch_mode"] not in ("none", "a+b") and not batching["fold_batch"]:
+            return None  # 3.x batches A and B together, or folds the batch into M
+        rows, count = (m * batch, 1) if batching["fold_batch"] else (m, batch)
         if rows <= 64 or k <= 64:
             # A 64-row wgmma tile mostly padding, or one K tile: nothing for TMA's pipeline
             # to hide (25088x64x64 ran in 0.0070 ms on 2.x, 0.0091 at best on 3.x).
