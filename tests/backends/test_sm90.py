@@ -11,10 +11,7 @@ from boltir.backends.cuda import emitter, sm90
 from boltir.backends.cuda.epilogues import epilogue_expression
 from boltir.diagnostics import BoltError
 from boltir.dialects import cutlass
-
-
-def tensor(shape, element: str) -> str:
-    return f"tensor<{'x'.join(map(str, shape))}x{element}>"
+from tests.backends.test_emitter import tensor
 
 
 def tile(m, n, k=64, schedule="cooperative", stages=0, warp=None, instruction=None) -> str:
