@@ -30,17 +30,30 @@ GPU_MULTIPROCESSORS = {"sm80": 108, "sm90": 132}
 """A100 and H100/H200: the grid the heuristic fills."""
 
 
-def backend_passes(arch: str = "sm90", cutlass: int = 3) -> list[str]:
-    """Kernel selection for `arch` (3.x instances on sm90 unless `cutlass` = 2), lowering
-    to CUTLASS instances, memory planning."""
+def backend_passes(arch: str = "sm90", cutlass: int = 3, selector: str = "db", tuning_db: str = "") -> list[str]:
+    """Kernel selection for `arch` (3.x instances on sm90 unless `cutlass` = 2) by
+    `selector` (db: the tuning database, then the heuristic; tune: measure what the
+    database lacks first; heuristic), lowering to CUTLASS instances, memory planning."""
     sms = GPU_MULTIPROCESSORS.get(arch, 0)
-    return [f"select-kernels{{selector=heuristic arch={arch} sms={sms} cutlass={cutlass}}}", "lower-op-to-cutlass", "plan-memory"]
+    database = f' tuning_db="{tuning_db}"' if tuning_db and selector != "heuristic" else ""
+    return [f"select-kernels{{selector={selector} arch={arch} sms={sms} cutlass={cutlass}{database}}}", "lower-op-to-cutlass",
+            "plan-memory"]
 
 
-def full_pipeline(*, dtype: str = "f16", arch: str = "sm90", cutlass: int = 3) -> str:
+def full_pipeline(*, dtype: str = "f16", arch: str = "sm90", cutlass: int = 3, selector: str = "db", tuning_db: str = "") -> str:
     from boltir.pipelines import default_pipeline
 
-    return ",".join([default_pipeline(dtype=dtype, arch=arch), *backend_passes(arch, cutlass)])
+    return ",".join([default_pipeline(dtype=dtype, arch=arch), *backend_passes(arch, cutlass, selector, tuning_db)])
+
+
+def tuning_summary(collected) -> dict:
+    """The manifest's `tuning` entry: how many kernels came from measurements (the tuning
+    database) and how many from the heuristic alone."""
+    from_db = collected.get("select-kernels", "kernels from the tuning database") if collected else 0
+    heuristic = collected.get("select-kernels", "kernels from the heuristic") if collected else 0
+    total = from_db + heuristic
+    state = "untuned" if from_db == 0 else "tuned" if heuristic == 0 else "partly tuned"
+    return {"state": state, "kernels_from_database": from_db, "kernels_from_heuristic": heuristic if total else None}
 
 
 @dataclass
@@ -52,7 +65,8 @@ class CompileResult:
 
 
 def lower_model(model, *, arch: str, dtype: str, input_shapes: Mapping[str, Sequence[int]] | None = None,
-                pipeline: str | None = None, plugins: Sequence[str] = (), cutlass: int = 3) -> tuple[ModuleOp, str, object]:
+                pipeline: str | None = None, plugins: Sequence[str] = (), cutlass: int = 3, selector: str = "db",
+                tuning_db: str = "") -> tuple[ModuleOp, str, object]:
     """Imports (an ONNX path, a ModelProto or a graph-level ModuleOp) and runs the pipeline;
     returns the module, the pipeline string and the pass statistics."""
     from boltir.frontends.onnx import import_model
@@ -60,7 +74,7 @@ def lower_model(model, *, arch: str, dtype: str, input_shapes: Mapping[str, Sequ
     from boltir.passes import statistics
     from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
 
-    pipeline = pipeline or full_pipeline(dtype=dtype, arch=arch, cutlass=cutlass)
+    pipeline = pipeline or full_pipeline(dtype=dtype, arch=arch, cutlass=cutlass, selector=selector, tuning_db=tuning_db)
     passes = parse_pipeline_spec(pipeline, available_passes(plugins))
     module = model if isinstance(model, ModuleOp) else import_model(model, input_shapes)
     with statistics.collecting() as collected:
@@ -76,15 +90,20 @@ def _tensor_specs(names, types) -> list[dict]:
 
 def compile(model, output_dir: str | os.PathLike, *, arch: str = "sm90", dtype: str = "f16",
             input_shapes: Mapping[str, Sequence[int]] | None = None, pipeline: str | None = None,
-            plugins: Sequence[str] = (), progress: bool = True, cutlass: int = 3) -> CompileResult:
-    """Compiles `model` into `output_dir` (created if missing); see the module docstring."""
+            plugins: Sequence[str] = (), progress: bool = True, cutlass: int = 3, tune: bool = False,
+            tuning_db: str | os.PathLike = "") -> CompileResult:
+    """Compiles `model` into `output_dir` (created if missing); see the module docstring.
+    Kernels come from the tuning database (`tuning_db`, default ~/.cache/boltir/tuning.sqlite)
+    where it has them and from the heuristic elsewhere; `tune` first measures the missing
+    ones on this machine's GPU."""
     from boltir.backends.cuda.host import build_program
     from boltir.backends.cuda.nvcc import build_shared_library
     from boltir.interp import find_entry, input_names, output_names
     from boltir.ir import print_module
 
     module, pipeline, collected = lower_model(model, arch=arch, dtype=dtype, input_shapes=input_shapes,
-                                              pipeline=pipeline, plugins=plugins, cutlass=cutlass)
+                                              pipeline=pipeline, plugins=plugins, cutlass=cutlass,
+                                              selector="tune" if tune else "db", tuning_db=str(tuning_db or ""))
     program = build_program(module)
     directory = Path(output_dir)
     try:
@@ -101,6 +120,7 @@ def compile(model, output_dir: str | os.PathLike, *, arch: str = "sm90", dtype: 
         "cutlass": sorted({step.generation for step in program.steps if step.generation}),
         "dtype": dtype,
         "pipeline": pipeline,
+        "tuning": tuning_summary(collected),
         "library": "libmodel.so",
         "weights": "weights.bin",
         "module": "module.mlir",

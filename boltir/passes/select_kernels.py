@@ -1,7 +1,11 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3}: chooses the CUTLASS template
-instance of every op-level GEMM, conv and back-to-back op. On sm90 the heuristic prefers
-CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch "sm80") where no
-3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every kernel 2.x.
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu=""}: chooses the
+CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
+heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
+"sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
+kernel 2.x. `selector=db` takes the fastest recorded candidate from the tuning database
+(`tuning_db`, default ~/.cache/boltir/tuning.sqlite; `gpu` names the GPU whose records to
+use, empty: any) and the heuristic's choice for the rest; `selector=tune` first measures
+what the database lacks on this machine's GPU (boltir/backends/cuda/profiler.py).
 
 Requires: op-level IR (after the op-level passes).
 Guarantees: every op.gemm, op.conv2d and op.b2b_* carries a `kernel` attribute with its
@@ -58,12 +62,19 @@ class SelectKernelsPass(ModulePass):
     cutlass: int = 3
     """The newest CUTLASS generation to choose from: 3 takes 3.x (sm90) instances where
     they run on an sm90 target; 2 keeps every kernel a 2.x one."""
+    tuning_db: str = ""
+    """The tuning database file (selector=db and tune); empty: the default one."""
+    gpu: str = ""
+    """selector=db: the GPU whose records to take (e.g. "NVIDIA H200"); empty: any."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):
             raise BoltError(f"arch must be one of sm80, sm90; got '{self.arch}'")
-        selector = make_selector(self.selector, self.sms, self.cutlass)
-        for target in [o for o in op.walk() if isinstance(o, SELECTABLE)]:
+        selector = make_selector(self.selector, self.sms, self.cutlass, self.tuning_db, self.gpu)
+        targets = [o for o in op.walk() if isinstance(o, SELECTABLE)]
+        if hasattr(selector, "prepare"):
+            selector.prepare(targets, self.arch)
+        for target in targets:
             choice = selector.select(target, self.arch)
             if choice == UNFUSE:
                 first, second = unfuse(target)
@@ -78,3 +89,7 @@ class SelectKernelsPass(ModulePass):
                 continue
             target.attributes[KERNEL_ATTR] = choice.to_attr()
             statistics.count(self, f"{target.name} kernels chosen")
+        for what, count in getattr(selector, "counts", {}).items():
+            statistics.count(self, what, count)
+        for note in getattr(selector, "notes", []):
+            statistics.note(self, note)

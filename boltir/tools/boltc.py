@@ -68,6 +68,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--arch", default="sm90", help="the GPU: sm90 (H100/H200, default) or sm80 (A100)")
     parser.add_argument("--cutlass", type=int, default=3, choices=(2, 3),
                         help="the newest CUTLASS generation: 3 (default: 3.x kernels on sm90 where they run) or 2")
+    tuning = parser.add_mutually_exclusive_group()
+    tuning.add_argument("--tune", action="store_true",
+                        help="measure the kernel candidates the tuning database lacks on this machine's GPU, record them, "
+                        "and build with the fastest (needs a GPU)")
+    tuning.add_argument("--no-tune", action="store_true",
+                        help="take kernels from the tuning database where it has them, else the heuristic (the default)")
+    parser.add_argument("--tuning-db", metavar="PATH", default="",
+                        help="the tuning database (default: tuning.sqlite under $BOLTIR_CACHE_DIR or ~/.cache/boltir)")
+    parser.add_argument("--fresh-tuning-db", action="store_true",
+                        help="move the tuning database aside (to PATH.old) and start a new one: for a damaged or foreign database")
     parser.add_argument("--pipeline", metavar="STRING", help="run this pass pipeline instead of the default one")
     parser.add_argument("--print-pipeline", action="store_true", help="print the pipeline string and exit")
     parser.add_argument(
@@ -143,7 +153,12 @@ def compile_or_emit(args: argparse.Namespace, op_pipeline: str) -> None:
     from boltir.ir import print_module
     from boltir.passes import statistics
 
-    pipeline = ",".join([op_pipeline, *compiler.backend_passes(args.arch, args.cutlass)])
+    if args.fresh_tuning_db:
+        from boltir.backends.cuda.tuning_db import TuningDatabase
+
+        TuningDatabase.open(args.tuning_db or None, fresh=True).close()
+    selector = "tune" if args.tune else "db"
+    pipeline = ",".join([op_pipeline, *compiler.backend_passes(args.arch, args.cutlass, selector, args.tuning_db)])
     input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
     if args.emit is None:
         if not args.output:
@@ -155,6 +170,10 @@ def compile_or_emit(args: argparse.Namespace, op_pipeline: str) -> None:
         if args.pass_stats:
             sys.stderr.write(statistics.format_statistics(result.statistics, None))
         compiler.warn_fallbacks(result)
+        tuning = result.manifest["tuning"]
+        if tuning["state"] != "tuned":
+            sys.stderr.write(f"note: {tuning['state']}: {tuning['kernels_from_heuristic'] or 0} kernel(s) chosen by the heuristic"
+                             + ("" if args.tune else " (boltc --tune measures them on this GPU)") + "\n")
         sys.stderr.write(f"wrote {result.directory}/ ({len(result.manifest['launches'])} launches, "
                          f"arena {result.manifest['arena_bytes'] / 2**20:.1f} MiB)\n")
         if args.debug_dump:

@@ -462,14 +462,14 @@ def show_progress(progress: bool | Literal["always"]) -> bool:
 class Progress:
     """A tqdm bar of kernels done, with the compiled and cached counts; silent when off."""
 
-    def __init__(self, total: int, cached: int, enabled: bool):
+    def __init__(self, total: int, cached: int, enabled: bool, description: str = "nvcc"):
         self.compiled = 0
         self.cached = cached
         self.bar = None
         if enabled and total:
             from tqdm import tqdm  # only when shown: it costs an import otherwise
 
-            self.bar = tqdm(total=total, initial=cached, desc="nvcc", unit="kernel", file=sys.stderr, dynamic_ncols=True)
+            self.bar = tqdm(total=total, initial=cached, desc=description, unit="kernel", file=sys.stderr, dynamic_ncols=True)
             self.bar.set_postfix_str(self.postfix())
 
     def postfix(self) -> str:
@@ -524,18 +524,48 @@ def compile_objects(
     return [cache.object_path(key) for key in keys]
 
 
+def compile_objects_keep_going(
+    jobs: Sequence[CompileJob],
+    *,
+    jobs_limit: int | None = None,
+    progress: bool | Literal["always"] = True,
+    description: str = "nvcc",
+) -> tuple[list[Path | None], list[CompileFailure]]:
+    """`compile_objects` for the profiler: a failed compile does not stop the others. Returns
+    each job's object (None where it failed) and the failures (with their logs)."""
+    jobs = list(jobs)
+    if not jobs:
+        return [], []
+    toolchain = Toolchain.find()
+    cache = ObjectCache(cache_root())
+    cache.prepare()
+    keys = [toolchain.object_key(job) for job in jobs]
+    unique: dict[str, CompileJob] = {}
+    for key, job in zip(keys, jobs):
+        unique.setdefault(key, job)
+    to_compile = [(key, job) for key, job in unique.items() if not cache.object_path(key).exists()]
+    to_compile.sort(key=lambda item: -item[1].memory_bytes)
+    failures: list[CompileFailure] = []
+    if to_compile:
+        failures = compile_in_parallel(to_compile, toolchain, cache, jobs_limit,
+                                       Progress(len(unique), len(unique) - len(to_compile), show_progress(progress), description),
+                                       keep_going=True)
+    return [cache.object_path(key) if cache.object_path(key).exists() else None for key in keys], failures
+
+
 def compile_in_parallel(
-    to_compile: list[tuple[str, CompileJob]], toolchain: Toolchain, cache: ObjectCache, jobs_limit: int | None, progress: Progress
+    to_compile: list[tuple[str, CompileJob]], toolchain: Toolchain, cache: ObjectCache, jobs_limit: int | None, progress: Progress,
+    keep_going: bool = False,
 ) -> list[CompileFailure]:
     """Runs the compiles; after the first failure starts no new one, and lets the running
-    ones finish (their objects are good for the next build)."""
+    ones finish (their objects are good for the next build). `keep_going`: every job runs."""
     budget = MemoryBudget(available_memory_bytes())
     running = RunningProcesses()
     failures: list[CompileFailure] = []
 
     def task(key: str, job: CompileJob) -> CompileFailure | None:
         with budget.reserve(job.memory_bytes):
-            if failures or running.stopping.is_set():
+            if (failures and not keep_going) or running.stopping.is_set():
                 return None
             try:
                 return compile_one(job, key, toolchain, cache, running)
@@ -554,10 +584,12 @@ def compile_in_parallel(
                     continue
                 failure = future.result()
                 if failure is None:
-                    if not failures:
+                    if not failures or keep_going:
                         progress.one_compiled()
                     continue
-                if not failures:
+                if keep_going:
+                    progress.one_compiled()
+                elif not failures:
                     for other in pending:
                         other.cancel()
                 failures.append(failure)

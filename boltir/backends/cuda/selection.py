@@ -212,6 +212,14 @@ def grid_efficiency(m: int, n: int, batch: int, tile_m: int, tile_n: int, sms: i
     return wave_use * edge_use, tiles
 
 
+def tile_score(m: int, n: int, batch: int, tile_m: int, tile_n: int, sms: int) -> tuple[float, int]:
+    """The heuristics' ranking of a tile for an M x N (x batch) output, and its tile count:
+    big tiles reuse more data, so they score higher unless they leave the GPU idle (a
+    partial last wave, padded edge tiles, fewer tiles than multiprocessors)."""
+    efficiency, tiles = grid_efficiency(m, n, batch, tile_m, tile_n, sms)
+    return efficiency * (tile_m * tile_n) ** 0.25 * min(1.0, tiles / sms) ** 0.5, tiles
+
+
 def choose_gemm_tile(m: int, n: int, k: int, batch: int, bits: int, arch: str, sms: int = 0) -> tuple[Tile, int]:
     """The largest tile whose grid keeps the GPU busy; then split-k for small grids.
     `sms` is the GPU's multiprocessor count (0: the arch's flagship, 108 or 132)."""
@@ -219,9 +227,7 @@ def choose_gemm_tile(m: int, n: int, k: int, batch: int, bits: int, arch: str, s
     best = None
     for threadblock, warp in GEMM_TILES:
         threadblock, warp = tile_for_bits(threadblock, warp, bits)
-        efficiency, tiles = grid_efficiency(m, n, batch, threadblock[0], threadblock[1], sms)
-        # Big tiles reuse more data: favour them unless they leave most of the GPU idle.
-        score = efficiency * (threadblock[0] * threadblock[1]) ** 0.25 * min(1.0, tiles / sms) ** 0.5
+        score, tiles = tile_score(m, n, batch, threadblock[0], threadblock[1], sms)
         if best is None or score > best[0] + 1e-9:
             best = (score, threadblock, warp, tiles)
     _, threadblock, warp, tiles = best
@@ -283,8 +289,7 @@ def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Ti
     under half a wave and K is long."""
     best = None
     for threadblock, schedule in HOPPER_GEMM_TILES:
-        efficiency, tiles = grid_efficiency(m, n, batch, threadblock[0], threadblock[1], sms)
-        score = efficiency * (threadblock[0] * threadblock[1]) ** 0.25 * min(1.0, tiles / sms) ** 0.5
+        score, tiles = tile_score(m, n, batch, threadblock[0], threadblock[1], sms)
         if best is None or score > best[0] + 1e-9:
             best = (score, threadblock, schedule, tiles)
     _, threadblock, schedule, tiles = best
@@ -296,6 +301,49 @@ def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Ti
         tiles = math.ceil(m / 128) * math.ceil(n / 128) * batch
         split_k = max(1, min(round(sms / tiles), k // (threadblock[2] * 8), 8))
     return hopper_tile(threadblock, schedule), schedule, cluster, split_k
+
+
+def hopper_gemm_problem(op: ops.GemmOp) -> tuple[int, int, int, int] | None:
+    """(rows, N, K, batch count) of the 3.x GEMM that would run `op` (a folded batch is in
+    the rows), or None where no 3.x instance can run it: element types, rows TMA cannot
+    move, a batch layout the 3.x kernel lacks."""
+    from boltir.backends.cuda import sm90
+    from boltir.backends.cuda.emitter import _batch_layout, _gemm_batching
+
+    elements = {str(v.type.element_type) for v in (op.a, op.b, op.output)}
+    if len(elements) != 1 or next(iter(elements)) not in sm90.ELEMENTS:
+        return None
+    m, n, k = op.problem
+    batch = math.prod(tensor_shape(op.output.type)[:-2])
+    contiguous_a = k if op.prop_value("layout_a") == "row" else m
+    contiguous_b = n if op.prop_value("layout_b") == "row" else k
+    if any(extent % sm90.TMA_ALIGNMENT for extent in (contiguous_a, contiguous_b, n)):
+        return None
+    if isinstance(_batch_layout(op), str):
+        return None
+    batching = _gemm_batching(op)  # the emitter's reading of the batch (same attributes)
+    if batching["batch_mode"] not in ("none", "a+b") and not batching["fold_batch"]:
+        return None  # 3.x batches A and B together, or folds the batch into M
+    return (m * batch, n, k, 1) if batching["fold_batch"] else (m, n, k, batch)
+
+
+def hopper_conv_problem(op: ops.Conv2dOp) -> tuple[int, int, int] | None:
+    """(output pixels, C, K) of the 3.x implicit-GEMM conv that would run `op`, or None
+    where none can (element types, groups, layouts, channels or windows TMA cannot take)."""
+    from boltir.backends.cuda import sm90
+
+    elements = {str(v.type.element_type) for v in (op.input, op.filter, op.output)}
+    if len(elements) != 1 or next(iter(elements)) not in sm90.ELEMENTS or op.prop_value("groups") != 1:
+        return None
+    if op.prop_value("layout") != "NHWC" or op.prop_value("filter_layout") != "OHWI":
+        return None
+    if sm90.conv_problem_reason(tensor_shape(op.input.type), tensor_shape(op.filter.type), tensor_shape(op.output.type),
+                                op.prop_value("pads"), op.prop_value("strides"), op.prop_value("dilations")) is not None:
+        return None
+    n, _, _, c = tensor_shape(op.input.type)
+    k = tensor_shape(op.filter.type)[0]
+    _, p, q, _ = tensor_shape(op.output.type)
+    return n * p * q, c, k
 
 
 @dataclass
@@ -334,25 +382,10 @@ class HeuristicSelector:
     # ------------------------------------------------------------- 3.x (sm90)
 
     def hopper_gemm(self, op: ops.GemmOp) -> KernelChoice | None:
-        from boltir.backends.cuda import sm90
-
-        elements = {str(v.type.element_type) for v in (op.a, op.b, op.output)}
-        if len(elements) != 1 or next(iter(elements)) not in sm90.ELEMENTS:
+        problem = hopper_gemm_problem(op)
+        if problem is None:
             return None
-        m, n, k = op.problem
-        batch = math.prod(tensor_shape(op.output.type)[:-2])
-        contiguous_a = k if op.prop_value("layout_a") == "row" else m
-        contiguous_b = n if op.prop_value("layout_b") == "row" else k
-        if any(extent % sm90.TMA_ALIGNMENT for extent in (contiguous_a, contiguous_b, n)):
-            return None
-        from boltir.backends.cuda.emitter import _batch_layout, _gemm_batching
-
-        if isinstance(_batch_layout(op), str):
-            return None
-        batching = _gemm_batching(op)  # the emitter's reading of the batch (same attributes)
-        if batching["batch_mode"] not in ("none", "a+b") and not batching["fold_batch"]:
-            return None  # 3.x batches A and B together, or folds the batch into M
-        rows, count = (m * batch, 1) if batching["fold_batch"] else (m, batch)
+        rows, n, k, count = problem
         if rows <= 64 or k <= 64:
             # A 64-row wgmma tile mostly padding, or one K tile: nothing for TMA's pipeline
             # to hide (25088x64x64 ran in 0.0070 ms on 2.x, 0.0091 at best on 3.x).
@@ -365,22 +398,13 @@ class HeuristicSelector:
                             cluster=cluster, kernel_schedule=schedule)
 
     def hopper_conv(self, op: ops.Conv2dOp) -> KernelChoice | None:
-        from boltir.backends.cuda import sm90
-
-        elements = {str(v.type.element_type) for v in (op.input, op.filter, op.output)}
-        if len(elements) != 1 or next(iter(elements)) not in sm90.ELEMENTS or op.prop_value("groups") != 1:
+        problem = hopper_conv_problem(op)
+        if problem is None:
             return None
-        if op.prop_value("layout") != "NHWC" or op.prop_value("filter_layout") != "OHWI":
-            return None
-        if sm90.conv_problem_reason(tensor_shape(op.input.type), tensor_shape(op.filter.type), tensor_shape(op.output.type),
-                                    op.prop_value("pads"), op.prop_value("strides"), op.prop_value("dilations")) is not None:
-            return None
-        n, _, _, c = tensor_shape(op.input.type)
-        k = tensor_shape(op.filter.type)[0]
-        _, p, q, _ = tensor_shape(op.output.type)
+        pixels, c, k = problem
         if c < 16:
             return None  # the padded first layer of an image model: 2.x's fixed-channels iterator
-        tile = hopper_tile(hopper_conv_tile(n * p * q, k, self.sms or MULTIPROCESSORS["sm90"]), "warpspecialized")
+        tile = hopper_tile(hopper_conv_tile(pixels, k, self.sms or MULTIPROCESSORS["sm90"]), "warpspecialized")
         return KernelChoice("conv2d_fprop", "sm90", tile, (8, 8, 8), 1, 1, "optimized",
                             cluster=(1, 1, 1), kernel_schedule="warpspecialized")
 
@@ -477,15 +501,21 @@ class HeuristicSelector:
         return KernelChoice(family, arch, tile0, (8, 8, 8), 1, 1, None, tile1, residency, accumulator)
 
 
-SELECTORS = {"heuristic": HeuristicSelector}
+SELECTORS = ("heuristic", "db", "tune")
 
 
-def make_selector(name: str, sms: int = 0, cutlass: int = 3) -> KernelSelector:
+def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "") -> KernelSelector:
+    """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
+    (measure what the database lacks on this GPU, then as `db`)."""
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
     if sms < 0:
         raise BoltError(f"sms must be a positive multiprocessor count (or 0 for the arch's), got {sms}")
     if cutlass not in (2, 3):
         raise BoltError(f"cutlass must be 2 (2.x kernels only) or 3 (3.x on sm90 where it runs), got {cutlass}")
-    return SELECTORS[name](sms=sms, cutlass=cutlass)
+    if name == "heuristic":
+        return HeuristicSelector(sms=sms, cutlass=cutlass)
+    from boltir.backends.cuda.tuned_selection import DatabaseSelector, TuningSelector
 
+    kind = DatabaseSelector if name == "db" else TuningSelector
+    return kind(sms=sms, cutlass=cutlass, tuning_db=tuning_db, gpu=gpu)

@@ -1,0 +1,246 @@
+"""Hardware-native search on the GPU (issue 8): tunes the distinct GEMM / conv / b2b ops of
+ResNet-50 and BERT-base (batch 32) and FACTS.md's GEMM, conv and back-to-back workloads into
+a tuning database, timing each model's tuning cold (its keys absent) and warm (present);
+then prints one row per op, all measured in this run: the heuristic's choice and time (it is
+always candidate 1 of the search, timed by the same profiler), the tuned choice and time,
+PyTorch eager (cuBLAS / cuDNN) and torch.compile (default mode) on the same op.
+
+    source bench/setup_gpu.sh && python3 bench/tune.py --db /tmp/tuning.sqlite [--models resnet50,bert] [--facts]
+    python3 bench/tune.py --plan-only      # no GPU: the ops and their candidate counts
+
+Timing of the peers follows bench/kernels.py (CUDA events, median of 30 samples of 10
+back-to-back calls, inputs rotated past L2); the profiler's own timing is the median of 15
+samples of 5 back-to-back launches, rotated likewise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import b2b_gemm_text, conv_text, gemm_text  # noqa: E402
+
+from boltir.backends.cuda.selection import UNFUSE  # noqa: E402
+from boltir.backends.cuda.tuning_db import describe_choice  # noqa: E402
+from boltir.dialects import op as ops  # noqa: E402
+from boltir.dialects.graph import tensor_shape  # noqa: E402
+
+SELECTABLE = (ops.GemmOp, ops.Conv2dOp, ops.B2bGemmOp, ops.B2bConv2dOp)
+FACTS_GEMMS = [(4096, 3072, 768), (4096, 768, 3072), (32, 4096, 4096), (8192, 8192, 8192), (25088, 64, 64), (1024, 1024, 1024)]
+FACTS_CONVS = [(32, 56, 56, 64, 64, 3, 1), (32, 56, 56, 256, 64, 1, 1), (32, 28, 28, 128, 128, 3, 1), (32, 7, 7, 512, 512, 3, 1),
+               (32, 224, 224, 4, 64, 7, 2)]
+FACTS_B2B = [(409600, 576, 64, 128), (131072, 128, 128, 128), (16384, 64, 256, 64)]
+
+
+def facts_ops() -> list[tuple[str, object]]:
+    from boltir.ir import make_context, parse_module
+
+    texts = [(f"gemm+bias+relu {m}x{n}x{k}", gemm_text(m, n, k)) for m, n, k in FACTS_GEMMS]
+    texts += [(f"conv{r}x{r}/{s} N{n} C{c} {h}² K{k} +bias+relu", conv_text(n, h, w, c, k, r, r, stride=s))
+              for n, h, w, c, k, r, s in FACTS_CONVS]
+    texts += [(f"b2b M={m} K0={k0} N0={n0} N1={n1}", b2b_gemm_text(m, k0, n0, n1)) for m, k0, n0, n1 in FACTS_B2B]
+    out = []
+    for label, text in texts:
+        module = parse_module(text, f"<{label}>", ctx=make_context())
+        out.append((label, next(o for o in module.walk() if isinstance(o, SELECTABLE))))
+    return out
+
+
+def model_ops(name: str, batch: int, work: Path, arch: str) -> list[tuple[str, object]]:
+    """The distinct selectable ops of a bench model after the op-level passes (first use order)."""
+    import models
+
+    from boltir.compiler import lower_model
+    from boltir.pipelines import default_pipeline
+
+    onnx_path = work / f"{name}_b{batch}.onnx"
+    if not onnx_path.exists():
+        model = models.make_model(name)
+        models.export(name, model, models.example_inputs(name, batch), onnx_path)
+    module, _, _ = lower_model(onnx_path, arch=arch, dtype="f16", pipeline=default_pipeline(dtype="f16", arch=arch))
+    from boltir.backends.cuda.tuning_db import tuning_key
+
+    seen, out = set(), []
+    for op in module.walk():
+        if isinstance(op, SELECTABLE):
+            key = tuning_key(op, arch)
+            if key not in seen:
+                seen.add(key)
+                out.append((f"{name} {op.name.removeprefix('op.')} {key.problem.split(' ')[0]}", op))
+    return out
+
+
+# ------------------------------------------------------------------ the peers
+
+
+def torch_peer(op):
+    """A PyTorch function computing `op` (channels_last convs, fp16) on random inputs, or
+    None where its epilogue has no simple PyTorch spelling."""
+    import torch
+    import torch.nn.functional as F
+
+    acts = {"none": lambda x: x, "relu": F.relu, "gelu": F.gelu, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "silu": F.silu}
+
+    def epilogue_of(epilogue):
+        first, second = epilogue.first_activation.kind, epilogue.second_activation.kind
+        if first not in acts or second not in acts or epilogue.residual_kind not in ("none", "add", "mul"):
+            return None
+        alpha = epilogue.alpha.value.data
+
+        def apply(acc, bias, residual):
+            acc = acc * alpha if alpha != 1.0 else acc
+            if bias is not None:
+                acc = acc + bias
+            acc = acts[first](acc)
+            if residual is not None:
+                acc = acc + residual if epilogue.residual_kind == "add" else acc * residual
+            return acts[second](acc)
+        return apply
+
+    def rand(shape, scale=1.0):
+        return ((torch.rand(*shape, device="cuda") * 2 - 1) * scale).half()
+
+    if isinstance(op, ops.GemmOp):
+        apply = epilogue_of(op.epilogue)
+        if apply is None:
+            return None
+        a, b = rand(tensor_shape(op.a.type)), rand(tensor_shape(op.b.type), (3 / op.problem[2]) ** 0.5)
+        bias = rand(tensor_shape(op.bias.type)) if op.bias is not None else None
+        residual = rand(tensor_shape(op.residual.type)) if op.residual is not None else None
+        left = a if op.prop_value("layout_a") == "row" else a.transpose(-1, -2)
+        right = b if op.prop_value("layout_b") == "row" else b.transpose(-1, -2)
+        return (lambda: apply(torch.matmul(left, right), bias, residual)), 2 * math.prod(tensor_shape(op.output.type)) * op.problem[2]
+    if isinstance(op, ops.Conv2dOp):
+        apply = epilogue_of(op.epilogue)
+        if apply is None or op.prop_value("layout") != "NHWC":
+            return None
+        n, h, w, c = tensor_shape(op.input.type)
+        k, r, s, cg = tensor_shape(op.filter.type)
+        x = rand((n, c, h, w)).to(memory_format=torch.channels_last)
+        weight = rand((k, cg, r, s), (3 / (r * s * cg)) ** 0.5).to(memory_format=torch.channels_last)
+        bias = rand((k,)) if op.bias is not None else None
+        _, p, q, _ = tensor_shape(op.output.type)
+        residual = rand((n, k, p, q)).to(memory_format=torch.channels_last) if op.residual is not None else None
+        pads = op.prop_value("pads")
+        if pads[0] != pads[2] or pads[1] != pads[3]:
+            return None
+        stride, dilation, groups = tuple(op.prop_value("strides")), tuple(op.prop_value("dilations")), op.prop_value("groups")
+        return (lambda: apply(F.conv2d(x, weight, None, stride, (pads[0], pads[1]), dilation, groups),
+                              bias.view(1, -1, 1, 1) if bias is not None else None, residual)), 2 * n * p * q * k * r * s * cg
+    if isinstance(op, ops.B2bGemmOp):
+        m, k0 = math.prod(tensor_shape(op.a.type)[:-1]), tensor_shape(op.a.type)[-1]
+        n0, n1 = tensor_shape(op.b0.type)[0], tensor_shape(op.b1.type)[0]
+        x, w0, w1 = rand((m, k0)), rand((n0, k0), (3 / k0) ** 0.5), rand((n1, n0), (3 / n0) ** 0.5)
+        b0, b1 = rand((n0,)), rand((n1,))
+        return (lambda: F.relu(F.linear(F.relu(F.linear(x, w0, b0)), w1, b1))), 2 * m * (k0 * n0 + n0 * n1)
+    return None
+
+
+def peer_times(op, compile_budget: dict) -> tuple[str, str]:
+    import torch
+    from kernels import time_ms
+
+    peer = torch_peer(op)
+    if peer is None:
+        return "n/a", "n/a"
+    fn, _ = peer
+    with torch.no_grad():
+        eager = time_ms(lambda i: fn())
+        compiled = "skipped"
+        if compile_budget["left"] > 0:
+            start = time.monotonic()
+            try:
+                fast = torch.compile(fn)
+                fast()
+                compiled = f"{time_ms(lambda i: fast()):.4f}"
+            except Exception as failure:  # noqa: BLE001 - a peer that fails is a cell
+                compiled = f"failed: {str(failure).splitlines()[0][:30]}"
+            compile_budget["left"] -= time.monotonic() - start
+    return f"{eager:.4f}", compiled
+
+
+# ------------------------------------------------------------------ main
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", default="/tmp/boltir-tuning.sqlite")
+    parser.add_argument("--models", default="resnet50,bert")
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--facts", action="store_true", help="tune FACTS.md's workloads too")
+    parser.add_argument("--arch", default="sm90")
+    parser.add_argument("--work", default="/tmp/boltir-models")
+    parser.add_argument("--plan-only", action="store_true", help="list the ops and their candidates; no GPU")
+    parser.add_argument("--compile-peer-seconds", type=float, default=240.0,
+                        help="how long torch.compile of the peers may take in all (then: skipped)")
+    parser.add_argument("--export", help="export the database to this JSON file at the end")
+    args = parser.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+
+    groups = [(name, model_ops(name, args.batch, work, args.arch)) for name in filter(None, args.models.split(","))]
+    if args.facts:
+        groups.append(("facts", facts_ops()))
+    if args.plan_only:
+        from boltir.backends.cuda.candidates import candidates
+
+        for name, items in groups:
+            counts = [len(candidates(op, args.arch, 132, 3).choices) for _, op in items]
+            print(f"{name}: {len(items)} distinct ops, {sum(counts)} candidates ({min(counts)}-{max(counts)} per op)")
+        return 0
+
+    from boltir.backends.cuda.profiler import Tuner
+    from boltir.backends.cuda.tuning_db import TuningDatabase
+
+    database = TuningDatabase.open(args.db)
+    timings = []
+    records = {}
+    for name, items in groups:
+        for phase in ("cold", "warm"):
+            tuner = Tuner(database, args.arch, 3, progress="always")
+            start = time.monotonic()
+            found = tuner.tune([op for _, op in items])
+            seconds = time.monotonic() - start
+            timings.append((name, phase, len(items), f"{seconds:.1f}"))
+            print(f"tuning {name} ({phase}): {seconds:.1f} s for {len(items)} ops", flush=True)
+            for line in tuner.report:
+                print("  ", line)
+            records.update(found)
+    if args.export:
+        Path(args.export).write_text(database.export_json())
+        print("exported", len(database), "records to", args.export)
+
+    import torch
+
+    torch.backends.cudnn.benchmark = True
+    budget = {"left": args.compile_peer_seconds}
+    rows = []
+    tuner = Tuner(database, args.arch, 3)
+    for name, items in groups:
+        for label, op in items:
+            record = records[tuner.key(op)]
+            heuristic = record.measurements[0]
+            ok = [m for m in record.measurements if m.status == "ok"]
+            failed = len(record.measurements) - len(ok)
+            eager, compiled = peer_times(op, budget)
+            speedup = f"{float(eager) / record.best_ms:.2f}" if eager not in ("n/a",) and record.best_ms > 0 else "-"
+            rows.append((label, describe_choice(heuristic.choice), f"{heuristic.ms:.4f}" if heuristic.ms else heuristic.status,
+                         describe_choice(record.best), f"{record.best_ms:.4f}", eager, compiled, speedup,
+                         f"{len(ok)}/{len(record.measurements)}" + (f" ({failed} failed)" if failed else "")))
+    print(f"\nGPU: {torch.cuda.get_device_name(0)}; times in ms")
+    header = ("op", "heuristic", "heur ms", "tuned", "tuned ms", "eager", "torch.compile", "eager/tuned", "candidates ok")
+    from models import print_table
+
+    print_table(header, rows)
+    print("\ntuning time (s)")
+    print_table(("ops of", "phase", "distinct ops", "seconds"), timings)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,309 @@
+"""Kernel candidates for hardware-native search: for one op-level GEMM, conv or b2b op, a
+small set of CUTLASS template instances worth measuring on the GPU (Bolt's "templated
+search"), generated from CUTLASS's own rules and pruned by rules that cost nothing.
+
+    found = candidates(op, arch="sm90", sms=132, cutlass=3)
+    found.choices        # the heuristic's choice first, then the rest by rank
+    found.pruned         # {"shared memory": 3, "waves": 12, ...}: what was dropped, and why
+
+**Generation**, per target:
+
+- 2.x (mma.sync, arch "sm80", which runs on sm90 too): the threadblock / warp tiles of
+  CUTLASS's Sm80 kernels (K of 32 and 64), every stage count from 3 to 5 that fits the
+  shared memory, the alignment the problem allows (the heuristic's), and split-k slices
+  for grids under a wave with a long K.
+- 3.x (wgmma + TMA, arch "sm90", on an sm90 target with `cutlass=3`): CTA tiles the
+  builder takes (M 64 / 128 / 256, N 64 to 256), the cooperative and ping-pong schedules
+  (warp-specialized for convs), clusters 1x1, 2x1, 1x2, and stream-K split-k for small
+  grids (cooperative only). Stages are "as many as fit" (0).
+- b2b ops: the fused kernel against its unfused pair (`UNFUSE`), whose halves are tuned
+  as ops of their own.
+- Depthwise convs: the direct kernel's pixel tiles that fit its shared memory.
+
+**Pruning**, before anything compiles: shared-memory fit; tiles that waste more than half
+of the edge tiles; grids much less efficient than the best tile's (waves per SM, idle
+multiprocessors); clusters wider than the grid; split-k where the grid already fills the
+GPU. What is left is ranked by the heuristic's own score and cut to `MAX_PER_GENERATION`
+of each generation, the heuristic's choice always first: dozens before pruning, about 8 to
+16 after.
+
+The candidates are deterministic (same op, same list): the search is repeatable, and a
+database record can name them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+from xdsl.ir import Operation
+
+from boltir.backends.cuda.epilogues import plan_epilogue
+from boltir.backends.cuda.selection import (
+    MULTIPROCESSORS,
+    UNFUSE,
+    HeuristicSelector,
+    KernelChoice,
+    depthwise_pixels,
+    element_bits,
+    hopper_conv_problem,
+    hopper_gemm_problem,
+    hopper_tile,
+    instruction_shape,
+    tile_for_bits,
+    tile_score,
+)
+from boltir.dialects import op as ops
+from boltir.dialects.cutlass import SHARED_MEMORY_BYTES, Tile
+from boltir.dialects.graph import tensor_shape
+
+MAX_PER_GENERATION = {"2.x": 8, "3.x": 10}
+"""At most this many candidates of each CUTLASS generation survive pruning (2.x: 6 when
+3.x candidates run beside them)."""
+
+LEGACY_TILES: tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ...] = (
+    ((256, 128, 32), (64, 64, 32)),
+    ((128, 256, 32), (64, 64, 32)),
+    ((256, 64, 32), (64, 64, 32)),
+    ((64, 256, 32), (64, 64, 32)),
+    ((128, 128, 32), (64, 64, 32)),
+    ((128, 64, 32), (64, 32, 32)),
+    ((64, 128, 32), (32, 64, 32)),
+    ((64, 64, 32), (32, 32, 32)),
+    ((128, 128, 64), (64, 64, 64)),
+    ((128, 64, 64), (64, 32, 64)),
+    ((64, 128, 64), (32, 64, 64)),
+    ((64, 64, 64), (32, 32, 64)),
+)
+"""Threadblock and warp tiles of CUTLASS's Sm80 16-bit tensor-op kernels."""
+LEGACY_STAGES = (3, 4, 5)
+
+HOPPER_GEMM_SHAPES = tuple((m, n, 64) for m in (64, 128, 256) for n in (64, 128, 192, 256) if m * n <= 256 * 128)
+HOPPER_CONV_SHAPES = ((64, 64, 64), (64, 128, 64), (128, 64, 64), (128, 128, 64), (64, 256, 64), (128, 256, 64))
+CLUSTERS = ((1, 1, 1), (2, 1, 1), (1, 2, 1))
+SPLIT_K = (2, 4, 8)
+
+MIN_RELATIVE_EFFICIENCY = 0.5
+"""A tile whose grid is less than half as efficient as the best tile's is pruned."""
+MAX_EDGE_WASTE = 0.5
+"""A tile whose edge tiles pad away more than half of the work is pruned."""
+
+
+@dataclass
+class CandidateSet:
+    """An op's candidates, best-ranked first (the heuristic's choice leads), and how many
+    were generated and pruned, by rule."""
+
+    choices: list[KernelChoice | str] = field(default_factory=list)
+    generated: int = 0
+    """Candidates before pruning: the kept ones and the pruned ones."""
+    pruned: dict[str, int] = field(default_factory=dict)
+
+    def prune(self, reason: str) -> None:
+        self.pruned[reason] = self.pruned.get(reason, 0) + 1
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    score: float
+    choice: KernelChoice
+
+
+def generation(choice: KernelChoice | str) -> str:
+    """"3.x" for a CUTLASS 3.x instance, "2.x" for the others (and for UNFUSE)."""
+    return "3.x" if isinstance(choice, KernelChoice) and choice.arch == "sm90" else "2.x"
+
+
+def _edge_use(m: int, n: int, tile_m: int, tile_n: int) -> float:
+    return (m * n) / (math.ceil(m / tile_m) * tile_m * math.ceil(n / tile_n) * tile_n)
+
+
+def _keep_best(found: CandidateSet, ranked: list[_Ranked], limit: int, m: int, n: int, batch: int, sms: int,
+               first: KernelChoice | None) -> list[KernelChoice]:
+    """Prunes `ranked` by edge waste and relative grid efficiency, then keeps the `limit`
+    best (the heuristic's `first` always, in front)."""
+    if not ranked:
+        return [first] if first else []
+    best = max(r.score for r in ranked)
+    kept: list[_Ranked] = []
+    for candidate in ranked:
+        tb = candidate.choice.tile.threadblock
+        if candidate.choice != first:
+            if _edge_use(m, n, tb[0], tb[1]) < 1 - MAX_EDGE_WASTE:
+                found.prune("edge waste")
+                continue
+            if candidate.score < MIN_RELATIVE_EFFICIENCY * best:
+                found.prune("waves")
+                continue
+        kept.append(candidate)
+    kept.sort(key=lambda r: -r.score)
+    # Breadth first: the best of each tile shape and schedule, then the runners-up, so a
+    # short list still spans the shapes rather than one tile's stage counts.
+    seen: set = set()
+    leaders, rest = [], []
+    for candidate in kept:
+        shape = (candidate.choice.tile.threadblock, candidate.choice.kernel_schedule)
+        (rest if shape in seen else leaders).append(candidate.choice)
+        seen.add(shape)
+    out = [first] if first else []
+    for choice in leaders + rest:
+        if choice not in out:
+            out.append(choice)
+    for _ in out[limit:]:
+        found.prune("rank")
+    return out[:limit]
+
+
+def _split_k_options(tiles: int, k: int, tile_k: int, sms: int, min_k_tiles: int = 4) -> list[int]:
+    """1, and the split-k slice counts worth trying: only for grids under half a wave,
+    each slice at least `min_k_tiles` K tiles long."""
+    if tiles * 2 > sms:
+        return [1]
+    return [1, *(slices for slices in SPLIT_K if k >= slices * tile_k * min_k_tiles)]
+
+
+# --------------------------------------------------------------------------- 2.x
+
+
+def legacy_tiles(a_bits: int, b_bits: int, arch: str, found: CandidateSet) -> list[Tile]:
+    tiles = []
+    for threadblock, warp in LEGACY_TILES:
+        threadblock, warp = tile_for_bits(threadblock, warp, max(a_bits, b_bits))
+        for stages in LEGACY_STAGES:
+            tile = Tile(threadblock, warp, instruction_shape(max(a_bits, b_bits)), stages)
+            if tile.shared_memory_bytes(a_bits, b_bits) > SHARED_MEMORY_BYTES[arch]:
+                found.prune("shared memory")
+                continue
+            tiles.append(tile)
+    return tiles
+
+
+def legacy_gemm(op: ops.GemmOp, base: KernelChoice, sms: int, limit: int, found: CandidateSet) -> list[KernelChoice]:
+    m, n, k = op.problem
+    batch = math.prod(tensor_shape(op.output.type)[:-2])
+    bits = element_bits(op.a)
+    splittable = batch == 1 and plan_epilogue(op.epilogue).kind != "residual_block"
+    ranked = []
+    for tile in legacy_tiles(bits, element_bits(op.b), "sm80", found):
+        score, tiles = tile_score(m, n, batch, tile.threadblock[0], tile.threadblock[1], sms)
+        # deeper pipelines and K = 64 tiles hide more latency; a small bonus orders them
+        score *= 1 + 0.01 * tile.stages + 0.02 * (tile.threadblock[2] == 64)
+        for split_k in _split_k_options(tiles, k, tile.threadblock[2], sms) if splittable else [1]:
+            split_score = score * min(1.0, tiles * split_k / sms) ** 0.5 / min(1.0, tiles / sms) ** 0.5
+            ranked.append(_Ranked(split_score, dataclasses.replace(base, tile=tile, split_k=split_k)))
+    return _keep_best(found, ranked, limit, m, n, batch, sms, base)
+
+
+def legacy_conv(op: ops.Conv2dOp, base: KernelChoice, sms: int, limit: int, found: CandidateSet) -> list[KernelChoice]:
+    n, _, _, c = tensor_shape(op.input.type)
+    k, r, s, _ = tensor_shape(op.filter.type)
+    _, p, q, _ = tensor_shape(op.output.type)
+    bits = element_bits(op.input)
+    ranked = []
+    for tile in legacy_tiles(bits, element_bits(op.filter), "sm80", found):
+        if base.iterator_algorithm in ("fixed_channels", "few_channels") and tile.threadblock[2] != 32:
+            found.prune("iterator")  # the narrow-channel iterators are built for K tiles of 32
+            continue
+        score, _ = tile_score(n * p * q, k, 1, tile.threadblock[0], tile.threadblock[1], sms)
+        score *= 1 + 0.01 * tile.stages + 0.02 * (tile.threadblock[2] == 64)
+        ranked.append(_Ranked(score, dataclasses.replace(base, tile=tile)))
+    return _keep_best(found, ranked, limit, n * p * q, k, 1, sms, base)
+
+
+def depthwise(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
+    k, r, s, _ = tensor_shape(op.filter.type)
+    largest = depthwise_pixels(r, s, op.prop_value("strides"), op.prop_value("dilations"), element_bits(op.input),
+                               base.tile.threadblock[1])
+    out = [base]
+    for pixels in (64, 32, 16):
+        if pixels > largest:
+            found.prune("shared memory")
+            continue
+        tile = dataclasses.replace(base.tile, threadblock=(pixels, *base.tile.threadblock[1:]))
+        choice = dataclasses.replace(base, tile=tile)
+        if choice not in out:
+            out.append(choice)
+    return out
+
+
+# --------------------------------------------------------------------------- 3.x
+
+
+def _hopper_ranked(shapes, schedules_for, rows: int, n: int, k: int, count: int, sms: int, found: CandidateSet,
+                   family: str, split: bool, base: KernelChoice) -> list[_Ranked]:
+    ranked = []
+    for shape in shapes:
+        tiles_m, tiles_n = math.ceil(rows / shape[0]), math.ceil(n / shape[1])
+        score, tiles = tile_score(rows, n, count, shape[0], shape[1], sms)
+        for schedule in schedules_for(shape):
+            for cluster in CLUSTERS:
+                if cluster[0] > tiles_m or cluster[1] > tiles_n:
+                    found.prune("cluster wider than the grid")
+                    continue
+                if cluster != (1, 1, 1) and tiles < sms:
+                    found.prune("cluster on a partial wave")
+                    continue
+                splits = _split_k_options(tiles, k, shape[2], sms, 8) if split and schedule == "cooperative" and count == 1 else [1]
+                for split_k in splits:
+                    # a cluster's multicast halves one operand's traffic: a small bonus on big grids
+                    bonus = (1 + 0.03 * (cluster != (1, 1, 1))) * (1 + 0.02 * (schedule == "pingpong" and shape[0] == 64))
+                    split_score = score * bonus * min(1.0, tiles * split_k / sms) ** 0.5 / min(1.0, tiles / sms) ** 0.5
+                    choice = dataclasses.replace(base, family=family, arch="sm90", tile=hopper_tile(shape, schedule),
+                                                 alignment=(8, 8, 8), split_k=split_k, cluster=cluster, kernel_schedule=schedule)
+                    ranked.append(_Ranked(split_score, choice))
+    return ranked
+
+
+def hopper_gemm(op: ops.GemmOp, base: KernelChoice, sms: int, found: CandidateSet) -> list[KernelChoice]:
+    rows, n, k, count = hopper_gemm_problem(op)
+
+    def schedules(shape):
+        return ("cooperative", "pingpong") if shape[0] == 128 else ("cooperative",) if shape[0] == 256 else ("pingpong",)
+
+    ranked = _hopper_ranked(HOPPER_GEMM_SHAPES, schedules, rows, n, k, count, sms, found, "gemm", True, base)
+    first = base if base.arch == "sm90" else None
+    return _keep_best(found, ranked, MAX_PER_GENERATION["3.x"], rows, n, count, sms, first)
+
+
+def hopper_conv(op: ops.Conv2dOp, base: KernelChoice, sms: int, found: CandidateSet) -> list[KernelChoice]:
+    pixels, _, k = hopper_conv_problem(op)
+    template = dataclasses.replace(base, iterator_algorithm="optimized", swizzle=1)
+    ranked = _hopper_ranked(HOPPER_CONV_SHAPES, lambda shape: ("warpspecialized",), pixels, k, 0, 1, sms, found,
+                            "conv2d_fprop", False, template)
+    first = base if base.arch == "sm90" else None
+    return _keep_best(found, ranked, MAX_PER_GENERATION["3.x"], pixels, k, 1, sms, first)
+
+
+# --------------------------------------------------------------------------- entry
+
+
+def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3) -> CandidateSet:
+    """The candidates of one op-level GEMM, conv or b2b op for an `arch` target on a GPU of
+    `sms` multiprocessors (0: the arch's flagship), newest generation `cutlass`."""
+    sms = sms or MULTIPROCESSORS[arch]
+    found = CandidateSet()
+    heuristic = HeuristicSelector(sms=sms, cutlass=cutlass)
+    first = heuristic.select(op, arch)
+    hopper = arch == "sm90" and cutlass >= 3
+    if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp):
+        found.choices = [first] if first == UNFUSE else [first, UNFUSE]
+        found.generated = len(found.choices)
+        return found
+    legacy = first if generation(first) == "2.x" else HeuristicSelector(sms=sms, cutlass=2).select(op, arch)
+    limit = MAX_PER_GENERATION["2.x"] - (2 if hopper else 0)
+    if isinstance(op, ops.GemmOp):
+        choices = legacy_gemm(op, legacy, sms, limit, found)
+        if hopper and hopper_gemm_problem(op) is not None:
+            choices = hopper_gemm(op, first, sms, found) + choices
+    elif legacy.family == "depthwise_conv2d_fprop":
+        choices = depthwise(op, legacy, found)
+    else:
+        choices = legacy_conv(op, legacy, sms, limit, found)
+        if hopper and hopper_conv_problem(op) is not None:
+            choices = hopper_conv(op, first, sms, found) + choices
+    # the heuristic's own choice leads, so an empty search still has the heuristic's answer
+    choices.sort(key=lambda choice: choice != first)
+    found.choices = list(dict.fromkeys(choices))
+    found.generated = len(found.choices) + sum(found.pruned.values())
+    return found

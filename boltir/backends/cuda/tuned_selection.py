@@ -1,0 +1,120 @@
+"""The selectors behind `select-kernels{selector=db}` and `select-kernels{selector=tune}`.
+
+- `DatabaseSelector` (`db`) reads the tuning database only: an op whose key has a record
+  gets the fastest correct candidate recorded for it (among the CUTLASS generations the
+  build allows); any other op gets the heuristic's choice. It never touches a GPU, so a
+  pipeline replayed with bolt-opt gives the same IR as long as the database is the same.
+  With `gpu` empty it takes the newest record of any GPU for the key (a CPU machine
+  building for the H200 whose tuning was imported).
+- `TuningSelector` (`tune`) first measures, on this machine's GPU, every op the database
+  lacks (`profiler.Tuner`), then selects as `db` does.
+
+A record whose choice the current template rules refuse (a database from another boltir)
+is not used: the heuristic decides, and `--pass-stats` says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.ir import Operation
+
+from boltir.backends.cuda.selection import UNFUSE, HeuristicSelector, KernelChoice
+from boltir.backends.cuda.tuning_db import TuningDatabase, tuning_key
+
+
+def allowed_generations(arch: str, cutlass: int):
+    """Which recorded choices a build may use: 3.x ones only on sm90 with cutlass = 3."""
+
+    def allowed(choice: KernelChoice | str) -> bool:
+        return choice == UNFUSE or choice.arch == "sm80" or (arch == "sm90" and cutlass >= 3)
+
+    return allowed
+
+
+@dataclass
+class DatabaseSelector:
+    name: str = "db"
+    sms: int = 0
+    cutlass: int = 3
+    tuning_db: str = ""
+    gpu: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    _database: TuningDatabase | None = None
+
+    def __post_init__(self):
+        self.heuristic = HeuristicSelector(sms=self.sms, cutlass=self.cutlass)
+
+    @property
+    def database(self) -> TuningDatabase | None:
+        """The database, or None when the default one does not exist yet (nothing tuned)."""
+        if self._database is None:
+            from boltir.backends.cuda.tuning_db import default_path
+
+            from pathlib import Path
+
+            path = Path(self.tuning_db).expanduser() if self.tuning_db else default_path()
+            if not path.exists():
+                if not self.notes:
+                    self.notes.append(f"no tuning database at {path}: every kernel is the heuristic's (untuned)")
+                return None
+            self._database = TuningDatabase.open(path, create=False)
+        return self._database
+
+    def _count(self, what: str) -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+
+    def recorded(self, op: Operation, arch: str) -> KernelChoice | str | None:
+        database = self.database
+        if database is None:
+            return None
+        record = database.lookup(tuning_key(op, arch, self.gpu))
+        if record is None:
+            return None
+        best = record.best_of(allowed_generations(arch, self.cutlass))
+        if best is None:
+            return None
+        choice = best[0]
+        if choice != UNFUSE:
+            from boltir.backends.cuda.profiler import lower_alone, single_op_module
+            from boltir.diagnostics import BoltError
+
+            try:
+                lower_alone(single_op_module(op), choice)
+            except BoltError as error:
+                self.notes.append(f"{op.name}: the recorded {choice.family} choice is refused ({error.message}); heuristic used")
+                self._count("records refused")
+                return None
+        return choice
+
+    def select(self, op: Operation, arch: str) -> KernelChoice | str:
+        choice = self.recorded(op, arch)
+        if choice is not None:
+            self._count("kernels from the tuning database")
+            return choice
+        self._count("kernels from the heuristic")
+        return self.heuristic.select(op, arch)
+
+
+@dataclass
+class TuningSelector(DatabaseSelector):
+    name: str = "tune"
+    progress: bool = True
+    report: list[str] = field(default_factory=list)
+
+    @property
+    def database(self) -> TuningDatabase:
+        if self._database is None:
+            self._database = TuningDatabase.open(self.tuning_db or None)
+        return self._database
+
+    def prepare(self, ops: list[Operation], arch: str) -> None:
+        """Measures what the database lacks, for all of `ops` at once (their instances are
+        compiled together)."""
+        from boltir.backends.cuda.profiler import Tuner
+
+        tuner = Tuner(self.database, arch, self.cutlass, progress=self.progress)
+        self.gpu = tuner.gpu[0]
+        tuner.tune(ops)
+        self.report.extend(tuner.report)
