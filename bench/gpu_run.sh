@@ -4,7 +4,7 @@
 #   run: bash bench/gpu_run.sh check kernels tests      carry: [".whl", ".kcache"]
 # Stages: check (bench/check_kernels.py), data / compute (the op-kernel checks), tests
 # (pytest -m gpu), kernels (bench/kernels.py $KERNELS_ARGS), models (bench/models.py $MODELS_ARGS),
-# sanitize (compute-sanitizer memcheck on one run of $SANITIZE_DIR, made by models). Each stage's full log goes to $OUT/<stage>.log;
+# tune (bench/tune.py $TUNE_ARGS), sanitize (compute-sanitizer memcheck on one run of $SANITIZE_DIR, made by models). Each stage's full log goes to $OUT/<stage>.log;
 # the summaries are printed last, in stage order.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,7 @@ declare -A commands=(
   [kernels]="python3 bench/kernels.py ${KERNELS_ARGS:-}"
   [models]="python3 bench/models.py ${MODELS_ARGS:-}"
   [debug]="python3 bench/debug_model.py ${DEBUG_ARGS:-resnet50 1}"
+  [tune]="python3 bench/tune.py ${TUNE_ARGS:-}"
   [sanitize]="compute-sanitizer --tool memcheck --error-exitcode 1 python3 bench/run_once.py ${SANITIZE_DIR:-/tmp/boltir-models/resnet50_b1}"
 )
 # A stage may carry its own limit in seconds: `kernels:260` (else $STAGE_TIMEOUT or 400).

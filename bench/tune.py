@@ -176,6 +176,9 @@ def main() -> int:
     parser.add_argument("--arch", default="sm90")
     parser.add_argument("--work", default="/tmp/boltir-models")
     parser.add_argument("--plan-only", action="store_true", help="list the ops and their candidates; no GPU")
+    parser.add_argument("--build-only", action="store_true",
+                        help="compile every candidate into the object cache and stop (no GPU; for carrying the cache)")
+    parser.add_argument("--only", help="only the ops whose label contains this text")
     parser.add_argument("--compile-peer-seconds", type=float, default=240.0,
                         help="how long torch.compile of the peers may take in all (then: skipped)")
     parser.add_argument("--export", help="export the database to this JSON file at the end")
@@ -186,6 +189,9 @@ def main() -> int:
     groups = [(name, model_ops(name, args.batch, work, args.arch)) for name in filter(None, args.models.split(","))]
     if args.facts:
         groups.append(("facts", facts_ops()))
+    if args.only:
+        groups = [(name, [item for item in items if args.only in item[0]]) for name, items in groups]
+        groups = [(name, items) for name, items in groups if items]
     if args.plan_only:
         from boltir.backends.cuda.candidates import candidates
 
@@ -198,6 +204,19 @@ def main() -> int:
     from boltir.backends.cuda.tuning_db import TuningDatabase
 
     database = TuningDatabase.open(args.db)
+    if args.build_only:
+        import tempfile
+
+        for name, items in groups:
+            tuner = Tuner(database, args.arch, 3, progress="always", gpu=("(building only)", 132, args.arch))
+            records, jobs = {}, {}
+            for _, op in items:
+                tuner._plan(op, records, jobs)
+            start = time.monotonic()
+            with tempfile.TemporaryDirectory() as scratch:
+                tuner._build(list(jobs.values()), Path(scratch))
+            print(f"{name}: compiled the candidates of {len(jobs)} ops in {time.monotonic() - start:.0f} s", flush=True)
+        return 0
     timings = []
     records = {}
     for name, items in groups:
