@@ -27,14 +27,19 @@ inputs = models.example_inputs(name, batch)
 models.export(name, model, inputs, work / f"{name}.onnx")
 result = boltir.compiler.compile(work / f"{name}.onnx", work / name, arch=arch, dtype="f16", progress=False, cutlass=cutlass)
 arrays = {k: v.numpy() for k, v in inputs.items()}
-(ours,) = load(result.directory)(**arrays)
+# Launch by launch first: it names the launch that fails or diverges, which a plain run cannot.
+try:
+    load(result.directory, debug=True)(**arrays)
+except BoltError as error:
+    print("DEBUG:", error.message)
+try:
+    (ours,) = load(result.directory)(**arrays)
+except BoltError as error:
+    print("RUN:", error.message)
+    sys.exit(1)
 import torch  # noqa: E402
 
 with torch.no_grad():
     out = model(**inputs) if name == "bert" else model(*inputs.values())
 reference = (out.last_hidden_state if hasattr(out, "last_hidden_state") else out).numpy()
 print("relative error vs torch fp32:", np.linalg.norm(ours.astype(np.float64) - reference) / np.linalg.norm(reference))
-try:
-    load(result.directory, debug=True)(**arrays)
-except BoltError as error:
-    print("DEBUG:", error.message)
