@@ -192,6 +192,8 @@ class Tuner:
         self.work_dir = Path(work_dir) if work_dir else None
         self._gpu = gpu
         self.report: list[str] = []
+        self.worker_command = [sys.executable, "-m", "boltir.backends.cuda.profile_worker"]
+        """The measuring process (tests substitute a fake one); the request file is appended."""
 
     @property
     def gpu(self) -> tuple[str, int, str]:
@@ -370,7 +372,7 @@ class Tuner:
                                    for p in plan if remaining[p["op"]]]}
                 request_path = work / "request.json"
                 request_path.write_text(json.dumps(request))
-                process = subprocess.Popen([sys.executable, "-m", "boltir.backends.cuda.profile_worker", str(request_path)],
+                process = subprocess.Popen([*self.worker_command, str(request_path)],
                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 started = None
                 for line in process.stdout:

@@ -308,8 +308,10 @@ class TuningDatabase:
         try:
             return TuningRecord(key, choice_from_json(json.loads(best)), best_ms,
                                 [Measurement.from_json(m) for m in json.loads(measurements)], version, measured_at)
-        except (ValueError, TypeError, KeyError) as error:
-            raise BoltError(f"the tuning database {self.path} holds a record boltir cannot read ({error}); {FRESH_HINT}") from None
+        except (ValueError, TypeError, KeyError, BoltError) as error:
+            detail = error.message if isinstance(error, BoltError) else str(error)
+            raise BoltError(f"the tuning database {self.path} holds a record boltir cannot read ({detail.removeprefix('error: ')}); "
+                            f"{FRESH_HINT}") from None
 
     def lookup(self, key: TuningKey) -> TuningRecord | None:
         """The record of `key`; with `key.gpu` empty, the newest record of any GPU."""

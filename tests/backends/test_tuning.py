@@ -1,0 +1,457 @@
+"""Hardware-native search without a GPU: candidate generation and pruning, the tuning
+database (round trip, two writing processes, damaged and foreign files, export/import),
+the heuristic's determinism, the db selector, and the profiler's bookkeeping (a crashed
+candidate, a wrong one, resuming an interrupted tuning) with a fake measuring process."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from boltir import BoltError
+from boltir.backends.cuda import profiler
+from boltir.backends.cuda.candidates import candidates, generation
+from boltir.backends.cuda.profiler import Tuner, lower_alone, single_op_module
+from boltir.backends.cuda.selection import UNFUSE, HeuristicSelector, KernelChoice
+from boltir.backends.cuda.tuning_db import (
+    FORMAT,
+    Measurement,
+    TuningDatabase,
+    TuningKey,
+    TuningRecord,
+    choice_from_json,
+    choice_to_json,
+    tuning_key,
+)
+from boltir.dialects import op as ops
+from boltir.ir import make_context, parse_module, print_module
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from harness import b2b_gemm_text, conv_text, gemm_text  # noqa: E402
+
+GPU = ("Fake GPU", 132, "sm90")
+
+
+def op_of(text: str):
+    module = parse_module(text, "<test>", ctx=make_context())
+    return next(o for o in module.walk() if isinstance(o, ops.GemmOp | ops.Conv2dOp | ops.B2bGemmOp))
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+@pytest.mark.parametrize("text", [gemm_text(4096, 3072, 768), gemm_text(8192, 8192, 8192), conv_text(32, 56, 56, 64, 64, 3, 3),
+                                  conv_text(32, 28, 28, 128, 128, 3, 3)], ids=["gemm-bert", "gemm-8192", "conv-56", "conv-28"])
+def test_candidates_span_both_generations_lead_with_the_heuristic_and_all_lower(text):
+    op = op_of(text)
+    found = candidates(op, "sm90", 132, 3)
+    assert 8 <= len(found.choices) <= 16
+    assert found.choices[0] == HeuristicSelector(sms=132, cutlass=3).select(op, "sm90")
+    assert {generation(c) for c in found.choices} == {"2.x", "3.x"}
+    assert found.generated == len(found.choices) + sum(found.pruned.values()) > len(found.choices)
+    assert len(set(found.choices)) == len(found.choices)
+    module = single_op_module(op)
+    for choice in found.choices:
+        lower_alone(module, choice)  # every candidate is an instance the template rules accept
+
+
+def test_candidates_are_deterministic():
+    op = op_of(gemm_text(4096, 768, 3072))
+    assert candidates(op, "sm90", 132, 3).choices == candidates(op, "sm90", 132, 3).choices
+
+
+def test_sm80_and_cutlass2_targets_have_no_3x_candidates():
+    op = op_of(gemm_text(4096, 3072, 768))
+    assert {generation(c) for c in candidates(op, "sm80", 108, 2).choices} == {"2.x"}
+    assert {generation(c) for c in candidates(op, "sm90", 132, 2).choices} == {"2.x"}
+
+
+def test_split_k_only_for_small_grids_with_long_k():
+    small = candidates(op_of(gemm_text(32, 4096, 4096)), "sm90", 132, 3).choices
+    big = candidates(op_of(gemm_text(8192, 8192, 8192)), "sm90", 132, 3).choices
+    assert any(c.split_k > 1 for c in small)
+    assert all(c.split_k == 1 for c in big)
+
+
+def test_pruning_rules_drop_wasteful_tiles():
+    found = candidates(op_of(gemm_text(25088, 64, 64)), "sm90", 132, 3)
+    assert found.pruned.get("edge waste", 0) > 0  # N = 64: 128- and 256-wide tiles are mostly padding
+    assert all(c.tile.threadblock[1] <= 128 for c in found.choices)
+    from boltir.dialects.cutlass import SHARED_MEMORY_BYTES
+
+    for choice in found.choices:
+        if choice.arch == "sm80":
+            assert choice.tile.shared_memory_bytes(16, 16) <= SHARED_MEMORY_BYTES["sm80"]
+
+
+def test_b2b_candidates_are_the_fused_kernel_and_its_unfused_pair():
+    choices = candidates(op_of(b2b_gemm_text(16384, 64, 256, 64)), "sm90", 132, 3).choices
+    assert len(choices) == 2 and choices[1] == UNFUSE and choices[0].family == "b2b_gemm"
+
+
+def test_heuristic_is_deterministic_across_processes(tmp_path):
+    path = tmp_path / "g.mlir"
+    path.write_text(gemm_text(4096, 3072, 768) + conv_text(32, 56, 56, 64, 64, 3, 3).replace("@main", "@other"))
+    outputs = []
+    for seed in ("1", "2"):
+        result = subprocess.run([sys.executable, "-m", "boltir.tools.bolt_opt", str(path), "-p", "select-kernels{selector=heuristic arch=sm90}"],
+                                capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed}, check=True)
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1] and "kernel = " in outputs[0]
+
+
+# --------------------------------------------------------------------------- the database
+
+
+def record_for(op, gpu="NVIDIA H200", times=None) -> TuningRecord:
+    choices = candidates(op, "sm90", 132, 3).choices
+    times = times or [0.01 * (i + 2) for i in range(len(choices))]
+    measurements = [Measurement(c, "ok", t, 1e-3) for c, t in zip(choices, times)]
+    best = min(measurements, key=lambda m: m.ms)
+    return TuningRecord(tuning_key(op, "sm90", gpu), best.choice, best.ms, measurements)
+
+
+def test_choices_round_trip_through_json():
+    for choice in candidates(op_of(gemm_text(4096, 3072, 768)), "sm90", 132, 3).choices + [UNFUSE]:
+        assert choice_from_json(json.loads(json.dumps(choice_to_json(choice)))) == choice
+
+
+def test_store_and_lookup(tmp_path):
+    op = op_of(gemm_text(4096, 3072, 768))
+    record = record_for(op)
+    with TuningDatabase.open(tmp_path / "t.sqlite") as database:
+        database.store(record)
+        found = database.lookup(record.key)
+        assert found.best == record.best and found.best_ms == record.best_ms and len(found.measurements) == len(record.measurements)
+        assert found.version and found.measured_at
+        # no GPU named: any GPU's record of the key
+        assert database.lookup(TuningKey("", *record.key.without_gpu())).best == record.best
+        assert database.lookup(tuning_key(op, "sm80", "NVIDIA H200")) is None
+        assert database.lookup(tuning_key(op_of(gemm_text(4096, 3072, 1024)), "sm90", "NVIDIA H200")) is None
+
+
+def test_key_separates_epilogues_layouts_and_windows():
+    keys = {tuning_key(op_of(text), "sm90", "g") for text in [
+        gemm_text(64, 64, 64), gemm_text(64, 64, 64, epilogue="bias"), gemm_text(64, 64, 64, epilogue="bias, residual = add"),
+        conv_text(2, 8, 8, 16, 16, 3, 3), conv_text(2, 8, 8, 16, 16, 3, 3, stride=2), conv_text(2, 8, 8, 16, 16, 3, 3, pad=0)]}
+    assert len(keys) == 6
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[3])
+    from harness import gemm_text
+    from boltir.backends.cuda.tuning_db import TuningDatabase, TuningRecord, Measurement, tuning_key
+    from boltir.backends.cuda.selection import HeuristicSelector
+    from boltir.ir import make_context, parse_module
+    from boltir.dialects import op as ops
+    database = TuningDatabase.open(sys.argv[1])
+    for i in range(25):
+        m = 64 * (i + 1) + 8 * int(sys.argv[2])
+        op = next(o for o in parse_module(gemm_text(m, 256, 256), "<w>", ctx=make_context()).walk() if isinstance(o, ops.GemmOp))
+        choice = HeuristicSelector(sms=132).select(op, "sm90")
+        database.store(TuningRecord(tuning_key(op, "sm90", "g"), choice, 0.01, [Measurement(choice, "ok", 0.01)]))
+""")
+
+
+def test_two_processes_write_at_once(tmp_path):
+    path = tmp_path / "shared.sqlite"
+    TuningDatabase.open(path).close()
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    bench = str(Path(__file__).resolve().parents[2] / "bench")
+    writers = [subprocess.Popen([sys.executable, str(script), str(path), str(i), bench], stderr=subprocess.PIPE, text=True)
+               for i in (1, 2)]
+    for writer in writers:
+        assert writer.wait(timeout=120) == 0, writer.stderr.read()
+    with TuningDatabase.open(path) as database:
+        assert len(database) == 50
+        assert database.connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_damaged_file_is_refused_with_the_way_out(tmp_path):
+    path = tmp_path / "t.sqlite"
+    path.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(BoltError, match=r"t.sqlite is damaged or not a database .*pass --fresh-tuning-db to move it aside"):
+        TuningDatabase.open(path)
+    # the way out: moved aside, a new one in its place
+    with TuningDatabase.open(path, fresh=True) as database:
+        assert len(database) == 0
+    assert (tmp_path / "t.sqlite.old").read_bytes().startswith(b"not a database")
+
+
+def test_a_foreign_sqlite_database_is_refused(tmp_path):
+    path = tmp_path / "other.sqlite"
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE people (name TEXT)")
+    connection.commit()
+    connection.close()
+    with pytest.raises(BoltError, match="is an SQLite database, but not a boltir tuning database.*--fresh-tuning-db"):
+        TuningDatabase.open(path)
+
+
+def test_another_format_is_refused(tmp_path):
+    path = tmp_path / "t.sqlite"
+    TuningDatabase.open(path).close()
+    connection = sqlite3.connect(path)
+    connection.execute("UPDATE meta SET value = 'boltir-tuning-v0' WHERE name = 'format'")
+    connection.commit()
+    connection.close()
+    with pytest.raises(BoltError, match=f"has format 'boltir-tuning-v0', this boltir reads '{FORMAT}'"):
+        TuningDatabase.open(path)
+
+
+def test_a_corrupt_record_is_an_error_not_a_guess(tmp_path):
+    path = tmp_path / "t.sqlite"
+    op = op_of(gemm_text(256, 256, 256))
+    with TuningDatabase.open(path) as database:
+        database.store(record_for(op))
+        database.connection.execute("UPDATE records SET best = '{\"family\": 3}'")
+        with pytest.raises(BoltError, match="holds a record boltir cannot read"):
+            database.lookup(tuning_key(op, "sm90", "NVIDIA H200"))
+
+
+def test_export_import_and_newer_wins(tmp_path):
+    op = op_of(gemm_text(4096, 3072, 768))
+    with TuningDatabase.open(tmp_path / "a.sqlite") as source:
+        source.store(record_for(op))
+        exported = source.export_json()
+    with TuningDatabase.open(tmp_path / "b.sqlite") as target:
+        assert target.import_json(exported) == (1, 0)
+        assert target.lookup(tuning_key(op, "sm90", "NVIDIA H200")) is not None
+        newer = record_for(op, times=[0.5] * 16)
+        newer.measured_at = "2999-01-01T00:00:00+00:00"
+        target.store(newer)
+        assert target.import_json(exported) == (0, 1)  # ours is newer: kept
+    with pytest.raises(BoltError, match="not a boltir tuning export"):
+        TuningDatabase.open(tmp_path / "c.sqlite").import_json('{"format": "something else", "records": []}')
+
+
+# --------------------------------------------------------------------------- selectors
+
+
+def test_db_selector_takes_the_fastest_allowed_record(tmp_path):
+    from boltir.passes import statistics
+    from boltir.passes.select_kernels import SelectKernelsPass
+
+    text = gemm_text(4096, 3072, 768)
+    op = op_of(text)
+    choices = candidates(op, "sm90", 132, 3).choices
+    # the last candidate (a 2.x one) is the fastest, then the first 3.x after the heuristic
+    times = [0.05] * len(choices)
+    times[-1], times[1] = 0.01, 0.02
+    path = tmp_path / "t.sqlite"
+    with TuningDatabase.open(path) as database:
+        database.store(record_for(op, times=times))
+    for cutlass, expected in ((3, choices[-1]), (2, choices[-1])):
+        module = parse_module(text, "<t>", ctx=make_context())
+        with statistics.collecting() as collected:
+            SelectKernelsPass(selector="db", arch="sm90", sms=132, cutlass=cutlass, tuning_db=str(path)).apply(make_context(), module)
+        chosen = next(o for o in module.walk() if isinstance(o, ops.GemmOp))
+        assert KernelChoice.from_attr(chosen.attributes["kernel"]) == expected
+        assert collected.get("select-kernels", "kernels from the tuning database") == 1
+    # the fastest 3.x is refused to a cutlass=2 build: the fastest 2.x among the records
+    times[-1] = 0.9
+    with TuningDatabase.open(path) as database:
+        database.store(record_for(op, times=times))
+    module = parse_module(text, "<t>", ctx=make_context())
+    SelectKernelsPass(selector="db", arch="sm90", sms=132, cutlass=2, tuning_db=str(path)).apply(make_context(), module)
+    chosen = KernelChoice.from_attr(next(o for o in module.walk() if isinstance(o, ops.GemmOp)).attributes["kernel"])
+    assert chosen.arch == "sm80" and chosen != choices[-1]
+
+
+def test_db_selector_without_a_record_or_a_database_is_the_heuristic(tmp_path):
+    from boltir.passes import statistics
+    from boltir.passes.select_kernels import SelectKernelsPass
+
+    text = gemm_text(4096, 3072, 768)
+    heuristic = parse_module(text, "<t>", ctx=make_context())
+    SelectKernelsPass(selector="heuristic", arch="sm90", sms=132).apply(make_context(), heuristic)
+    for path in (tmp_path / "missing.sqlite", tmp_path / "empty.sqlite"):
+        if path.name == "empty.sqlite":
+            TuningDatabase.open(path).close()
+        module = parse_module(text, "<t>", ctx=make_context())
+        with statistics.collecting() as collected:
+            SelectKernelsPass(selector="db", arch="sm90", sms=132, tuning_db=str(path)).apply(make_context(), module)
+        assert print_module(module) == print_module(heuristic)
+        assert collected.get("select-kernels", "kernels from the heuristic") == 1
+
+
+def test_tune_without_a_gpu_says_so(tmp_path, monkeypatch):
+    from boltir.tools import bolt_opt
+
+    monkeypatch.setattr(profiler, "gpu_identity", lambda: (_ for _ in ()).throw(
+        BoltError("tuning needs an NVIDIA GPU, and this machine has no CUDA driver (libcuda.so.1); build with --no-tune")))
+    path = tmp_path / "g.mlir"
+    path.write_text(gemm_text(256, 256, 256))
+    result = subprocess.run([sys.executable, "-m", "boltir.tools.bolt_opt", str(path), "-p",
+                             f'select-kernels{{selector=tune tuning_db="{tmp_path / "t.sqlite"}"}}'],
+                            capture_output=True, text=True, env={**os.environ, "LD_LIBRARY_PATH": "", "CUDA_VISIBLE_DEVICES": ""})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "tuning needs an NVIDIA GPU" in result.stderr or "found none" in result.stderr
+    assert bolt_opt  # imported: the tool exists
+
+
+# --------------------------------------------------------------------------- the profiler, faked
+
+FAKE_WORKER = textwrap.dedent("""
+    # Stands in for profile_worker: candidate stub s takes 0.01 * (s + 1) ms, except what
+    # FAKE_WORKER_MODE says: "crash=S" dies while measuring stub S (the first time only),
+    # "wrong=S" reports S wrong. Every request it reads is appended to FAKE_WORKER_LOG.
+    import json, os, sys
+    request = json.loads(open(sys.argv[1]).read())
+    with open(os.environ["FAKE_WORKER_LOG"], "a") as log:
+        log.write(json.dumps([[item["op"], [c["stub"] for c in item["candidates"]]] for item in request["ops"]]) + "\\n")
+    mode = os.environ.get("FAKE_WORKER_MODE", "")
+    marker = os.environ["FAKE_WORKER_LOG"] + ".crashed"
+    for item in request["ops"]:
+        for candidate in item["candidates"]:
+            stub = candidate["stub"]
+            print(json.dumps({"op": item["op"], "candidate": candidate["index"], "started": True}), flush=True)
+            if mode == f"crash={stub}" and not os.path.exists(marker):
+                open(marker, "w").close()
+                os._exit(9)
+            if mode == f"wrong={stub}":
+                print(json.dumps({"op": item["op"], "candidate": candidate["index"], "status": "wrong", "error": 0.5}), flush=True)
+                continue
+            print(json.dumps({"op": item["op"], "candidate": candidate["index"], "status": "ok", "ms": 0.01 * (stub + 1),
+                              "error": 1e-3}), flush=True)
+""")
+
+
+@pytest.fixture
+def fake_tuner(tmp_path, monkeypatch):
+    worker = tmp_path / "worker.py"
+    worker.write_text(FAKE_WORKER)
+    log = tmp_path / "worker.log"
+    monkeypatch.setenv("FAKE_WORKER_LOG", str(log))
+
+    def fake_build(self, jobs, work):  # every candidate "compiles"; stubs numbered in order
+        stub = 0
+        for job in jobs:
+            for candidate in job.candidates:
+                if candidate.template is not None:
+                    candidate.stub, stub = stub, stub + 1
+        return work / "profiler.so"
+
+    monkeypatch.setattr(Tuner, "_build", fake_build)
+
+    def make(database):
+        tuner = Tuner(database, "sm90", 3, progress=False, gpu=GPU)
+        tuner.worker_command = [sys.executable, str(worker)]
+        return tuner
+
+    make.requests = lambda: [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return make
+
+
+def gemm_ops():
+    return [op_of(gemm_text(4096, 3072, 768)), op_of(gemm_text(4096, 768, 3072)), op_of(gemm_text(1024, 1024, 1024))]
+
+
+def test_tuning_records_the_fastest_and_skips_known_ops(tmp_path, fake_tuner):
+    database = TuningDatabase.open(tmp_path / "t.sqlite")
+    items = gemm_ops()
+    records = fake_tuner(database).tune(items + [items[0]])  # a repeated op is tuned once
+    assert len(records) == 3 and len(database) == 3
+    for record in records.values():
+        assert record.best == record.measurements[0].choice  # stub order = candidate order: the first is fastest
+        assert all(m.status == "ok" for m in record.measurements)
+    assert len(fake_tuner.requests()) == 1
+    fake_tuner(database).tune(items)  # warm: nothing measured again
+    assert len(fake_tuner.requests()) == 1
+
+
+def test_a_crashing_candidate_is_recorded_and_the_rest_go_on(tmp_path, fake_tuner, monkeypatch):
+    monkeypatch.setenv("FAKE_WORKER_MODE", "crash=2")
+    database = TuningDatabase.open(tmp_path / "t.sqlite")
+    records = fake_tuner(database).tune(gemm_ops()[:1])
+    (record,) = records.values()
+    statuses = [m.status for m in record.measurements]
+    assert statuses[2] == "launch failed" and statuses.count("ok") == len(statuses) - 1
+    assert "died (exit code 9)" in record.measurements[2].detail
+    assert len(fake_tuner.requests()) == 2  # restarted once, for what was left
+
+
+def test_a_wrong_candidate_never_wins(tmp_path, fake_tuner, monkeypatch):
+    monkeypatch.setenv("FAKE_WORKER_MODE", "wrong=0")
+    database = TuningDatabase.open(tmp_path / "t.sqlite")
+    (record,) = fake_tuner(database).tune(gemm_ops()[:1]).values()
+    assert record.measurements[0].status == "wrong"
+    assert record.best == record.measurements[1].choice
+
+
+def test_an_interrupted_tuning_resumes_where_it_stopped(tmp_path, fake_tuner, monkeypatch):
+    database = TuningDatabase.open(tmp_path / "t.sqlite")
+    stores = []
+    original = TuningDatabase.store
+
+    def interrupt_after_the_first(self, record):
+        original(self, record)
+        stores.append(record)
+        if len(stores) == 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(TuningDatabase, "store", interrupt_after_the_first)
+    with pytest.raises(KeyboardInterrupt):
+        fake_tuner(database).tune(gemm_ops())
+    monkeypatch.setattr(TuningDatabase, "store", original)
+    assert len(database) == 1
+    fake_tuner(database).tune(gemm_ops())
+    assert len(database) == 3
+    # the resumed run measured only the two missing ops
+    assert len(fake_tuner.requests()[-1]) == 2
+
+
+def test_b2b_unfused_time_is_the_sum_of_its_halves(tmp_path, fake_tuner):
+    database = TuningDatabase.open(tmp_path / "t.sqlite")
+    op = op_of(b2b_gemm_text(16384, 64, 256, 64))
+    records = fake_tuner(database).tune([op])
+    assert len(records) == 3  # the b2b op and its two halves
+    record = records[tuning_key(op, "sm90", GPU[0])]
+    unfused = next(m for m in record.measurements if m.choice == UNFUSE)
+    halves = [r for k, r in records.items() if k.op_kind == "op.gemm"]
+    assert unfused.status == "ok" and unfused.ms == pytest.approx(sum(h.best_ms for h in halves))
+    assert record.best == min((m for m in record.measurements if m.status == "ok"), key=lambda m: m.ms).choice
+
+
+# --------------------------------------------------------------------------- bolt-tune
+
+
+def test_bolt_tune_show_export_import(tmp_path, capsys):
+    from boltir.tools import bolt_tune
+
+    path = tmp_path / "t.sqlite"
+    with TuningDatabase.open(path) as database:
+        database.store(record_for(op_of(gemm_text(4096, 3072, 768))))
+    assert bolt_tune.main(["db", "show", "--tuning-db", str(path)]) == 0
+    shown = capsys.readouterr().out
+    assert "NVIDIA H200" in shown and "4096x768,3072x768,3072,4096x3072" in shown and "1 records in" in shown
+    assert bolt_tune.main(["db", "show", "--all", "--tuning-db", str(path)]) == 0
+    assert capsys.readouterr().out.count(" ok ") >= 8
+    exported = tmp_path / "e.json"
+    assert bolt_tune.main(["db", "export", "--tuning-db", str(path), "-o", str(exported)]) == 0
+    assert bolt_tune.main(["db", "import", str(exported), "--tuning-db", str(tmp_path / "new.sqlite")]) == 0
+    assert "imported 1 record(s)" in capsys.readouterr().err
+
+
+def test_bolt_tune_errors_are_one_line(tmp_path, capsys):
+    from boltir.tools import bolt_tune
+
+    (tmp_path / "bad.sqlite").write_text("garbage")
+    assert bolt_tune.main(["db", "show", "--tuning-db", str(tmp_path / "bad.sqlite")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1 and "--fresh-tuning-db" in err
+    assert bolt_tune.main(["db", "show", "--tuning-db", str(tmp_path / "none.sqlite")]) == 1
+    assert capsys.readouterr().err.strip() == f"error: no tuning database at {tmp_path / 'none.sqlite'}"
+    assert bolt_tune.main(["db", "import", str(tmp_path / "missing.json"), "--tuning-db", str(tmp_path / "x.sqlite")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+    assert bolt_tune.main(["db", "show", "--fresh-tuning-db", "--tuning-db", str(tmp_path / "bad.sqlite")]) == 0
+    assert "no records" in capsys.readouterr().out
