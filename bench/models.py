@@ -118,9 +118,12 @@ def time_ms(fn) -> float:
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
-BUILDS = {"sm80": ("sm80", 2), "sm90": ("sm90", 3), "sm90-2x": ("sm90", 2)}
+BUILDS = {"sm80": ("sm80", 2), "sm90": ("sm90", 3), "sm90-2x": ("sm90", 2), "sm90-tuned": ("sm90", 3)}
 """What --builds names: an A100-targeted 2.x build, the sm90 build (3.x where it runs),
-and an sm90 build kept to 2.x kernels (for comparing the generations)."""
+an sm90 build kept to 2.x kernels (for comparing the generations), and an sm90 build
+whose kernels come from the tuning database $BOLTIR_TUNING_DB (boltc --no-tune). The
+others are heuristic builds (an empty database)."""
+HEURISTIC_DB = "/nonexistent/boltir-heuristic-builds.sqlite"
 
 
 def compiled_model(name: str, batch: int, model, work: Path, build: str = "sm90", builds: int = 2):
@@ -137,8 +140,9 @@ def compiled_model(name: str, batch: int, model, work: Path, build: str = "sm90"
     times = []
     for _ in range(builds):
         start = time.monotonic()
+        tuning_db = os.environ.get("BOLTIR_TUNING_DB", "") if build.endswith("-tuned") else HEURISTIC_DB
         result = boltir.compiler.compile(onnx_path, work / f"{name}_b{batch}_{build}", arch=arch, dtype="f16", progress=False,
-                                         cutlass=cutlass)
+                                         cutlass=cutlass, tuning_db=tuning_db)
         times.append(time.monotonic() - start)
     return result, inputs, times[0], times[-1]
 

@@ -71,7 +71,7 @@ def model_ops(name: str, batch: int, work: Path, arch: str) -> list[tuple[str, o
             key = tuning_key(op, arch)
             if key not in seen:
                 seen.add(key)
-                out.append((f"{name} {op.name.removeprefix('op.')} {key.problem.split(' ')[0]}", op))
+                out.append((f"{name} b{batch} {op.name.removeprefix('op.')} {key.problem.split(' ')[0]}", op))
     return out
 
 
@@ -171,7 +171,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default="/tmp/boltir-tuning.sqlite")
     parser.add_argument("--models", default="resnet50,bert")
-    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--batches", default="32", help="comma-separated batch sizes of the models")
     parser.add_argument("--facts", action="store_true", help="tune FACTS.md's workloads too")
     parser.add_argument("--arch", default="sm90")
     parser.add_argument("--work", default="/tmp/boltir-models")
@@ -186,7 +186,8 @@ def main() -> int:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
 
-    groups = [(name, model_ops(name, args.batch, work, args.arch)) for name in filter(None, args.models.split(","))]
+    groups = [(f"{name} b{batch}", model_ops(name, batch, work, args.arch)) for name in filter(None, args.models.split(","))
+              for batch in (int(b) for b in args.batches.split(","))]
     if args.facts:
         groups.append(("facts", facts_ops()))
     if args.only:
