@@ -544,3 +544,12 @@ def test_real_compile_error_names_the_kernel_and_the_line(real_nvcc):
     assert message.startswith("kernel 'broken_kernel' failed to compile: broken_kernel-")
     assert 'error: identifier "undefined_thing" is undefined' in message
     assert Path(message.split("(full log: ")[1].rstrip(")")).is_file()
+
+
+def test_keep_going_compiles_the_rest_and_reports_each_failure(fake_nvcc, cache_dir):
+    from boltir.backends.cuda.nvcc import compile_objects_keep_going
+
+    objects, failures = compile_objects_keep_going([job("good"), job("bad", "FAKE_ERROR"), job("also_good")], progress=False)
+    assert objects[0] is not None and objects[2] is not None and objects[1] is None
+    assert [f.job.name for f in failures] == ["bad"]
+    assert "identifier \"undefined_thing\" is undefined" in failures[0].first_error
