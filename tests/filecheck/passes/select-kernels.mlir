@@ -4,7 +4,7 @@
 // RUN: not bolt-opt %s -p 'select-kernels{cutlass=4}' 2>&1 | filecheck %s --check-prefix=GENERATION
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80}' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 // RUN: not bolt-opt %s -p 'select-kernels{arch=sm70}' 2>&1 | filecheck %s --check-prefix=ARCH
-// RUN: not bolt-opt %s -p 'select-kernels{selector=tune}' 2>&1 | filecheck %s --check-prefix=SELECTOR
+// RUN: not bolt-opt %s -p 'select-kernels{selector=random}' 2>&1 | filecheck %s --check-prefix=SELECTOR
 
 // select-kernels writes each GEMM's, conv's and b2b op's template parameters as its
 // `kernel` attribute; b2b ops that example 13 cannot run are split back into two ops.
@@ -12,7 +12,7 @@
 // ARCH:     {{^}}error: arch must be one of sm80, sm90; got 'sm70'{{$}}
 // ARCH-NOT: Traceback
 // GENERATION: {{^}}error: cutlass must be 2 (2.x kernels only) or 3 (3.x on sm90 where it runs), got 4{{$}}
-// SELECTOR:     {{^}}error: unknown kernel selector 'tune'; known: heuristic{{$}}
+// SELECTOR:     {{^}}error: unknown kernel selector 'random'; known: heuristic, db, tune{{$}}
 // SELECTOR-NOT: Traceback
 
 // STATS:      select-kernels
