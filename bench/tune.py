@@ -179,7 +179,7 @@ def main() -> int:
     parser.add_argument("--build-only", action="store_true",
                         help="compile every candidate into the object cache and stop (no GPU; for carrying the cache)")
     parser.add_argument("--only", help="only the ops whose label contains this text")
-    parser.add_argument("--skip", default="", help="comma-separated model groups to leave out, e.g. 'bert b1'")
+    parser.add_argument("--skip", default="", help="comma-separated model:batch groups to leave out, e.g. bert:1")
     parser.add_argument("--compile-peer-seconds", type=float, default=240.0,
                         help="how long torch.compile of the peers may take in all (then: skipped)")
     parser.add_argument("--export", help="export the database to this JSON file at the end")
@@ -188,8 +188,7 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
 
     groups = [(f"{name} b{batch}", model_ops(name, batch, work, args.arch)) for name in filter(None, args.models.split(","))
-              for batch in (int(b) for b in args.batches.split(",")) if f"{name} b{batch}" not in args.skip.split(",")]
-    groups = [(name, items) for name, items in groups if name not in args.skip.split(",")]
+              for batch in (int(b) for b in args.batches.split(",")) if f"{name}:{batch}" not in args.skip.split(",")]
     if args.facts:
         groups.append(("facts", facts_ops()))
     if args.only:
