@@ -185,6 +185,37 @@ def hopper_cases() -> list[Case]:
     return out
 
 
+def bert_b32_cases() -> list[Case]:
+    """BERT-base b32's 2.x GEMMs exactly as the sm80 build lowers them (row-major weights,
+    the batch folded into M; batched attention products), with that build's tiles: the
+    model fails there with a launch error (bench/RESULTS.md, 2026-12-03)."""
+
+    def module(args, op, result):
+        params = ", ".join(f"%{n}: {t}" for n, t in args)
+        types = ", ".join(t for _, t in args)
+        return f"func.func @main({params}) -> {result} {{\n  %0 = {op} : ({types}) -> {result}\n  func.return %0 : {result}\n}}\n"
+
+    big = {"tile": ((128, 256, 32), (64, 64, 32), (16, 8, 16), 4)}
+    out = []
+    for k, n, epilogue in ((768, 768, "bias"), (768, 3072, "bias, gelu"), (3072, 768, "bias, residual = add")):
+        args = [("x", f"tensor<32x128x{k}xf16>"), ("w", f"tensor<{k}x{n}xf16>"), ("bias", f"tensor<{n}xf16>")]
+        extra = " bias %bias"
+        if "residual" in epilogue:
+            args.append(("residual", f"tensor<32x128x{n}xf16>"))
+            extra += " residual %residual"
+        text = module(args, f"op.gemm %x, %w{extra} {{epilogue = #op.epilogue<{epilogue}>}}", f"tensor<32x128x{n}xf16>")
+        out.append(Case(f"bert-b32 2.x gemm 32x128x{k} @ {k}x{n} row 128x256x32 s4 <{epilogue}>", text, override=big))
+    qk = module([("q", "tensor<32x12x128x64xf16>"), ("kt", "tensor<32x12x64x128xf16>")], "op.gemm %q, %kt {epilogue = #op.epilogue<>}",
+                "tensor<32x12x128x128xf16>")
+    out.append(Case("bert-b32 2.x gemm batched 32x12 128x128x64 row 128x128x32 s5 <>", qk,
+                    override={"tile": ((128, 128, 32), (64, 64, 32), (16, 8, 16), 5)}))
+    pv = module([("p", "tensor<32x12x128x128xf16>"), ("v", "tensor<32x12x128x64xf16>")], "op.gemm %p, %v {epilogue = #op.epilogue<>}",
+                "tensor<32x12x128x64xf16>")
+    out.append(Case("bert-b32 2.x gemm batched 32x12 128x64x128 row 128x64x32 s5 <>", pv,
+                    override={"tile": ((128, 64, 32), (64, 32, 32), (16, 8, 16), 5)}))
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run the cases whose label contains this text")
@@ -194,7 +225,7 @@ def main() -> int:
     parser.add_argument("--library", default="/tmp/boltir-check/kernels.so")
     args = parser.parse_args()
 
-    all_cases = [c for c in cases() + hopper_cases() if not args.only or args.only in c.label]
+    all_cases = [c for c in cases() + hopper_cases() + bert_b32_cases() if not args.only or args.only in c.label]
     rows, lowered = [], []
     for case in all_cases:
         try:

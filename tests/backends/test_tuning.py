@@ -455,3 +455,29 @@ def test_bolt_tune_errors_are_one_line(tmp_path, capsys):
     assert "cannot read" in capsys.readouterr().err
     assert bolt_tune.main(["db", "show", "--fresh-tuning-db", "--tuning-db", str(tmp_path / "bad.sqlite")]) == 0
     assert "no records" in capsys.readouterr().out
+
+
+def small_resnet(tmp_path, repo_root) -> Path:
+    subprocess.run([sys.executable, str(repo_root / "examples" / "small_resnet" / "make_model.py"), str(tmp_path)], check=True,
+                   capture_output=True)
+    return next(tmp_path.glob("*.onnx"))
+
+
+def test_boltc_tune_without_a_gpu_is_one_clear_line(tmp_path, capsys, monkeypatch, repo_root):
+    from boltir.tools import boltc
+
+    monkeypatch.setattr(profiler, "gpu_identity", lambda: (_ for _ in ()).throw(
+        BoltError("tuning needs an NVIDIA GPU, and the CUDA driver found none; build with --no-tune")))
+    model = small_resnet(tmp_path, repo_root)
+    assert boltc.main([str(model), "--emit", "cutlass", "--tune", "--tuning-db", str(tmp_path / "t.sqlite")]) == 1
+    assert capsys.readouterr().err.strip() == "error: tuning needs an NVIDIA GPU, and the CUDA driver found none; build with --no-tune"
+
+
+def test_boltc_no_tune_reads_the_database_and_says_untuned(tmp_path, capsys, repo_root):
+    from boltir.tools import boltc
+
+    model = small_resnet(tmp_path, repo_root)
+    assert boltc.main([str(model), "--emit", "cutlass", "--no-tune", "--pass-stats", "--tuning-db", str(tmp_path / "none.sqlite"),
+                       "-o", str(tmp_path / "out.mlir")]) == 0
+    err = capsys.readouterr().err
+    assert "kernels from the heuristic" in err and "no tuning database at" in err
