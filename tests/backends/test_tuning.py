@@ -481,3 +481,17 @@ def test_boltc_no_tune_reads_the_database_and_says_untuned(tmp_path, capsys, rep
                        "-o", str(tmp_path / "out.mlir")]) == 0
     err = capsys.readouterr().err
     assert "kernels from the heuristic" in err and "no tuning database at" in err
+
+
+def test_batched_2x_gemms_take_square_tiles_only():
+    # BERT-base b32's attention product: non-square 2.x tiles failed to launch on the H200
+    text = ("func.func @main(%p: tensor<32x12x128x128xf16>, %v: tensor<32x12x128x64xf16>) -> tensor<32x12x128x64xf16> {\n"
+            "  %0 = op.gemm %p, %v {epilogue = #op.epilogue<>} : (tensor<32x12x128x128xf16>, tensor<32x12x128x64xf16>) -> tensor<32x12x128x64xf16>\n"
+            "  func.return %0 : tensor<32x12x128x64xf16>\n}\n")
+    op = op_of(text)
+    for sms in (108, 132):
+        tile = HeuristicSelector(sms=sms, cutlass=2).select(op, "sm80").tile.threadblock
+        assert tile[0] == tile[1]
+    found = candidates(op, "sm90", 132, 3)
+    assert all(c.tile.threadblock[0] == c.tile.threadblock[1] for c in found.choices if c.arch == "sm80")
+    assert found.pruned["batched non-square 2.x tile"] > 0

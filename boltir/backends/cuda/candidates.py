@@ -184,8 +184,15 @@ def legacy_gemm(op: ops.GemmOp, base: KernelChoice, sms: int, limit: int, found:
     batch = math.prod(tensor_shape(op.output.type)[:-2])
     bits = element_bits(op.a)
     splittable = batch == 1 and plan_epilogue(op.epilogue).kind != "residual_block"
+    from boltir.backends.cuda.emitter import _gemm_batching
+
+    batching = _gemm_batching(op)
+    batched = batching["batch_mode"] != "none" and not batching["fold_batch"]
     ranked = []
     for tile in legacy_tiles(bits, element_bits(op.b), "sm80", found):
+        if batched and tile.threadblock[0] != tile.threadblock[1]:
+            found.prune("batched non-square 2.x tile")  # they fail to launch on the H200 (selection.BATCHED_GEMM_TILES)
+            continue
         score, tiles = tile_score(m, n, batch, tile.threadblock[0], tile.threadblock[1], sms)
         # deeper pipelines and K = 64 tiles hide more latency; a small bonus orders them
         score *= 1 + 0.01 * tile.stages + 0.02 * (tile.threadblock[2] == 64)

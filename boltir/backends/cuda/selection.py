@@ -220,12 +220,20 @@ def tile_score(m: int, n: int, batch: int, tile_m: int, tile_n: int, sms: int) -
     return efficiency * (tile_m * tile_n) ** 0.25 * min(1.0, tiles / sms) ** 0.5, tiles
 
 
-def choose_gemm_tile(m: int, n: int, k: int, batch: int, bits: int, arch: str, sms: int = 0) -> tuple[Tile, int]:
-    """The largest tile whose grid keeps the GPU busy; then split-k for small grids.
+BATCHED_GEMM_TILES = tuple(pair for pair in GEMM_TILES if pair[0][0] == pair[0][1])
+"""The tiles a truly batched 2.x GEMM (A and B both batched: attention) may take. On the
+H200 every non-square 2.x tile (128x64, 64x128, K 32 or 64) failed to launch for BERT-base
+b32's batched products (384 batches, CUTLASS kErrorInternal), while 128x128 and 64x64 ran
+(the tuner's run of 2026-12-03, bench/RESULTS.md); the cause is not known."""
+
+
+def choose_gemm_tile(m: int, n: int, k: int, batch: int, bits: int, arch: str, sms: int = 0,
+                     tiles=GEMM_TILES) -> tuple[Tile, int]:
+    """The largest of `tiles` whose grid keeps the GPU busy; then split-k for small grids.
     `sms` is the GPU's multiprocessor count (0: the arch's flagship, 108 or 132)."""
     sms = sms or MULTIPROCESSORS[arch]
     best = None
-    for threadblock, warp in GEMM_TILES:
+    for threadblock, warp in tiles:
         threadblock, warp = tile_for_bits(threadblock, warp, bits)
         score, tiles = tile_score(m, n, batch, threadblock[0], threadblock[1], sms)
         if best is None or score > best[0] + 1e-9:
@@ -414,7 +422,11 @@ class HeuristicSelector:
         m, n, k = op.problem
         batch = math.prod(tensor_shape(op.output.type)[:-2])
         bits = element_bits(op.a)
-        tile, split_k = choose_gemm_tile(m, n, k, batch, bits, arch, self.sms)
+        from boltir.backends.cuda.emitter import _gemm_batching
+
+        batching = _gemm_batching(op)
+        batched = batching["batch_mode"] != "none" and not batching["fold_batch"]
+        tile, split_k = choose_gemm_tile(m, n, k, batch, bits, arch, self.sms, BATCHED_GEMM_TILES if batched else GEMM_TILES)
         if batch > 1:
             split_k = 1  # a batched GEMM fills the GPU with its batch
         if plan_epilogue(op.epilogue).kind == "residual_block":
