@@ -45,6 +45,7 @@ from boltir.backends.cuda.selection import (
     UNFUSE,
     HeuristicSelector,
     KernelChoice,
+    batches_operands,
     depthwise_pixels,
     element_bits,
     hopper_conv_problem,
@@ -76,7 +77,8 @@ LEGACY_TILES: tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ...] = (
     ((64, 128, 64), (32, 64, 64)),
     ((64, 64, 64), (32, 32, 64)),
 )
-"""Threadblock and warp tiles of CUTLASS's Sm80 16-bit tensor-op kernels."""
+"""Threadblock and warp tiles of CUTLASS's Sm80 16-bit tensor-op kernels (a superset of the
+heuristic's GEMM_TILES, in the order that breaks score ties)."""
 LEGACY_STAGES = (3, 4, 5)
 
 HOPPER_GEMM_SHAPES = tuple((m, n, 64) for m in (64, 128, 256) for n in (64, 128, 192, 256) if m * n <= 256 * 128)
@@ -184,10 +186,7 @@ def legacy_gemm(op: ops.GemmOp, base: KernelChoice, sms: int, limit: int, found:
     batch = math.prod(tensor_shape(op.output.type)[:-2])
     bits = element_bits(op.a)
     splittable = batch == 1 and plan_epilogue(op.epilogue).kind != "residual_block"
-    from boltir.backends.cuda.emitter import _gemm_batching
-
-    batching = _gemm_batching(op)
-    batched = batching["batch_mode"] != "none" and not batching["fold_batch"]
+    batched = batches_operands(op)
     ranked = []
     for tile in legacy_tiles(bits, element_bits(op.b), "sm80", found):
         if batched and tile.threadblock[0] != tile.threadblock[1]:

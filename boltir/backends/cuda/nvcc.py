@@ -503,25 +503,10 @@ def compile_objects(
     error line and the full log."""
     if jobs_limit is not None and jobs_limit < 1:
         raise BoltError(f"the number of parallel compiles must be at least 1, not {jobs_limit}")
-    jobs = list(jobs)
-    if not jobs:
-        return []
-    toolchain = Toolchain.find()
-    cache = ObjectCache(cache_root())
-    cache.prepare()
-
-    keys = [toolchain.object_key(job) for job in jobs]
-    unique: dict[str, CompileJob] = {}
-    for key, job in zip(keys, jobs):
-        unique.setdefault(key, job)
-    to_compile = [(key, job) for key, job in unique.items() if not cache.object_path(key).exists()]
-    to_compile.sort(key=lambda item: -item[1].memory_bytes)  # long poles first
-
-    if to_compile:
-        failures = compile_in_parallel(to_compile, toolchain, cache, jobs_limit, Progress(len(unique), len(unique) - len(to_compile), show_progress(progress)))
-        if failures:
-            raise compile_error(failures, cache)
-    return [cache.object_path(key) for key in keys]
+    paths, failures = _compile(list(jobs), jobs_limit, progress, "nvcc", keep_going=False)
+    if failures:
+        raise compile_error(failures, ObjectCache(cache_root()))
+    return paths
 
 
 def compile_objects_keep_going(
@@ -533,7 +518,13 @@ def compile_objects_keep_going(
 ) -> tuple[list[Path | None], list[CompileFailure]]:
     """`compile_objects` for the profiler: a failed compile does not stop the others. Returns
     each job's object (None where it failed) and the failures (with their logs)."""
-    jobs = list(jobs)
+    return _compile(list(jobs), jobs_limit, progress, description, keep_going=True)
+
+
+def _compile(jobs: list[CompileJob], jobs_limit: int | None, progress, description: str,
+             keep_going: bool) -> tuple[list[Path | None], list[CompileFailure]]:
+    """Compiles the jobs not in the cache (identical ones once, long poles first); returns
+    each job's object path (None where it failed) and the failures."""
     if not jobs:
         return [], []
     toolchain = Toolchain.find()
@@ -544,12 +535,12 @@ def compile_objects_keep_going(
     for key, job in zip(keys, jobs):
         unique.setdefault(key, job)
     to_compile = [(key, job) for key, job in unique.items() if not cache.object_path(key).exists()]
-    to_compile.sort(key=lambda item: -item[1].memory_bytes)
+    to_compile.sort(key=lambda item: -item[1].memory_bytes)  # long poles first
     failures: list[CompileFailure] = []
     if to_compile:
         failures = compile_in_parallel(to_compile, toolchain, cache, jobs_limit,
                                        Progress(len(unique), len(unique) - len(to_compile), show_progress(progress), description),
-                                       keep_going=True)
+                                       keep_going=keep_going)
     return [cache.object_path(key) if cache.object_path(key).exists() else None for key in keys], failures
 
 

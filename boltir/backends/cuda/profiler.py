@@ -58,6 +58,9 @@ GROUP_SIZE = {"sm90": 3, "sm80": 4}
 """Template instances per translation unit (3.x ones are the expensive ones)."""
 REPEATS, INNER, WARMUP = 15, 5, 5
 L2_BYTES = 60 * 2**20
+MAX_POINTERS = 7
+"""Pointers per operand set in the profiler's ABI (the most any family takes: a b2b op's
+six, plus one spare); the output is always the last."""
 WORKER_RESTARTS = 8
 """A worker that dies this many times in one tuning stops it (the GPU is unwell)."""
 
@@ -224,7 +227,7 @@ class Tuner:
         if found is not None:
             records[key] = found
             return key
-        name, sms, _ = self.gpu
+        sms = self.gpu[1]
         found_candidates = candidates(op, self.arch, sms or MULTIPROCESSORS[self.arch], self.cutlass)
         job = OpJob(op, key, single_op_module(op), pruned=found_candidates.pruned)
         if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp) and UNFUSE in found_candidates.choices:
@@ -363,7 +366,6 @@ class Tuner:
         bar = _progress_bar(total, "measuring candidates", self.progress)
         best: dict[int, float] = {}
         restarts = 0
-        pending_jobs = [job for job in all_jobs if job not in jobs]  # nothing to measure: b2b "unfused" only, or all refused
         try:
             while any(remaining.values()):
                 request = {"library": str(library), "repeats": REPEATS, "inner": INNER, "warmup": WARMUP, "l2_bytes": L2_BYTES,
@@ -413,9 +415,8 @@ class Tuner:
                         raise BoltError(f"the measuring process died {restarts} times; the GPU looks unwell (last: exit code {code})")
         finally:
             bar.close()
-        for job in pending_jobs:
-            self._finish(job, records)
-        # b2b ops whose "unfused" time needed their halves: now they are known
+        # ops with nothing to measure (all refused; a b2b op's "unfused" alone), and b2b ops
+        # whose "unfused" time needed their halves, in plan order: halves come first
         for job in all_jobs:
             if job.key not in records:
                 self._finish(job, records)
@@ -448,7 +449,3 @@ class Tuner:
             summary += f" ({len(failed)} of {len(measurements)} candidates " + ", ".join(sorted({m.status for m in failed})) + ")"
         self.report.append(summary)
 
-
-MAX_POINTERS = 7
-"""Pointers per operand set in the profiler's ABI (the most any family takes: a b2b op's
-six, plus one spare); the output is always the last."""

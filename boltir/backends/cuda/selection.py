@@ -311,6 +311,15 @@ def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Ti
     return hopper_tile(threadblock, schedule), schedule, cluster, split_k
 
 
+def batches_operands(op: ops.GemmOp) -> bool:
+    """Whether the GEMM is truly batched (its batch is a grid dimension, not folded into M),
+    by the emitter's own reading of its batch attributes."""
+    from boltir.backends.cuda.emitter import _gemm_batching
+
+    batching = _gemm_batching(op)
+    return batching["batch_mode"] != "none" and not batching["fold_batch"]
+
+
 def hopper_gemm_problem(op: ops.GemmOp) -> tuple[int, int, int, int] | None:
     """(rows, N, K, batch count) of the 3.x GEMM that would run `op` (a folded batch is in
     the rows), or None where no 3.x instance can run it: element types, rows TMA cannot
@@ -422,11 +431,8 @@ class HeuristicSelector:
         m, n, k = op.problem
         batch = math.prod(tensor_shape(op.output.type)[:-2])
         bits = element_bits(op.a)
-        from boltir.backends.cuda.emitter import _gemm_batching
-
-        batching = _gemm_batching(op)
-        batched = batching["batch_mode"] != "none" and not batching["fold_batch"]
-        tile, split_k = choose_gemm_tile(m, n, k, batch, bits, arch, self.sms, BATCHED_GEMM_TILES if batched else GEMM_TILES)
+        tiles = BATCHED_GEMM_TILES if batches_operands(op) else GEMM_TILES
+        tile, split_k = choose_gemm_tile(m, n, k, batch, bits, arch, self.sms, tiles)
         if batch > 1:
             split_k = 1  # a batched GEMM fills the GPU with its batch
         if plan_epilogue(op.epilogue).kind == "residual_block":

@@ -372,6 +372,3 @@ def describe_choice(choice: KernelChoice | str) -> str:
         text += f" splitk{choice.split_k}"
     return text
 
-
-def is_op_tunable(op: Operation) -> bool:
-    return isinstance(op, ops.GemmOp | ops.Conv2dOp | ops.B2bGemmOp | ops.B2bConv2dOp)
