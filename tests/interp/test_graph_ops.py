@@ -358,6 +358,8 @@ def test_cast_to_narrow_integer(source, target, rng):
     near = [-0.0, 0.5, -0.5, 0.99, -0.99, info.min - 0.75, info.max + 0.75]
     randoms = rng.uniform(info.min - 0.999, info.max + 0.999, 48)
     x = np.concatenate([exact, near, randoms]).astype(source)
+    # Rounding to f16 can carry a value near the ends onto lowest - 1 or highest + 1.
+    x = x[(x > info.min - 1) & (x < info.max + 1)]
     got = check_cast(x, target)
     np.testing.assert_array_equal(got.astype(np.int64), np.trunc(x.astype(np.float64)).astype(np.int64))
 
