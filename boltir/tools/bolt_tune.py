@@ -72,12 +72,12 @@ def show(database, every: bool) -> str:
         ok = sum(m.status == "ok" for m in record.measurements)
         rows.append((key.gpu, key.arch, key.op_kind.removeprefix("op."), key.problem.split(" ")[0], key.epilogue.removeprefix("#op.epilogue"),
                      describe_choice(record.best), f"{record.best_ms:.4f}" if record.best_ms > 0 else "-",
-                     f"{ok}/{len(record.measurements)}", record.measured_at))
+                     f"{ok}/{len(record.measurements)}", record.timing or "-", record.measured_at))
         if every:
             for m in sorted(record.measurements, key=lambda m: (m.ms is None, m.ms or 0)):
                 rows.append(("", "", "", "", "", "  " + describe_choice(m.choice), f"{m.ms:.4f}" if m.ms else "-", m.status,
-                             m.detail[:60]))
-    text = table(rows, ("gpu", "arch", "op", "shapes", "epilogue", "best", "ms", "ok", "measured"))
+                             m.timing, m.detail[:60]))
+    text = table(rows, ("gpu", "arch", "op", "shapes", "epilogue", "best", "ms", "ok", "timing", "measured"))
     return text + f"{len(records)} records in {database.path}\n"
 
 

@@ -322,7 +322,7 @@ FAKE_WORKER = textwrap.dedent("""
                 print(json.dumps({"op": item["op"], "candidate": candidate["index"], "status": "wrong", "error": 0.5}), flush=True)
                 continue
             print(json.dumps({"op": item["op"], "candidate": candidate["index"], "status": "ok", "ms": 0.01 * (stub + 1),
-                              "error": 1e-3}), flush=True)
+                              "error": 1e-3, "timing": request["timing"]}), flush=True)
 """)
 
 
@@ -367,6 +367,46 @@ def test_tuning_records_the_fastest_and_skips_known_ops(tmp_path, fake_tuner):
     assert len(fake_tuner.requests()) == 1
     fake_tuner(database).tune(items)  # warm: nothing measured again
     assert len(fake_tuner.requests()) == 1
+
+
+def test_records_timed_from_the_host_are_measured_again_with_graphs(tmp_path, fake_tuner):
+    """Records from before graph timing (no `timing`: read as "stream") are stale: --tune
+    measures them again and replaces them; graph-timed ones are kept."""
+    database = TuningDatabase.open(tmp_path / "t.sqlite")
+    items = gemm_ops()
+    records = fake_tuner(database).tune(items)
+    assert {r.timing for r in records.values()} == {"graph"}
+    old = json.loads(database.export_json())
+    for record in old["records"][:2]:
+        for measurement in record["measurements"]:
+            measurement.pop("timing", None)
+    other = TuningDatabase.open(tmp_path / "old.sqlite")
+    other.import_json(json.dumps(old))
+    assert sorted(r.timing for r in other.records()) == ["graph", "stream", "stream"]
+    fake_tuner(other).tune(items)
+    assert len(fake_tuner.requests()[-1]) == 2  # only the two stream-timed ops
+    assert {r.timing for r in other.records()} == {"graph"}
+
+
+def test_the_generated_profiler_compiles(tmp_path):
+    """The profiler unit (`profile.cu.j2`: stream and graph timing) compiles with the real
+    nvcc; its launchers are only declared there, so this needs no CUTLASS and no GPU."""
+    import shutil
+
+    nvcc = os.environ.get("BOLTIR_NVCC") or shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not on PATH (set BOLTIR_NVCC)")
+    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU)
+    records, jobs = {}, {}
+    for op in gemm_ops()[:2]:
+        tuner._plan(op, records, jobs)
+    stubs = [Tuner._stub(job, c) for job in jobs.values() for c in job.candidates[:2] if c.template is not None]
+    source = tmp_path / "profile.cu"
+    source.write_text(Tuner._profiler_source(stubs))
+    assert "cudaStreamBeginCapture" in source.read_text() and len(stubs) == 4
+    result = subprocess.run([nvcc, "-std=c++17", "-c", str(source), "-o", str(tmp_path / "profile.o")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-4000:]
 
 
 def test_a_crashing_candidate_is_recorded_and_the_rest_go_on(tmp_path, fake_tuner, monkeypatch):

@@ -121,16 +121,26 @@ def measure_op(library: Library, request: dict, item: dict) -> None:
                     emit(op=item["op"], candidate=index, status="wrong", error=error,
                          detail=f"relative error {error:.3g} against the interpreter (tolerance {tolerance:g})")
                     continue
+                timing, note = request["timing"], ""
                 samples = (ctypes.c_float * request["repeats"])()
-                code = library.lib.boltir_tune_time(stub, first_set, count, ctypes.c_void_p(workspace), ctypes.c_size_t(bytes_needed),
-                                                    request["warmup"], request["repeats"], request["inner"], samples)
+
+                def time_candidate(graph: bool) -> int:
+                    return library.lib.boltir_tune_time(stub, first_set, count, ctypes.c_void_p(workspace),
+                                                        ctypes.c_size_t(bytes_needed), request["warmup"], request["repeats"],
+                                                        request["inner"], int(graph), samples)
+
+                code = time_candidate(timing == "graph")
+                if code != 0 and timing == "graph" and library.context_alive():
+                    # a launcher that cannot be captured still gets a time, marked as such
+                    timing, note = "stream", f"timed without a graph: capturing failed ({library.message(code)})"
+                    code = time_candidate(False)
                 if code != 0:
                     emit(op=item["op"], candidate=index, status="launch failed", detail=library.message(code))
                     if not library.context_alive():
                         sys.exit(STICKY)
                     continue
                 emit(op=item["op"], candidate=index, status="ok", ms=float(np.median(np.frombuffer(samples, dtype=np.float32))),
-                     error=error)
+                     error=error, timing=timing, detail=note)
             finally:
                 if workspace:
                     library.free(workspace)

@@ -7,7 +7,9 @@ and records the results in the tuning database.
 **Steps.**
 
 1. *What is missing.* Each op's `tuning_key` (on this GPU, read through the driver) is
-   looked up; found keys cost nothing. Identical ops (same key) are tuned once.
+   looked up; found keys cost nothing, unless their record was timed the older way
+   (`timing` "stream", before graph timing): those are measured again. Identical ops
+   (same key) are tuned once.
 2. *Candidates* (`candidates.py`), each lowered alone (a one-op function whose arguments
    are the op's operands) through `lower-op-to-cutlass`; a candidate the template rules
    refuse is recorded as "refused". A b2b op's unfused candidate is timed as the sum of its
@@ -23,8 +25,14 @@ and records the results in the tuning database.
    it, with that candidate recorded as "launch failed". Each candidate first runs once on
    random data and is compared with the op-level interpreter (‖Δ‖/‖ref‖ under 1e-2, 1e-3
    for f32); a wrong one is recorded as "wrong" and not timed. The others are timed with
-   CUDA events: a warm-up, then the median of `REPEATS` samples of `INNER` back-to-back
-   launches, rotating over copies of the operands when one set fits in L2.
+   CUDA events: `INNER` back-to-back launches (rotating over copies of the operands when
+   one set fits in L2) are captured once as a CUDA graph; after a warm-up, each of
+   `REPEATS` samples is one replay, and the median counts. Graph replay measures device
+   time, which is what a model's graph replay pays: issued one by one from the host,
+   small kernels measure the launcher's host work instead (a 3.x launcher builds TMA
+   descriptors), and the tuner used to prefer 2.x kernels that are slower on the device
+   for that reason. A launcher that cannot be captured is timed from the host, and its
+   measurement says so (`timing`).
 5. *Recording.* Each op's record is written as soon as its last candidate is measured, so
    an interrupted tuning resumes where it stopped.
 
@@ -56,7 +64,9 @@ from boltir.dialects import op as ops
 
 GROUP_SIZE = {"sm90": 3, "sm80": 4}
 """Template instances per translation unit (3.x ones are the expensive ones)."""
-REPEATS, INNER, WARMUP = 15, 5, 5
+REPEATS, INNER, WARMUP = 15, 10, 10
+TIMING = "graph"
+"""How candidates are timed (see step 4); records timed otherwise are measured again."""
 L2_BYTES = 60 * 2**20
 MAX_POINTERS = 7
 """Pointers per operand set in the profiler's ABI (the most any family takes: a b2b op's
@@ -224,7 +234,7 @@ class Tuner:
         if key in records or key in jobs:
             return key
         found = self.database.lookup(key)
-        if found is not None:
+        if found is not None and found.timing in (TIMING, ""):
             records[key] = found
             return key
         sms = self.gpu[1]
@@ -369,7 +379,7 @@ class Tuner:
         try:
             while any(remaining.values()):
                 request = {"library": str(library), "repeats": REPEATS, "inner": INNER, "warmup": WARMUP, "l2_bytes": L2_BYTES,
-                           "max_pointers": MAX_POINTERS,
+                           "max_pointers": MAX_POINTERS, "timing": TIMING,
                            "ops": [{**p, "candidates": [c for c in p["candidates"] if c["index"] in remaining[p["op"]]]}
                                    for p in plan if remaining[p["op"]]]}
                 request_path = work / "request.json"
@@ -388,7 +398,7 @@ class Tuner:
                     started = None
                     job, candidate = jobs[i], jobs[i].candidates[j]
                     candidate.outcome = Measurement(candidate.choice, message["status"], message.get("ms"), message.get("error"),
-                                                    message.get("detail", ""))
+                                                    message.get("detail", ""), message.get("timing", ""))
                     remaining[i].remove(j)
                     bar.update(1)
                     if message["status"] == "ok":
@@ -430,7 +440,8 @@ class Tuner:
                 if candidate.choice == UNFUSE:
                     if first.best_ms > 0 and second.best_ms > 0:
                         candidate.outcome = Measurement(UNFUSE, "ok", first.best_ms + second.best_ms,
-                                                        detail=f"the halves' best: {first.best_ms:.4f} + {second.best_ms:.4f} ms")
+                                                        detail=f"the halves' best: {first.best_ms:.4f} + {second.best_ms:.4f} ms",
+                                                        timing=first.timing if first.timing == second.timing else "stream")
                     else:
                         candidate.outcome = Measurement(UNFUSE, "refused", detail="a half has no working candidate")
         measurements = [c.outcome or Measurement(c.choice, "not measured") for c in job.candidates]

@@ -139,22 +139,30 @@ def choice_from_json(data: dict | str) -> KernelChoice | str:
 class Measurement:
     """One candidate's outcome: status "ok" (with its median ms and error), or "wrong",
     "compile failed", "launch failed", "refused" (the template rules turned it down),
-    each with a detail."""
+    each with a detail. `timing` says how an "ok" time was taken: "graph" (replays of a
+    captured CUDA graph: device time, what a model's graph replay pays) or "stream"
+    (launches issued from the host: includes the launcher's host work). Records written
+    before boltir timed with graphs have no `timing`; they read as "stream"."""
 
     choice: KernelChoice | str
     status: str
     ms: float | None = None
     error: float | None = None
     detail: str = ""
+    timing: str = ""
 
     def to_json(self) -> dict:
-        return {"choice": choice_to_json(self.choice), "status": self.status, "ms": self.ms,
+        data = {"choice": choice_to_json(self.choice), "status": self.status, "ms": self.ms,
                 "error": self.error, "detail": self.detail}
+        if self.status == "ok":
+            data["timing"] = self.timing or "stream"
+        return data
 
     @staticmethod
     def from_json(data: dict) -> Measurement:
+        timing = data.get("timing", "stream" if data["status"] == "ok" else "")
         return Measurement(choice_from_json(data["choice"]), data["status"], data.get("ms"), data.get("error"),
-                           data.get("detail", ""))
+                           data.get("detail", ""), timing)
 
 
 @dataclass
@@ -165,6 +173,13 @@ class TuningRecord:
     measurements: list[Measurement] = field(default_factory=list)
     version: str = ""
     measured_at: str = ""
+
+    @property
+    def timing(self) -> str:
+        """"graph" when any candidate was timed by graph replay, else "stream" ("" when
+        nothing was timed)."""
+        timings = {m.timing for m in self.measurements if m.status == "ok"}
+        return "graph" if "graph" in timings else ("stream" if timings else "")
 
     def best_of(self, allowed) -> tuple[KernelChoice | str, float] | None:
         """The fastest correct candidate that `allowed(choice)` accepts, with its time."""
