@@ -553,3 +553,42 @@ def test_keep_going_compiles_the_rest_and_reports_each_failure(fake_nvcc, cache_
     assert objects[0] is not None and objects[2] is not None and objects[1] is None
     assert [f.job.name for f in failures] == ["bad"]
     assert "identifier \"undefined_thing\" is undefined" in failures[0].first_error
+
+
+# ------------------------------------------------------- members of larger units
+
+
+def test_a_unit_compiled_inside_a_larger_one_is_not_compiled_again(fake_nvcc, cache_dir):
+    """The profiler compiles kernels a, b together and records them as members; a build
+    that wants a's and b's one-kernel units gets that object, with no nvcc call."""
+    from boltir.backends.cuda.nvcc import record_members
+
+    a, b, c = job("a", "A"), job("b", "B"), job("c", "C")
+    (group,) = compile_objects([job("a_and_b", "A B")], progress=False)
+    record_members(job("a_and_b", "A B"), [a, b])
+    calls = len(fake_nvcc.compile_calls())
+    objects = compile_objects([a, c, b], progress=False)
+    assert objects[0] == objects[2] == group and objects[1] != group
+    assert len(fake_nvcc.compile_calls()) == calls + 1  # only c
+
+
+def test_no_kernel_comes_from_two_larger_units(fake_nvcc, cache_dir):
+    """Two larger units both hold b: the second is not taken, so b is defined once."""
+    from boltir.backends.cuda.nvcc import record_members
+
+    a, b, c = job("a", "A"), job("b", "B"), job("c", "C")
+    first, second = compile_objects([job("a_and_b", "A B"), job("b_and_c", "B C")], progress=False)
+    record_members(job("a_and_b", "A B"), [a, b])
+    record_members(job("b_and_c", "B C"), [b, c])
+    objects = compile_objects([a, b, c], progress=False)
+    assert objects[0] == objects[1] == first
+    assert objects[2] not in (first, second)  # c is compiled alone
+
+
+def test_members_of_a_unit_not_in_the_cache_are_not_recorded(fake_nvcc, cache_dir):
+    from boltir.backends.cuda.nvcc import record_members
+
+    record_members(job("never_built", "X Y"), [job("x", "X")])
+    assert not list((cache_dir / "members").glob("*.json"))
+    (obj,) = compile_objects([job("x", "X")], progress=False)
+    assert obj.is_file() and len(fake_nvcc.compile_calls()) == 1

@@ -409,6 +409,27 @@ def test_the_generated_profiler_compiles(tmp_path):
     assert result.returncode == 0, result.stderr[-4000:]
 
 
+@pytest.mark.parametrize("text", [gemm_text(4096, 3072, 768), conv_text(32, 56, 56, 64, 64, 3, 3)])
+def test_a_tuned_kernel_is_the_unit_a_model_build_compiles(tmp_path, text):
+    """The profiler records each kernel as a member of its larger unit by the one-kernel
+    unit a model build would compile: the same source and arch, so the build finds it."""
+    from boltir.backends.cuda.emitter import emit_translation_unit, kernel_arch, kernel_name
+    from boltir.backends.cuda.host import build_program
+    from boltir.compiler import backend_passes
+    from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
+
+    ctx = make_context()
+    module = parse_module(text, "<test>", ctx=ctx)
+    run_passes(module, parse_pipeline_spec(",".join(backend_passes("sm90", selector="heuristic")), available_passes()), ctx)
+    built = {(job.source, job.arch) for job in build_program(module, "sm90").units if job.name != "host"}
+    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU)
+    records, jobs = {}, {}
+    tuner._plan(op_of(text), records, jobs)
+    (job,) = jobs.values()
+    heuristic = job.candidates[0].template  # the heuristic's choice leads the candidates
+    assert (emit_translation_unit([heuristic]), kernel_arch(heuristic)) in built, kernel_name(heuristic)
+
+
 def test_a_crashing_candidate_is_recorded_and_the_rest_go_on(tmp_path, fake_tuner, monkeypatch):
     monkeypatch.setenv("FAKE_WORKER_MODE", "crash=2")
     database = TuningDatabase.open(tmp_path / "t.sqlite")

@@ -26,8 +26,16 @@ and CUTLASS's `version.h` (the include paths are left out, so two venvs share en
 Under `$BOLTIR_CACHE_DIR` (default `$XDG_CACHE_HOME/boltir`, i.e. `~/.cache/boltir`):
 
     objects/<key>.o          the cache; a hit costs no nvcc call
+    members/<key>.json       a unit whose kernels were compiled inside a larger unit
     tmp/<key>-XXXX/          one compile in flight: its source and object
     logs/<kernel>-<key>.log  a failed compile's full output (and .cu, its source)
+
+**Members.** The profiler compiles several kernels to one unit (cheaper per kernel) and
+records, for each kernel, the key of the one-kernel unit a model build would compile
+(`record_members`). A build that asks for such a unit gets the larger unit's object
+instead of compiling it again, unless that would define a kernel twice: each kernel of a
+library comes from one object (a larger unit is taken only if none of its kernels is
+already taken from another larger unit, and it then supplies all of its kernels).
 
 nvcc writes into `tmp/`, and the finished object is renamed into `objects/` (atomic on
 one file system), so concurrent and interrupted builds never leave a broken object. A
@@ -46,6 +54,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import secrets
@@ -247,12 +256,26 @@ class ObjectCache:
     def logs(self) -> Path:
         return self.root / "logs"
 
+    @property
+    def members(self) -> Path:
+        return self.root / "members"
+
+    def container_of(self, key: str) -> tuple[str, list[str]] | None:
+        """The (object key, member keys) of the larger unit that holds `key`'s kernels,
+        when that object is in the cache."""
+        try:
+            entry = json.loads((self.members / f"{key}.json").read_text())
+            container, members = str(entry["object"]), [str(m) for m in entry["members"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return (container, members) if self.object_path(container).exists() and key in members else None
+
     def object_path(self, key: str) -> Path:
         return self.objects / f"{key}.o"
 
     def prepare(self) -> None:
         try:
-            for directory in (self.objects, self.temporaries, self.logs):
+            for directory in (self.objects, self.temporaries, self.logs, self.members):
                 directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise BoltError(f"cannot create the object cache at {self.root}: {error.strerror}; set BOLTIR_CACHE_DIR to a writable folder") from None
@@ -534,14 +557,52 @@ def _compile(jobs: list[CompileJob], jobs_limit: int | None, progress, descripti
     unique: dict[str, CompileJob] = {}
     for key, job in zip(keys, jobs):
         unique.setdefault(key, job)
-    to_compile = [(key, job) for key, job in unique.items() if not cache.object_path(key).exists()]
+    supplied = objects_of_larger_units([k for k in unique if not cache.object_path(k).exists()], set(unique), cache)
+    to_compile = [(key, job) for key, job in unique.items() if key not in supplied and not cache.object_path(key).exists()]
     to_compile.sort(key=lambda item: -item[1].memory_bytes)  # long poles first
     failures: list[CompileFailure] = []
     if to_compile:
         failures = compile_in_parallel(to_compile, toolchain, cache, jobs_limit,
                                        Progress(len(unique), len(unique) - len(to_compile), show_progress(progress), description),
                                        keep_going=keep_going)
-    return [cache.object_path(key) if cache.object_path(key).exists() else None for key in keys], failures
+    paths = []
+    for key in keys:
+        path = cache.object_path(supplied.get(key, key))
+        paths.append(path if path.exists() else None)
+    return paths, failures
+
+
+def objects_of_larger_units(missing: list[str], wanted: set[str], cache: ObjectCache) -> dict[str, str]:
+    """{unit key: the object key that supplies it} for the missing units whose kernels a
+    larger unit holds (see Members), so that no kernel comes from two objects."""
+    supplied: dict[str, str] = {}
+    for key in missing:
+        if key in supplied:
+            continue
+        found = cache.container_of(key)
+        if found is None:
+            continue
+        container, members = found
+        present = [m for m in members if m in wanted]
+        if any(supplied.get(m, container) != container for m in present):
+            continue  # one of its kernels already comes from another larger unit
+        supplied.update({m: container for m in present})
+    return supplied
+
+
+def record_members(container: CompileJob, members: Sequence[CompileJob]) -> None:
+    """Records that `container`'s object holds the kernels of each one-kernel unit in
+    `members` (see Members); a no-op until that object is in the cache."""
+    toolchain = Toolchain.find()
+    cache = ObjectCache(cache_root())
+    cache.prepare()
+    container_key = toolchain.object_key(container)
+    if not cache.object_path(container_key).exists():
+        return
+    member_keys = [toolchain.object_key(job) for job in members]
+    entry = json.dumps({"object": container_key, "members": member_keys}).encode()
+    for key in member_keys:
+        write_atomically(cache.members / f"{key}.json", entry)
 
 
 def compile_in_parallel(

@@ -18,7 +18,9 @@ and records the results in the tuning database.
    instances of all the ops are compiled once, `GROUP_SIZE` to a translation unit (FACTS.md:
    three Hopper kernels in one unit take 80 s, against 160 s as three), in parallel through
    the object cache. A unit that fails is retried instance by instance, so one bad
-   candidate is recorded as "compile failed" and the rest go on. A generated profiler
+   candidate is recorded as "compile failed" and the rest go on. Each unit's kernels are
+   recorded as its members (`nvcc.record_members`), so the model build that follows links
+   the winners from these objects instead of compiling them again. A generated profiler
    unit (`profile.cu.j2`) holds one stub per (op, candidate), its problem sizes fixed.
 4. *Measurement*, in a worker process (`profile_worker.py`), so that a candidate that
    corrupts the CUDA context or crashes costs only itself: the worker is restarted after
@@ -267,7 +269,7 @@ class Tuner:
 
     def _build(self, jobs: list[OpJob], work: Path) -> Path | None:
         from boltir.backends.cuda.emitter import emit_translation_unit, kernel_arch, kernel_name
-        from boltir.backends.cuda.nvcc import CompileJob, compile_objects_keep_going, link_shared_library
+        from boltir.backends.cuda.nvcc import CompileJob, compile_objects_keep_going, link_shared_library, record_members
 
         instances: dict[str, Operation] = {}
         order: list[str] = []
@@ -289,8 +291,8 @@ class Tuner:
                 open_group[arch] = []
         groups.extend(g for g in open_group.values() if g)
 
-        def unit(names: list[str]) -> CompileJob:
-            return CompileJob(f"tune_{names[0]}" + (f"_and_{len(names) - 1}" if len(names) > 1 else ""),
+        def unit(names: list[str], prefix: str = "tune_") -> CompileJob:
+            return CompileJob(f"{prefix}{names[0]}" + (f"_and_{len(names) - 1}" if len(names) > 1 else ""),
                               emit_translation_unit([instances[n] for n in names]), kernel_arch(instances[names[0]]))
 
         objects, failures = compile_objects_keep_going([unit(g) for g in groups], jobs_limit=self.jobs_limit,
@@ -300,6 +302,8 @@ class Tuner:
         for group, path in zip(groups, objects):
             if path is not None:
                 good.update({name: path for name in group})
+                if len(group) > 1:  # a model build that picks these kernels links this object
+                    record_members(unit(group), [unit([name], prefix="") for name in group])
             elif len(group) > 1:
                 retry.extend([name] for name in group)
         failed: dict[str, str] = {f.job.name: f.first_error for f in failures}
