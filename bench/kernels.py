@@ -116,6 +116,35 @@ def time_ms(fn, rotations: int = 1) -> float:
     return statistics.median(s.elapsed_time(e) / INNER for s, e in zip(starts, ends))
 
 
+def graph_time_ms(fn, rotations: int = 1) -> float:
+    """Device time per call: INNER calls of fn(i) (i rotating) captured once as a CUDA
+    graph, then the median over REPEATS replays, each timed with CUDA events. This is how
+    boltir's profiler times its candidates, so host-side launch cost counts on neither side."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the capture (cuBLAS handles, workspaces)
+        for i in range(WARMUP):
+            fn(i % rotations)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(INNER):
+            fn(i % rotations)
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(REPEATS)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(REPEATS)]
+    for i in range(REPEATS):
+        starts[i].record()
+        graph.replay()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) / INNER for s, e in zip(starts, ends))
+
+
 def rotations_for(nbytes: int) -> int:
     return 1 if nbytes > 2 * L2_BYTES else min(64, max(2, -(-3 * L2_BYTES // max(nbytes, 1))))
 

@@ -8,9 +8,12 @@ PyTorch eager (cuBLAS / cuDNN) and torch.compile (default mode) on the same op.
     source bench/setup_gpu.sh && python3 bench/tune.py --db /tmp/tuning.sqlite [--models resnet50,bert] [--facts]
     python3 bench/tune.py --plan-only      # no GPU: the ops and their candidate counts
 
-Timing of the peers follows bench/kernels.py (CUDA events, median of 30 samples of 10
-back-to-back calls, inputs rotated past L2); the profiler's own timing is the median of 15
-samples of 5 back-to-back launches, rotated likewise.
+Timing: the profiler's (ours) is the median of 15 replays of a CUDA graph of 10 launches,
+inputs rotated past L2: device time. The peers' follows bench/kernels.py (CUDA events, median
+of 30 samples of 10 calls, inputs rotated likewise), issued from the host ("eager",
+"torch.compile") and as replays of a captured graph ("eager graph", and "alone graph": the
+GEMM or conv with no epilogue, i.e. cuBLAS / cuDNN alone). The kernel floors of issue 8
+are printed last, from device time on both sides.
 """
 
 from __future__ import annotations
@@ -79,8 +82,10 @@ def model_ops(name: str, batch: int, work: Path, arch: str) -> list[tuple[str, o
 
 
 def torch_peer(op):
-    """A PyTorch function computing `op` (channels_last convs, fp16) on random inputs, or
-    None where its epilogue has no simple PyTorch spelling."""
+    """(make, flops, bytes): `make()` draws one set of random inputs (channels_last convs,
+    fp16) and returns (fused, alone): PyTorch computing `op`, and its GEMM or conv alone
+    (cuBLAS / cuDNN with no epilogue; None for b2b). None where the epilogue has no simple
+    PyTorch spelling."""
     import torch
     import torch.nn.functional as F
 
@@ -105,63 +110,110 @@ def torch_peer(op):
     def rand(shape, scale=1.0):
         return ((torch.rand(*shape, device="cuda") * 2 - 1) * scale).half()
 
+    nbytes = 2 * sum(math.prod(tensor_shape(v.type)) for v in (*op.operands, *op.results))
     if isinstance(op, ops.GemmOp):
         apply = epilogue_of(op.epilogue)
         if apply is None:
             return None
-        a, b = rand(tensor_shape(op.a.type)), rand(tensor_shape(op.b.type), (3 / op.problem[2]) ** 0.5)
-        bias = rand(tensor_shape(op.bias.type)) if op.bias is not None else None
-        residual = rand(tensor_shape(op.residual.type)) if op.residual is not None else None
-        left = a if op.prop_value("layout_a") == "row" else a.transpose(-1, -2)
-        right = b if op.prop_value("layout_b") == "row" else b.transpose(-1, -2)
-        return (lambda: apply(torch.matmul(left, right), bias, residual)), 2 * math.prod(tensor_shape(op.output.type)) * op.problem[2]
+
+        def make():
+            a, b = rand(tensor_shape(op.a.type)), rand(tensor_shape(op.b.type), (3 / op.problem[2]) ** 0.5)
+            bias = rand(tensor_shape(op.bias.type)) if op.bias is not None else None
+            residual = rand(tensor_shape(op.residual.type)) if op.residual is not None else None
+            left = a if op.prop_value("layout_a") == "row" else a.transpose(-1, -2)
+            right = b if op.prop_value("layout_b") == "row" else b.transpose(-1, -2)
+            return (lambda: apply(torch.matmul(left, right), bias, residual)), (lambda: torch.matmul(left, right))
+        return make, 2 * math.prod(tensor_shape(op.output.type)) * op.problem[2], nbytes
     if isinstance(op, ops.Conv2dOp):
         apply = epilogue_of(op.epilogue)
-        if apply is None or op.prop_value("layout") != "NHWC":
+        pads = op.prop_value("pads")
+        if apply is None or op.prop_value("layout") != "NHWC" or pads[0] != pads[2] or pads[1] != pads[3]:
             return None
         n, h, w, c = tensor_shape(op.input.type)
         k, r, s, cg = tensor_shape(op.filter.type)
-        x = rand((n, c, h, w)).to(memory_format=torch.channels_last)
-        weight = rand((k, cg, r, s), (3 / (r * s * cg)) ** 0.5).to(memory_format=torch.channels_last)
-        bias = rand((k,)) if op.bias is not None else None
         _, p, q, _ = tensor_shape(op.output.type)
-        residual = rand((n, k, p, q)).to(memory_format=torch.channels_last) if op.residual is not None else None
-        pads = op.prop_value("pads")
-        if pads[0] != pads[2] or pads[1] != pads[3]:
-            return None
         stride, dilation, groups = tuple(op.prop_value("strides")), tuple(op.prop_value("dilations")), op.prop_value("groups")
-        return (lambda: apply(F.conv2d(x, weight, None, stride, (pads[0], pads[1]), dilation, groups),
-                              bias.view(1, -1, 1, 1) if bias is not None else None, residual)), 2 * n * p * q * k * r * s * cg
+
+        def make():
+            x = rand((n, c, h, w)).to(memory_format=torch.channels_last)
+            weight = rand((k, cg, r, s), (3 / (r * s * cg)) ** 0.5).to(memory_format=torch.channels_last)
+            bias = rand((k,)).view(1, -1, 1, 1) if op.bias is not None else None
+            residual = rand((n, k, p, q)).to(memory_format=torch.channels_last) if op.residual is not None else None
+
+            def alone():
+                return F.conv2d(x, weight, None, stride, (pads[0], pads[1]), dilation, groups)
+            return (lambda: apply(alone(), bias, residual)), alone
+        return make, 2 * n * p * q * k * r * s * cg, nbytes
     if isinstance(op, ops.B2bGemmOp):
         m, k0 = math.prod(tensor_shape(op.a.type)[:-1]), tensor_shape(op.a.type)[-1]
         n0, n1 = tensor_shape(op.b0.type)[0], tensor_shape(op.b1.type)[0]
-        x, w0, w1 = rand((m, k0)), rand((n0, k0), (3 / k0) ** 0.5), rand((n1, n0), (3 / n0) ** 0.5)
-        b0, b1 = rand((n0,)), rand((n1,))
-        return (lambda: F.relu(F.linear(F.relu(F.linear(x, w0, b0)), w1, b1))), 2 * m * (k0 * n0 + n0 * n1)
+
+        def make():
+            x, w0, w1 = rand((m, k0)), rand((n0, k0), (3 / k0) ** 0.5), rand((n1, n0), (3 / n0) ** 0.5)
+            b0, b1 = rand((n0,)), rand((n1,))
+            return (lambda: F.relu(F.linear(F.relu(F.linear(x, w0, b0)), w1, b1))), None
+        return make, 2 * m * (k0 * n0 + n0 * n1), nbytes
     return None
 
 
-def peer_times(op, compile_budget: dict) -> tuple[str, str]:
+PEER_COLUMNS = ("eager", "eager graph", "alone graph", "torch.compile")
+
+
+def peer_times(op, compile_budget: dict) -> dict[str, str]:
+    """PyTorch on `op`, inputs rotated past L2 as the profiler's are: eager issued from the
+    host (`time_ms`), eager and the GEMM / conv alone as replays of a captured CUDA graph
+    (`graph_time_ms`: device time, as the profiler times ours), and torch.compile's default
+    mode while `compile_budget["left"]` seconds last."""
     import torch
-    from kernels import time_ms
+    from kernels import graph_time_ms, rotations_for, time_ms
 
     peer = torch_peer(op)
     if peer is None:
-        return "n/a", "n/a"
-    fn, _ = peer
+        return dict.fromkeys(PEER_COLUMNS, "n/a")
+    make, _, nbytes = peer
+    sets = [make() for _ in range(rotations_for(nbytes))]
+    fused = [f for f, _ in sets]
+    alone = [a for _, a in sets]
+    out = {}
     with torch.no_grad():
-        eager = time_ms(lambda i: fn())
-        compiled = "skipped"
+        out["eager"] = f"{time_ms(lambda i: fused[i](), len(sets)):.4f}"
+        out["eager graph"] = f"{graph_time_ms(lambda i: fused[i](), len(sets)):.4f}"
+        out["alone graph"] = f"{graph_time_ms(lambda i: alone[i](), len(sets)):.4f}" if alone[0] is not None else "n/a"
+        out["torch.compile"] = "skipped"
         if compile_budget["left"] > 0:
             start = time.monotonic()
             try:
-                fast = torch.compile(fn)
+                fast = torch.compile(fused[0])
                 fast()
-                compiled = f"{time_ms(lambda i: fast()):.4f}"
+                out["torch.compile"] = f"{time_ms(lambda i: fast()):.4f}"
             except Exception as failure:  # noqa: BLE001 - a peer that fails is a cell
-                compiled = f"failed: {str(failure).splitlines()[0][:30]}"
+                out["torch.compile"] = f"failed: {str(failure).splitlines()[0][:30]}"
             compile_budget["left"] -= time.monotonic() - start
-    return f"{eager:.4f}", compiled
+    return out
+
+
+def floors(rows: list[dict]) -> list[str]:
+    """Issue 8's kernel floors from the FACTS rows, on device time for both sides."""
+    def ms(row, column):
+        try:
+            return float(row[column])
+        except (KeyError, ValueError):
+            return None
+
+    lines = []
+    for m, n, k in [(4096, 3072, 768), (4096, 768, 3072), (8192, 8192, 8192)]:
+        row = next((r for r in rows if r["op"] == f"gemm+bias+relu {m}x{n}x{k}"), None)
+        if row and ms(row, "alone graph") and row["tuned_ms"] > 0:
+            ratio = ms(row, "alone graph") / row["tuned_ms"]
+            lines.append(f"floor gemm+bias+relu {m}x{n}x{k}: cuBLAS matmul alone / tuned = {ratio:.3f} "
+                         f"(needs >= 0.95): {'met' if ratio >= 0.95 else 'NOT met'}")
+    convs = [r for r in rows if r["op"].startswith("conv") and ms(r, "eager graph") and r["tuned_ms"] > 0]
+    if len(convs) == len(FACTS_CONVS):
+        for column in ("eager graph", "eager"):
+            mean = math.exp(sum(math.log(ms(r, column) / r["tuned_ms"]) for r in convs) / len(convs))
+            lines.append(f"floor conv+bias+relu, geomean cuDNN {column} / tuned over {len(convs)} convs = {mean:.3f} "
+                         f"(needs >= 1.2): {'met' if mean >= 1.2 else 'NOT met'}")
+    return lines
 
 
 # ------------------------------------------------------------------ main
@@ -240,24 +292,32 @@ def main() -> int:
 
     torch.backends.cudnn.benchmark = True
     budget = {"left": args.compile_peer_seconds}
-    rows = []
+    rows, cells = [], []
     tuner = Tuner(database, args.arch, 3)
+    header = ("op", "heuristic", "heur ms", "tuned", "tuned ms", *PEER_COLUMNS, "eager graph/tuned", "candidates ok")
+    print("\nper-op rows as measured (the table follows):", flush=True)
     for name, items in groups:
         for label, op in items:
             record = records[tuner.key(op)]
             heuristic = record.measurements[0]
             ok = [m for m in record.measurements if m.status == "ok"]
             failed = len(record.measurements) - len(ok)
-            eager, compiled = peer_times(op, budget)
-            speedup = f"{float(eager) / record.best_ms:.2f}" if eager not in ("n/a",) and record.best_ms > 0 else "-"
-            rows.append((label, describe_choice(heuristic.choice), f"{heuristic.ms:.4f}" if heuristic.ms else heuristic.status,
-                         describe_choice(record.best), f"{record.best_ms:.4f}", eager, compiled, speedup,
-                         f"{len(ok)}/{len(record.measurements)}" + (f" ({failed} failed)" if failed else "")))
-    print(f"\nGPU: {torch.cuda.get_device_name(0)}; times in ms")
-    header = ("op", "heuristic", "heur ms", "tuned", "tuned ms", "eager", "torch.compile", "eager/tuned", "candidates ok")
+            peers = peer_times(op, budget)
+            try:
+                speedup = f"{float(peers['eager graph']) / record.best_ms:.2f}" if record.best_ms > 0 else "-"
+            except ValueError:
+                speedup = "-"
+            rows.append({"op": label, "tuned_ms": record.best_ms, **peers})
+            cells.append((label, describe_choice(heuristic.choice), f"{heuristic.ms:.4f}" if heuristic.ms else heuristic.status,
+                          describe_choice(record.best), f"{record.best_ms:.4f}", *(peers[c] for c in PEER_COLUMNS), speedup,
+                          f"{len(ok)}/{len(record.measurements)}" + (f" ({failed} failed)" if failed else "")))
+            print("row:", " | ".join(cells[-1]), flush=True)
+    print(f"\nGPU: {torch.cuda.get_device_name(0)}; times in ms (ours: {records and next(iter(records.values())).timing} timing)")
     from models import print_table
 
-    print_table(header, rows)
+    print_table(header, cells)
+    for line in floors(rows):
+        print(line)
     print("\ntuning time (s)")
     print_table(("ops of", "phase", "distinct ops", "seconds"), timings)
     return 0
