@@ -263,12 +263,10 @@ def main() -> int:
 
         for name, items in groups:
             tuner = Tuner(database, args.arch, 3, progress="always", gpu=("(building only)", 132, args.arch))
-            records, jobs = {}, {}
-            for _, op in items:
-                tuner._plan(op, records, jobs)
+            _, jobs = tuner.plan([op for _, op in items])
             start = time.monotonic()
             with tempfile.TemporaryDirectory() as scratch:
-                tuner._build(list(jobs.values()), Path(scratch))
+                tuner._build(jobs, Path(scratch))
             print(f"{name}: compiled the candidates of {len(jobs)} ops in {time.monotonic() - start:.0f} s", flush=True)
         return 0
     timings = []

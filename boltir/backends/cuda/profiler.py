@@ -221,13 +221,19 @@ class Tuner:
 
     def tune(self, op_list) -> dict[TuningKey, TuningRecord]:
         """Measures every op whose key the database lacks; returns the records of all."""
+        records, jobs = self.plan(op_list)
+        if jobs:
+            self._run(jobs, records)
+        return records
+
+    def plan(self, op_list) -> tuple[dict[TuningKey, TuningRecord], list[OpJob]]:
+        """What `tune` would do, without a GPU: the records found, and a job (with its
+        candidates, lowered) for each op to measure."""
         records: dict[TuningKey, TuningRecord] = {}
         jobs: dict[TuningKey, OpJob] = {}
         for op in op_list:
             self._plan(op, records, jobs)
-        if jobs:
-            self._run(list(jobs.values()), records)
-        return records
+        return records, list(jobs.values())
 
     # ----------------------------------------------------------------- planning
 
@@ -267,9 +273,13 @@ class Tuner:
             measured = [j for j in jobs if any(c.stub is not None for c in j.candidates)]
             self._measure(measured, library, work, records, jobs)
 
-    def _build(self, jobs: list[OpJob], work: Path) -> Path | None:
+    @staticmethod
+    def compile_units(jobs: list[OpJob]):
+        """The translation units of the jobs' distinct template instances: (groups of kernel
+        names, `unit(names, prefix)` making a group's CompileJob). Also names each
+        candidate's kernel."""
         from boltir.backends.cuda.emitter import emit_translation_unit, kernel_arch, kernel_name
-        from boltir.backends.cuda.nvcc import CompileJob, compile_objects_keep_going, link_shared_library, record_members
+        from boltir.backends.cuda.nvcc import CompileJob
 
         instances: dict[str, Operation] = {}
         order: list[str] = []
@@ -295,6 +305,12 @@ class Tuner:
             return CompileJob(f"{prefix}{names[0]}" + (f"_and_{len(names) - 1}" if len(names) > 1 else ""),
                               emit_translation_unit([instances[n] for n in names]), kernel_arch(instances[names[0]]))
 
+        return groups, unit
+
+    def _build(self, jobs: list[OpJob], work: Path) -> Path | None:
+        from boltir.backends.cuda.nvcc import CompileJob, compile_objects_keep_going, link_shared_library, record_members
+
+        groups, unit = self.compile_units(jobs)
         objects, failures = compile_objects_keep_going([unit(g) for g in groups], jobs_limit=self.jobs_limit,
                                                       progress=self.progress, description="compiling candidates")
         good: dict[str, Path] = {}

@@ -1,0 +1,118 @@
+"""Keeps in the object cache only what one GPU call needs, so that `.kcache/objects` fits
+the device call's carry limit (64 MiB with the wheels); the rest waits in `.kcache/aside/`.
+
+    python3 bench/carry_objects.py --models resnet50,bert --batches 1,32 --skip bert:1 \
+        --builds sm90,sm90-2x --tune-models resnet50:1,resnet50:32,bert:32
+    python3 bench/carry_objects.py --restore        # everything back into objects/
+
+Needed: the translation units of each (model, batch, build) as bench/models.py compiles
+them (heuristic builds), and the candidate units the tuner compiles for each tuned model
+(its `compile_units`; their members, `.kcache/members`, let the tuned build that follows
+link the winners from those objects). An object that is needed but not in the cache is
+counted as missing: `--compile` compiles it here first.
+Run with BOLTIR_CACHE_DIR pointing at the cache (default `.kcache`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def model_units(name: str, batch: int, build: str, work: Path) -> list:
+    import models
+
+    from boltir.backends.cuda.host import build_program
+    from boltir.compiler import lower_model
+
+    arch, cutlass = models.BUILDS[build]
+    onnx_path = work / f"{name}_b{batch}.onnx"
+    if not onnx_path.exists():
+        models.export(name, models.make_model(name), models.example_inputs(name, batch), onnx_path)
+    module, _, _ = lower_model(onnx_path, arch=arch, dtype="f16", cutlass=cutlass, tuning_db=models.HEURISTIC_DB)
+    return build_program(module).units
+
+
+def tuning_units(name: str, batch: int, work: Path, arch: str) -> list:
+    """The candidate units of a model's ops (`name` "facts": FACTS.md's workloads)."""
+    from tune import facts_ops, model_ops
+
+    from boltir.backends.cuda.profiler import Tuner
+    from boltir.backends.cuda.tuning_db import TuningDatabase
+
+    database = TuningDatabase.open(work / "carry-objects-empty.sqlite", fresh=True)
+    tuner = Tuner(database, arch, 3, progress=False, gpu=("(planning only)", 132, arch))
+    items = facts_ops() if name == "facts" else model_ops(name, batch, work, arch)
+    _, jobs = tuner.plan([op for _, op in items])
+    groups, unit = tuner.compile_units(jobs)
+    return [unit(group) for group in groups]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="")
+    parser.add_argument("--batches", default="1,32")
+    parser.add_argument("--skip", default="", help="model:batch pairs to leave out")
+    parser.add_argument("--builds", default="sm90")
+    parser.add_argument("--tune-models", default="", help="model:batch pairs whose candidates the tuner compiles (facts:0: FACTS.md's workloads)")
+    parser.add_argument("--arch", default="sm90")
+    parser.add_argument("--work", default="/tmp/boltir-models")
+    parser.add_argument("--restore", action="store_true", help="move every object back and stop")
+    parser.add_argument("--compile", action="store_true", help="compile the needed objects that are missing, here")
+    args = parser.parse_args()
+    os.environ.setdefault("BOLTIR_CACHE_DIR", str(ROOT / ".kcache"))
+
+    from boltir.backends.cuda.nvcc import ObjectCache, Toolchain, cache_root, objects_of_larger_units
+
+    objects, aside = cache_root() / "objects", cache_root() / "aside"
+    aside.mkdir(parents=True, exist_ok=True)
+    for path in aside.glob("*.o"):
+        shutil.move(path, objects / path.name)
+    if args.restore:
+        print(f"{len(list(objects.glob('*.o')))} objects in {objects}")
+        return 0
+
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    units = []
+    pairs = [(m, int(b)) for m in filter(None, args.models.split(",")) for b in args.batches.split(",")
+             if f"{m}:{b}" not in args.skip.split(",")]
+    for name, batch in pairs:
+        for build in args.builds.split(","):
+            units += model_units(name, batch, build, work)
+    for pair in filter(None, args.tune_models.split(",")):
+        name, batch = pair.split(":")
+        units += tuning_units(name, int(batch), work, args.arch)
+    toolchain = Toolchain.find()
+    needed = {toolchain.object_key(unit): unit for unit in units}
+    cache = ObjectCache(cache_root())
+    supplied = objects_of_larger_units([k for k in needed if not cache.object_path(k).exists()], set(needed), cache)
+    needed.update({container: needed[key] for key, container in supplied.items()})
+    missing = [key for key in needed if key not in supplied and not (objects / f"{key}.o").exists()]
+    if missing and args.compile:
+        from boltir.backends.cuda.nvcc import compile_objects
+
+        compile_objects([needed[key] for key in missing], progress="always")
+        missing = []
+    for key in missing:
+        print(f"not compiled yet: {needed[key].name} ({needed[key].arch})")
+    moved = 0
+    for path in objects.glob("*.o"):
+        if path.stem not in needed:
+            shutil.move(path, aside / path.name)
+            moved += 1
+    kept = sum(p.stat().st_size for p in objects.glob("*.o"))
+    print(f"kept {len(list(objects.glob('*.o')))} objects ({kept / 2**20:.1f} MiB), moved {moved} to {aside}; "
+          f"{len(missing)} needed objects are not compiled yet")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
