@@ -16,8 +16,11 @@ export PYTHONPATH="/tmp/site:$repo_root${PYTHONPATH:+:$PYTHONPATH}"
 export BOLTIR_CACHE_DIR="${BOLTIR_CACHE_DIR:-/tmp/boltir-cache}"
 # Objects compiled here ahead of time (carry .kcache) are hits there when nvcc, flags and
 # CUTLASS match: the cache key holds all three.
-if [ -d "$repo_root/.kcache/objects" ]; then
-  mkdir -p "$BOLTIR_CACHE_DIR" && cp -r "$repo_root/.kcache/objects" "$BOLTIR_CACHE_DIR/"
-fi
+# members/ (carry .kcache/members) says which of them hold the kernels of other units.
+for part in objects members; do
+  if [ -d "$repo_root/.kcache/$part" ]; then
+    mkdir -p "$BOLTIR_CACHE_DIR" && cp -r "$repo_root/.kcache/$part" "$BOLTIR_CACHE_DIR/"
+  fi
+done
 export PYTHONUNBUFFERED=1
 python3 -c "import xdsl, boltir, torch; print('boltir on', torch.cuda.get_device_name(0), '| torch', torch.__version__, '| xdsl', xdsl.__version__ if hasattr(xdsl, '__version__') else '0.75')"

@@ -388,6 +388,21 @@ def test_records_timed_from_the_host_are_measured_again_with_graphs(tmp_path, fa
     assert {r.timing for r in other.records()} == {"graph"}
 
 
+def test_3x_gemms_and_convs_never_share_a_translation_unit(tmp_path):
+    """nvcc rejects a unit with a 3.x GEMM and a 3.x conv ("more than one partial
+    specialization matches ... GemmUniversal"); 2.x kernels of both kinds may share one."""
+    from boltir.backends.cuda.emitter import kernel_arch
+
+    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU)
+    _, jobs = tuner.plan([op_of(gemm_text(1024, 1024, 1024)), op_of(conv_text(32, 56, 56, 64, 64, 3, 3))])
+    groups, _ = tuner.compile_units(jobs)  # names each candidate's kernel
+    templates = {c.kernel: c.template for job in jobs for c in job.candidates if c.template is not None}
+    kinds = [{(kernel_arch(templates[n]), templates[n].name) for n in group} for group in groups]
+    assert all(len({kind for arch, kind in k if arch == "sm90"}) <= 1 for k in kinds)
+    assert all(len({arch for arch, _ in k}) == 1 for k in kinds)
+    assert any(len({kind for _, kind in k}) == 2 for k in kinds)  # the 2.x ones do share
+
+
 def test_the_generated_profiler_compiles(tmp_path):
     """The profiler unit (`profile.cu.j2`: stream and graph timing) compiles with the real
     nvcc; its launchers are only declared there, so this needs no CUTLASS and no GPU."""

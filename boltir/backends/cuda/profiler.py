@@ -291,14 +291,17 @@ class Tuner:
                         instances[candidate.kernel] = candidate.template
                         order.append(candidate.kernel)
         groups: list[list[str]] = []
-        open_group: dict[str, list[str]] = {}
-        for name in order:  # per arch, in first-use order: a resumed tuning forms the same units
+        # per arch, and on sm90 per op kind (a CUTLASS 3.x GEMM and a 3.x conv in one unit make
+        # GemmUniversal's specializations ambiguous), in first-use order
+        open_group: dict[tuple[str, str], list[str]] = {}
+        for name in order:
             arch = kernel_arch(instances[name])
-            group = open_group.setdefault(arch, [])
+            kind = (arch, instances[name].name if arch == "sm90" else "")
+            group = open_group.setdefault(kind, [])
             group.append(name)
             if len(group) == GROUP_SIZE[arch]:
                 groups.append(group)
-                open_group[arch] = []
+                open_group[kind] = []
         groups.extend(g for g in open_group.values() if g)
 
         def unit(names: list[str], prefix: str = "tune_") -> CompileJob:
