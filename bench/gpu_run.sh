@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call, several stages (a lent machine is bare and released soon after each
 # call, so everything goes in one command):
-#   run: bash bench/gpu_run.sh check kernels tests      carry: [".whl", ".kcache"]
+#   run: bash bench/gpu_run.sh check kernels tests      carry: [".whl", ".kcache/objects", ".kcache/members"]
+# (bench/carry_objects.py first trims .kcache/objects to what the stages need: 64 MiB in all)
 # Stages: check (bench/check_kernels.py), data / compute (the op-kernel checks), tests
 # (pytest -m gpu), kernels (bench/kernels.py $KERNELS_ARGS), models (bench/models.py $MODELS_ARGS),
 # tune (bench/tune.py $TUNE_ARGS), sanitize (compute-sanitizer memcheck on one run of $SANITIZE_DIR, made by models). Each stage's full log goes to $OUT/<stage>.log;
