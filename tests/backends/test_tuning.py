@@ -571,3 +571,79 @@ def test_batched_2x_gemms_take_square_tiles_only():
     found = candidates(op, "sm90", 132, 3)
     assert all(c.tile.threadblock[0] == c.tile.threadblock[1] for c in found.choices if c.arch == "sm80")
     assert found.pruned["batched non-square 2.x tile"] > 0
+
+
+@pytest.mark.slow
+def test_a_build_after_tuning_links_the_tuners_objects(tmp_path, monkeypatch):
+    """With the real nvcc (no GPU: the measuring process is faked): the tuner compiles three
+    sm80 candidates in one unit, and the db-selected build of that op compiles no kernel."""
+    import shutil
+
+    from boltir.backends.cuda import nvcc
+    from boltir.backends.cuda.host import build_program
+    from boltir.compiler import backend_passes
+    from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
+
+    if shutil.which("nvcc") is None and not os.environ.get("BOLTIR_NVCC"):
+        pytest.skip("nvcc is not on PATH (set BOLTIR_NVCC)")
+    monkeypatch.setenv("BOLTIR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FAKE_WORKER_LOG", str(tmp_path / "worker.log"))
+    original_candidates = profiler.candidates
+
+    def three_candidates(*args, **kwargs):
+        found = original_candidates(*args, **kwargs)
+        found.choices = found.choices[:3]
+        return found
+
+    monkeypatch.setattr(profiler, "candidates", three_candidates)
+    worker = tmp_path / "worker.py"
+    worker.write_text(FAKE_WORKER.replace("0.01 * (stub + 1)", "0.01 * (3 - stub)"))  # the last is fastest
+    text = gemm_text(1024, 1024, 1024)
+    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm80", 2, progress=False, gpu=("Fake GPU", 108, "sm80"))
+    tuner.worker_command = [sys.executable, str(worker)]
+    (record,) = tuner.tune([op_of(text)]).values()
+    assert [m.status for m in record.measurements] == ["ok"] * 3 and record.best == record.measurements[2].choice
+    assert len(list((tmp_path / "cache" / "members").glob("*.json"))) == 3
+
+    ctx = make_context()
+    module = parse_module(text, "<test>", ctx=ctx)
+    spec = ",".join(backend_passes("sm80", 2, selector="db", tuning_db=str(tmp_path / "t.sqlite")))
+    run_passes(module, parse_pipeline_spec(spec, available_passes()), ctx)
+    compiled = []
+    original = nvcc.compile_in_parallel
+    monkeypatch.setattr(nvcc, "compile_in_parallel",
+                        lambda to_compile, *a, **k: compiled.extend(j.name for _, j in to_compile) or original(to_compile, *a, **k))
+    program = build_program(module, "sm80")
+    objects = nvcc.compile_objects(program.units, progress=False)
+    assert compiled == ["host"]  # the tuned kernel came from the tuner's unit
+    nvcc.link_shared_library(list(dict.fromkeys(objects)), tmp_path / "libmodel.so")
+
+
+# --------------------------------------------------------------------------- on a GPU
+
+
+@pytest.mark.gpu
+def test_tuning_on_the_gpu_times_with_graphs_and_builds_from_the_tuned_objects(tmp_path, monkeypatch):
+    """The real profiler on a small sm80 GEMM: every candidate compiles, checks and is timed
+    by graph replay; the build that follows links the winner from the tuner's objects."""
+    from boltir.backends.cuda import nvcc
+    from boltir.backends.cuda.host import build_program
+    from boltir.compiler import backend_passes
+    from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
+
+    text = gemm_text(1024, 1024, 1024)
+    database = TuningDatabase.open(tmp_path / "t.sqlite")
+    (record,) = Tuner(database, "sm80", 2, progress=False).tune([op_of(text)]).values()
+    ok = [m for m in record.measurements if m.status == "ok"]
+    assert len(ok) >= 2 and record.best_ms > 0 and {m.timing for m in ok} == {"graph"}
+    assert all(m.error < 1e-2 for m in ok)
+    ctx = make_context()
+    module = parse_module(text, "<test>", ctx=ctx)
+    spec = ",".join(backend_passes("sm80", 2, selector="db", tuning_db=str(tmp_path / "t.sqlite")))
+    run_passes(module, parse_pipeline_spec(spec, available_passes()), ctx)
+    compiles = []
+    original = nvcc.compile_in_parallel
+    monkeypatch.setattr(nvcc, "compile_in_parallel", lambda to_compile, *a, **k: compiles.extend(j.name for _, j in to_compile)
+                        or original(to_compile, *a, **k))
+    nvcc.compile_objects(build_program(module, "sm80").units, progress=False)
+    assert all(name == "host" for name in compiles), compiles  # the kernel came from the tuner's unit
