@@ -44,6 +44,32 @@ def op_of(text: str):
     return next(o for o in module.walk() if isinstance(o, ops.GemmOp | ops.Conv2dOp | ops.B2bGemmOp))
 
 
+def lowered_to_cutlass(text: str, arch: str, cutlass: int = 3, selector: str = "heuristic", tuning_db: str = ""):
+    """An op-level module through select-kernels, lower-op-to-cutlass and plan-memory."""
+    from boltir.compiler import backend_passes
+    from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
+
+    ctx = make_context()
+    module = parse_module(text, "<test>", ctx=ctx)
+    run_passes(module, parse_pipeline_spec(",".join(backend_passes(arch, cutlass, selector, tuning_db)), available_passes()), ctx)
+    return module
+
+
+def units_compiled_by(monkeypatch) -> list[str]:
+    """The names of the units nvcc compiles from now on (cache hits and members are not)."""
+    from boltir.backends.cuda import nvcc
+
+    names: list[str] = []
+    original = nvcc.compile_in_parallel
+
+    def recording(to_compile, *args, **kwargs):
+        names.extend(job.name for _, job in to_compile)
+        return original(to_compile, *args, **kwargs)
+
+    monkeypatch.setattr(nvcc, "compile_in_parallel", recording)
+    return names
+
+
 # --------------------------------------------------------------------------- candidates
 
 
@@ -430,12 +456,8 @@ def test_a_tuned_kernel_is_the_unit_a_model_build_compiles(tmp_path, text):
     unit a model build would compile: the same source and arch, so the build finds it."""
     from boltir.backends.cuda.emitter import emit_translation_unit, kernel_arch, kernel_name
     from boltir.backends.cuda.host import build_program
-    from boltir.compiler import backend_passes
-    from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
 
-    ctx = make_context()
-    module = parse_module(text, "<test>", ctx=ctx)
-    run_passes(module, parse_pipeline_spec(",".join(backend_passes("sm90", selector="heuristic")), available_passes()), ctx)
+    module = lowered_to_cutlass(text, "sm90")
     built = {(job.source, job.arch) for job in build_program(module, "sm90").units if job.name != "host"}
     tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU)
     records, jobs = {}, {}
@@ -581,8 +603,6 @@ def test_a_build_after_tuning_links_the_tuners_objects(tmp_path, monkeypatch):
 
     from boltir.backends.cuda import nvcc
     from boltir.backends.cuda.host import build_program
-    from boltir.compiler import backend_passes
-    from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
 
     if shutil.which("nvcc") is None and not os.environ.get("BOLTIR_NVCC"):
         pytest.skip("nvcc is not on PATH (set BOLTIR_NVCC)")
@@ -605,16 +625,9 @@ def test_a_build_after_tuning_links_the_tuners_objects(tmp_path, monkeypatch):
     assert [m.status for m in record.measurements] == ["ok"] * 3 and record.best == record.measurements[2].choice
     assert len(list((tmp_path / "cache" / "members").glob("*.json"))) == 3
 
-    ctx = make_context()
-    module = parse_module(text, "<test>", ctx=ctx)
-    spec = ",".join(backend_passes("sm80", 2, selector="db", tuning_db=str(tmp_path / "t.sqlite")))
-    run_passes(module, parse_pipeline_spec(spec, available_passes()), ctx)
-    compiled = []
-    original = nvcc.compile_in_parallel
-    monkeypatch.setattr(nvcc, "compile_in_parallel",
-                        lambda to_compile, *a, **k: compiled.extend(j.name for _, j in to_compile) or original(to_compile, *a, **k))
-    program = build_program(module, "sm80")
-    objects = nvcc.compile_objects(program.units, progress=False)
+    module = lowered_to_cutlass(text, "sm80", 2, "db", str(tmp_path / "t.sqlite"))
+    compiled = units_compiled_by(monkeypatch)
+    objects = nvcc.compile_objects(build_program(module, "sm80").units, progress=False)
     assert compiled == ["host"]  # the tuned kernel came from the tuner's unit
     nvcc.link_shared_library(list(dict.fromkeys(objects)), tmp_path / "libmodel.so")
 
@@ -628,8 +641,6 @@ def test_tuning_on_the_gpu_times_with_graphs_and_builds_from_the_tuned_objects(t
     by graph replay; the build that follows links the winner from the tuner's objects."""
     from boltir.backends.cuda import nvcc
     from boltir.backends.cuda.host import build_program
-    from boltir.compiler import backend_passes
-    from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
 
     text = gemm_text(1024, 1024, 1024)
     database = TuningDatabase.open(tmp_path / "t.sqlite")
@@ -637,13 +648,7 @@ def test_tuning_on_the_gpu_times_with_graphs_and_builds_from_the_tuned_objects(t
     ok = [m for m in record.measurements if m.status == "ok"]
     assert len(ok) >= 2 and record.best_ms > 0 and {m.timing for m in ok} == {"graph"}
     assert all(m.error < 1e-2 for m in ok)
-    ctx = make_context()
-    module = parse_module(text, "<test>", ctx=ctx)
-    spec = ",".join(backend_passes("sm80", 2, selector="db", tuning_db=str(tmp_path / "t.sqlite")))
-    run_passes(module, parse_pipeline_spec(spec, available_passes()), ctx)
-    compiles = []
-    original = nvcc.compile_in_parallel
-    monkeypatch.setattr(nvcc, "compile_in_parallel", lambda to_compile, *a, **k: compiles.extend(j.name for _, j in to_compile)
-                        or original(to_compile, *a, **k))
+    module = lowered_to_cutlass(text, "sm80", 2, "db", str(tmp_path / "t.sqlite"))
+    compiles = units_compiled_by(monkeypatch)
     nvcc.compile_objects(build_program(module, "sm80").units, progress=False)
     assert all(name == "host" for name in compiles), compiles  # the kernel came from the tuner's unit
