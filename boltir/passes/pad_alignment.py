@@ -16,10 +16,13 @@ or to no tensor-core kernel at all. This pass widens such problems with zeros:
 - every other user (outputs, residuals of unpadded ops, pooling, ...) reads an
   `op.slice` of the true channels.
 
-Alignment is 16 bytes of the element type. On sm80 a conv with C = 3 input channels (the
-first conv of an image model) pads to 4 instead, for CUTLASS's fixed-channels conv kernel,
-which also takes C = 1, 2 or 4 as they are; on sm90 it pads to the full alignment (8 for
-f16). Grouped and depthwise convs are padded by appending whole groups (the group count
+Alignment is 16 bytes of the element type. A conv with C = 3 input channels (the first
+conv of an image model) pads to 4 instead, for CUTLASS 2.x's fixed-channels conv kernel,
+which also takes C = 1, 2 or 4 as they are. That holds on sm90 too: padded to 8, such a
+conv still ran a 2.x kernel (the heuristic picks 2.x for it, and so did the tuner at
+ResNet-50's stem, 7x7/2, N32, K64), with twice the multiply-adds; on the H200 the best
+candidate took 0.2200 ms at C = 8 and 0.1585 ms at C = 4 (bench/RESULTS.md, issue 8's
+tuning runs). `arch` names the target, as in every backend-facing pass; both pad alike. Grouped and depthwise convs are padded by appending whole groups (the group count
 grows) when that at most doubles their channels; otherwise they are left alone, with a
 note, as are NCHW convs and ops whose weights are not constants.
 """
@@ -157,12 +160,12 @@ class PadChannels(RewritePattern):
     def input_aligned(self, channels: int, element_type, fixed_channels: bool) -> bool:
         if channels % alignment(element_type) == 0:
             return True
-        return self.owner.arch == "sm80" and fixed_channels and channels in FIXED_CHANNELS
+        return fixed_channels and channels in FIXED_CHANNELS
 
     def input_target(self, channels: int, element_type, fixed_channels: bool) -> int:
         if self.input_aligned(channels, element_type, fixed_channels):
             return channels
-        if self.owner.arch == "sm80" and fixed_channels and channels < FIXED_CHANNELS[-1]:
+        if fixed_channels and channels < FIXED_CHANNELS[-1]:
             return FIXED_CHANNELS[-1]
         return round_up(channels, alignment(element_type))
 

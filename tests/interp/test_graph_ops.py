@@ -529,9 +529,10 @@ COMPARISONS = {
 def test_comparison(name, dtype, rng):
     """Against onnxruntime, with broadcasting; few distinct values, so that ties occur."""
     op, op_type = COMPARISONS[name]
-    a = random_array(rng, (2, 3, 4), i64, low=0, high=3).astype(dtype)
-    b = random_array(rng, (3, 1), i64, low=0, high=3).astype(dtype)
-    (got,) = check_node(op, op_type, {"a": a, "b": b})
+    a = random_array(rng, (2, 3, 4), i64, low=0, high=3)
+    a[0, :, :3] = [0, 1, 2]  # with b holding 0, 1 and 2: every outcome occurs, whatever the draw
+    b = rng.permutation(3).reshape(3, 1)
+    (got,) = check_node(op, op_type, {"a": a.astype(dtype), "b": b.astype(dtype)})
     assert got.dtype == np.bool_ and got.any() and not got.all()
 
 

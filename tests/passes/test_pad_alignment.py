@@ -102,10 +102,11 @@ def channels(value: SSAValue) -> int:
 
 @pytest.mark.parametrize(
     ("arch", "dtype", "padded_c"),
-    [("sm80", np.float16, 4), ("sm90", np.float16, 8), ("sm80", np.float32, 4), ("sm90", np.float32, 4)],
+    [("sm80", np.float16, 4), ("sm90", np.float16, 4), ("sm80", np.float32, 4), ("sm90", np.float32, 4)],
 )
 def test_first_conv_of_an_image_model(rng, arch, dtype, padded_c):
-    """C = 3: sm80's fixed-channels kernel takes 4, sm90 wants 16 bytes."""
+    """C = 3 pads to 4 for the 2.x fixed-channels kernel, on sm90 too (see the pass's
+    docstring: at 8, the stem conv ran a 2.x kernel anyway, with twice the work)."""
     m = OpModel(rng, dtype)
     image = m.input("image", (2, 9, 9, 3))
     module = m.finish([m.conv(image, 16, 7, strides=(2, 2), pads=(3, 3, 3, 3))])
