@@ -409,8 +409,10 @@ def test_records_timed_from_the_host_are_measured_again_with_graphs(tmp_path, fa
     other = TuningDatabase.open(tmp_path / "old.sqlite")
     other.import_json(json.dumps(old))
     assert sorted(r.timing for r in other.records()) == ["graph", "stream", "stream"]
-    fake_tuner(other).tune(items)
+    tuner = fake_tuner(other)
+    tuner.tune(items)
     assert len(fake_tuner.requests()[-1]) == 2  # only the two stream-timed ops
+    assert sum("measured again (its record was timed stream)" in line for line in tuner.report) == 2
     assert {r.timing for r in other.records()} == {"graph"}
 
 

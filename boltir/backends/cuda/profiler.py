@@ -245,6 +245,8 @@ class Tuner:
         if found is not None and found.timing in (TIMING, ""):
             records[key] = found
             return key
+        if found is not None:
+            self.report.append(f"{op.name} {key.problem.split(' ')[0]}: measured again (its record was timed {found.timing})")
         sms = self.gpu[1]
         found_candidates = candidates(op, self.arch, sms or MULTIPROCESSORS[self.arch], self.cutlass)
         job = OpJob(op, key, single_op_module(op), pruned=found_candidates.pruned)
