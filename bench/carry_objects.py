@@ -5,11 +5,12 @@ the device call's carry limit (64 MiB with the wheels); the rest waits in `.kcac
         --builds sm90,sm90-2x --tune-models resnet50:1,resnet50:32,bert:32
     python3 bench/carry_objects.py --restore        # everything back into objects/
 
-Needed: the translation units of each (model, batch, build) as bench/models.py compiles
-them (heuristic builds), and the candidate units the tuner compiles for each tuned model
-(its `compile_units`; their members, `.kcache/members`, let the tuned build that follows
-link the winners from those objects). An object that is needed but not in the cache is
-counted as missing: `--compile` compiles it here first.
+Needed: the candidate units the tuner compiles for each tuned model, in order (its
+`compile_units`: an earlier tuning's objects serve the later ones; their members,
+`.kcache/members`, let the tuned build that follows link the winners from them), then
+the translation units of each (model, batch, build) as bench/models.py compiles them
+(heuristic builds). An object that is needed but not in the cache is counted as missing:
+`--compile` compiles it here first (the tuner's units the tuner's way).
 Run with BOLTIR_CACHE_DIR pointing at the cache (default `.kcache`).
 """
 
@@ -40,19 +41,27 @@ def model_units(name: str, batch: int, build: str, work: Path) -> list:
     return build_program(module).units
 
 
-def tuning_units(name: str, batch: int, work: Path, arch: str) -> list:
-    """The candidate units of a model's ops (`name` "facts": FACTS.md's workloads)."""
+def tuning_objects(name: str, batch: int, work: Path, arch: str, compile_missing: bool) -> tuple[list, list[Path]]:
+    """A model's tuning (`name` "facts": FACTS.md's workloads), as `bench/tune.py` runs it
+    after the tunings before it: the candidate units still to compile, and the cached
+    objects that hold the others. `compile_missing` compiles them first, the tuner's way
+    (its units and their members), so that the GPU's tuner finds them all."""
+    import tempfile
+
     from tune import facts_ops, model_ops
 
     from boltir.backends.cuda.profiler import Tuner
     from boltir.backends.cuda.tuning_db import TuningDatabase
 
     database = TuningDatabase.open(work / "carry-objects-empty.sqlite", fresh=True)
-    tuner = Tuner(database, arch, 3, progress=False, gpu=("(planning only)", 132, arch))
+    tuner = Tuner(database, arch, 3, progress="always", gpu=("(planning only)", 132, arch))
     items = facts_ops() if name == "facts" else model_ops(name, batch, work, arch)
     _, jobs = tuner.plan([op for _, op in items])
-    groups, unit = tuner.compile_units(jobs)
-    return [unit(group) for group in groups]
+    if compile_missing:
+        with tempfile.TemporaryDirectory() as scratch:
+            tuner._build(jobs, Path(scratch))
+    groups, unit, ready = tuner.compile_units(jobs)
+    return [unit(group) for group in groups], list(ready.values())
 
 
 def main() -> int:
@@ -81,20 +90,23 @@ def main() -> int:
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    units = []
+    units, ready = [], []
+    for pair in filter(None, args.tune_models.split(",")):  # in the GPU call's order: tunings first
+        name, batch = pair.split(":")
+        to_compile, cached = tuning_objects(name, int(batch), work, args.arch, args.compile)
+        units += to_compile
+        ready += cached
     pairs = [(m, int(b)) for m in filter(None, args.models.split(",")) for b in args.batches.split(",")
              if f"{m}:{b}" not in args.skip.split(",")]
     for name, batch in pairs:
         for build in args.builds.split(","):
             units += model_units(name, batch, build, work)
-    for pair in filter(None, args.tune_models.split(",")):
-        name, batch = pair.split(":")
-        units += tuning_units(name, int(batch), work, args.arch)
     toolchain = Toolchain.find()
     needed = {toolchain.object_key(unit): unit for unit in units}
     cache = ObjectCache(cache_root())
     supplied = objects_of_larger_units([k for k in needed if not cache.object_path(k).exists()], set(needed), cache)
     needed.update({container: needed[key] for key, container in supplied.items()})
+    keep = set(needed) | {path.stem for path in ready}
     missing = [key for key in needed if key not in supplied and not (objects / f"{key}.o").exists()]
     if missing and args.compile:
         from boltir.backends.cuda.nvcc import compile_objects
@@ -105,7 +117,7 @@ def main() -> int:
         print(f"not compiled yet: {needed[key].name} ({needed[key].arch})")
     moved = 0
     for path in objects.glob("*.o"):
-        if path.stem not in needed:
+        if path.stem not in keep:
             shutil.move(path, aside / path.name)
             moved += 1
     kept = sum(p.stat().st_size for p in objects.glob("*.o"))

@@ -592,3 +592,16 @@ def test_members_of_a_unit_not_in_the_cache_are_not_recorded(fake_nvcc, cache_di
     assert not list((cache_dir / "members").glob("*.json"))
     (obj,) = compile_objects([job("x", "X")], progress=False)
     assert obj.is_file() and len(fake_nvcc.compile_calls()) == 1
+
+
+def test_two_larger_units_sharing_an_unwanted_kernel_are_not_both_taken(fake_nvcc, cache_dir):
+    """a and b live in larger units that both hold u: linking both would define u twice,
+    even though no one asked for u."""
+    from boltir.backends.cuda.nvcc import record_members
+
+    a, b, u = job("a", "A"), job("b", "B"), job("u", "U")
+    first, second = compile_objects([job("a_and_u", "A U"), job("b_and_u", "B U")], progress=False)
+    record_members(job("a_and_u", "A U"), [a, u])
+    record_members(job("b_and_u", "B U"), [b, u])
+    objects = compile_objects([a, b], progress=False)
+    assert objects[0] == first and objects[1] not in (first, second)

@@ -423,7 +423,7 @@ def test_3x_gemms_and_convs_never_share_a_translation_unit(tmp_path):
 
     tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU)
     _, jobs = tuner.plan([op_of(gemm_text(1024, 1024, 1024)), op_of(conv_text(32, 56, 56, 64, 64, 3, 3))])
-    groups, _ = tuner.compile_units(jobs)  # names each candidate's kernel
+    groups, _, _ = tuner.compile_units(jobs)  # names each candidate's kernel
     templates = {c.kernel: c.template for job in jobs for c in job.candidates if c.template is not None}
     kinds = [{(kernel_arch(templates[n]), templates[n].name) for n in group} for group in groups]
     assert all(len({kind for arch, kind in k if arch == "sm90"}) <= 1 for k in kinds)
@@ -632,6 +632,16 @@ def test_a_build_after_tuning_links_the_tuners_objects(tmp_path, monkeypatch):
     objects = nvcc.compile_objects(build_program(module, "sm80").units, progress=False)
     assert compiled == ["host"]  # the tuned kernel came from the tuner's unit
     nvcc.link_shared_library(list(dict.fromkeys(objects)), tmp_path / "libmodel.so")
+
+    # another op with the same three instances (sizes are launch arguments): nothing to
+    # compile but the profiler's own unit, whatever units the new op set would have formed
+    other = op_of(gemm_text(1024, 1024, 2048))
+    _, jobs = tuner.plan([other])
+    groups, _, ready = tuner.compile_units(jobs)
+    assert groups == [] and len(ready) == 3
+    del compiled[:]
+    (again,) = tuner.tune([other]).values()
+    assert [m.status for m in again.measurements] == ["ok"] * 3 and compiled == ["tune_profiler"]
 
 
 # --------------------------------------------------------------------------- on a GPU

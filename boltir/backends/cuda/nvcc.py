@@ -34,8 +34,8 @@ Under `$BOLTIR_CACHE_DIR` (default `$XDG_CACHE_HOME/boltir`, i.e. `~/.cache/bolt
 records, for each kernel, the key of the one-kernel unit a model build would compile
 (`record_members`). A build that asks for such a unit gets the larger unit's object
 instead of compiling it again, unless that would define a kernel twice: each kernel of a
-library comes from one object (a larger unit is taken only if none of its kernels is
-already taken from another larger unit, and it then supplies all of its kernels).
+library comes from one object (a larger unit is taken only if none of its kernels, wanted
+or not, is already taken from another larger unit, and it then supplies all of them).
 
 nvcc writes into `tmp/`, and the finished object is renamed into `objects/` (atomic on
 one file system), so concurrent and interrupted builds never leave a broken object. A
@@ -576,6 +576,7 @@ def objects_of_larger_units(missing: list[str], wanted: set[str], cache: ObjectC
     """{unit key: the object key that supplies it} for the missing units whose kernels a
     larger unit holds (see Members), so that no kernel comes from two objects."""
     supplied: dict[str, str] = {}
+    taken: dict[str, str] = {}  # every kernel of the larger units taken, wanted or not
     for key in missing:
         if key in supplied:
             continue
@@ -583,11 +584,23 @@ def objects_of_larger_units(missing: list[str], wanted: set[str], cache: ObjectC
         if found is None:
             continue
         container, members = found
-        present = [m for m in members if m in wanted]
-        if any(supplied.get(m, container) != container for m in present):
+        if any(taken.get(m, container) != container for m in members):
             continue  # one of its kernels already comes from another larger unit
-        supplied.update({m: container for m in present})
+        taken.update({m: container for m in members})
+        supplied.update({m: container for m in members if m in wanted})
     return supplied
+
+
+def objects_in_cache(jobs: Sequence[CompileJob]) -> list[Path | None]:
+    """Each job's object where the cache holds its code already (its own object, or a
+    larger unit's: see Members), else None; no kernel comes from two of them."""
+    toolchain = Toolchain.find()
+    cache = ObjectCache(cache_root())
+    cache.prepare()
+    keys = [toolchain.object_key(job) for job in jobs]
+    supplied = objects_of_larger_units([k for k in keys if not cache.object_path(k).exists()], set(keys), cache)
+    paths = [cache.object_path(supplied.get(key, key)) for key in keys]
+    return [path if path.exists() else None for path in paths]
 
 
 def record_members(container: CompileJob, members: Sequence[CompileJob]) -> None:

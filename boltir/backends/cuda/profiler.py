@@ -278,10 +278,12 @@ class Tuner:
     @staticmethod
     def compile_units(jobs: list[OpJob]):
         """The translation units of the jobs' distinct template instances: (groups of kernel
-        names, `unit(names, prefix)` making a group's CompileJob). Also names each
-        candidate's kernel."""
+        names to compile, `unit(names, prefix)` making a group's CompileJob, {kernel name:
+        the cached object that holds it already}). Kernels the cache holds (compiled alone,
+        or inside an earlier tuning's unit) are not grouped again, so another set of ops
+        reuses what an earlier tuning compiled. Also names each candidate's kernel."""
         from boltir.backends.cuda.emitter import emit_translation_unit, kernel_arch, kernel_name
-        from boltir.backends.cuda.nvcc import CompileJob
+        from boltir.backends.cuda.nvcc import CompileJob, objects_in_cache
 
         instances: dict[str, Operation] = {}
         order: list[str] = []
@@ -292,6 +294,17 @@ class Tuner:
                     if candidate.kernel not in instances:
                         instances[candidate.kernel] = candidate.template
                         order.append(candidate.kernel)
+
+        def unit(names: list[str], prefix: str = "tune_") -> CompileJob:
+            return CompileJob(f"{prefix}{names[0]}" + (f"_and_{len(names) - 1}" if len(names) > 1 else ""),
+                              emit_translation_unit([instances[n] for n in names]), kernel_arch(instances[names[0]]))
+
+        try:
+            cached = objects_in_cache([unit([name], prefix="") for name in order]) if order else []
+        except BoltError:  # no toolchain: nothing is cached, and compiling will say why
+            cached = []
+        ready = {name: path for name, path in zip(order, cached) if path is not None}
+        order = [name for name in order if name not in ready]
         groups: list[list[str]] = []
         # per arch, and on sm90 per op kind (a CUTLASS 3.x GEMM and a 3.x conv in one unit make
         # GemmUniversal's specializations ambiguous), in first-use order
@@ -305,20 +318,15 @@ class Tuner:
                 groups.append(group)
                 open_group[kind] = []
         groups.extend(g for g in open_group.values() if g)
-
-        def unit(names: list[str], prefix: str = "tune_") -> CompileJob:
-            return CompileJob(f"{prefix}{names[0]}" + (f"_and_{len(names) - 1}" if len(names) > 1 else ""),
-                              emit_translation_unit([instances[n] for n in names]), kernel_arch(instances[names[0]]))
-
-        return groups, unit
+        return groups, unit, ready
 
     def _build(self, jobs: list[OpJob], work: Path) -> Path | None:
         from boltir.backends.cuda.nvcc import CompileJob, compile_objects_keep_going, link_shared_library, record_members
 
-        groups, unit = self.compile_units(jobs)
+        groups, unit, ready = self.compile_units(jobs)
         objects, failures = compile_objects_keep_going([unit(g) for g in groups], jobs_limit=self.jobs_limit,
                                                       progress=self.progress, description="compiling candidates")
-        good: dict[str, Path] = {}
+        good: dict[str, Path] = dict(ready)
         retry: list[list[str]] = []
         for group, path in zip(groups, objects):
             if path is not None:
