@@ -565,11 +565,13 @@ def _compile(jobs: list[CompileJob], jobs_limit: int | None, progress, descripti
         failures = compile_in_parallel(to_compile, toolchain, cache, jobs_limit,
                                        Progress(len(unique), len(unique) - len(to_compile), show_progress(progress), description),
                                        keep_going=keep_going)
-    paths = []
-    for key in keys:
-        path = cache.object_path(supplied.get(key, key))
-        paths.append(path if path.exists() else None)
-    return paths, failures
+    return _object_paths(keys, supplied, cache), failures
+
+
+def _object_paths(keys: list[str], supplied: dict[str, str], cache: ObjectCache) -> list[Path | None]:
+    """Each unit's object (a larger unit's where `supplied` says so), None where there is none."""
+    paths = [cache.object_path(supplied.get(key, key)) for key in keys]
+    return [path if path.exists() else None for path in paths]
 
 
 def objects_of_larger_units(missing: list[str], wanted: set[str], cache: ObjectCache) -> dict[str, str]:
@@ -599,8 +601,7 @@ def objects_in_cache(jobs: Sequence[CompileJob]) -> list[Path | None]:
     cache.prepare()
     keys = [toolchain.object_key(job) for job in jobs]
     supplied = objects_of_larger_units([k for k in keys if not cache.object_path(k).exists()], set(keys), cache)
-    paths = [cache.object_path(supplied.get(key, key)) for key in keys]
-    return [path if path.exists() else None for path in paths]
+    return _object_paths(keys, supplied, cache)
 
 
 def record_members(container: CompileJob, members: Sequence[CompileJob]) -> None:

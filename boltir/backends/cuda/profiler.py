@@ -45,6 +45,7 @@ the best time so far.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import math
 import os
@@ -295,9 +296,13 @@ class Tuner:
                         instances[candidate.kernel] = candidate.template
                         order.append(candidate.kernel)
 
-        def unit(names: list[str], prefix: str = "tune_") -> CompileJob:
+        @functools.cache  # a unit's source is asked for again (compiling, then its members)
+        def job_of(names: tuple[str, ...], prefix: str) -> CompileJob:
             return CompileJob(f"{prefix}{names[0]}" + (f"_and_{len(names) - 1}" if len(names) > 1 else ""),
                               emit_translation_unit([instances[n] for n in names]), kernel_arch(instances[names[0]]))
+
+        def unit(names: list[str], prefix: str = "tune_") -> CompileJob:
+            return job_of(tuple(names), prefix)
 
         try:
             cached = objects_in_cache([unit([name], prefix="") for name in order]) if order else []
