@@ -1,4 +1,5 @@
-"""Contexts, parsing, verification and printing with every boltir dialect loaded.
+"""Contexts, parsing, verification and printing with every boltir dialect loaded, and
+the entry function of a module with its model input and output names.
 
 Everything here turns xDSL's exceptions into `BoltError`s that name a source location:
 the parser attaches a `FileLineColLoc` to every op it reads, and the verifier reports the
@@ -11,14 +12,34 @@ from collections.abc import Callable
 from io import StringIO
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects import func
+from xdsl.dialects.arith import Arith
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Builtin,
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.dialects.func import Func
+from xdsl.dialects.math import Math
 from xdsl.ir import Dialect, Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 from boltir.diagnostics import BoltError, format_bytes, format_location
-from boltir.weights import WeightResources, intern_parsed_weights, module_weight_bytes, module_weight_count
+from boltir.dialects.cutlass import Cutlass
+from boltir.dialects.graph import INPUT_NAME_ATTR, Graph
+from boltir.dialects.op import Op
+from boltir.weights import (
+    WeightResources,
+    intern_parsed_weights,
+    module_weight_bytes,
+    module_weight_count,
+)
 
 
 def make_builtin_dialect() -> Dialect:
@@ -30,14 +51,6 @@ def make_builtin_dialect() -> Dialect:
 
 def boltir_dialect_factories() -> dict[str, Callable[[], Dialect]]:
     """The dialects of boltir, by name, as factories (loaded lazily by a Context)."""
-    from xdsl.dialects.arith import Arith
-    from xdsl.dialects.func import Func
-    from xdsl.dialects.math import Math
-
-    from boltir.dialects.cutlass import Cutlass
-    from boltir.dialects.graph import Graph
-    from boltir.dialects.op import Op
-
     return {
         "builtin": make_builtin_dialect,
         "func": lambda: Func,
@@ -157,3 +170,38 @@ def print_module(
         return out.getvalue()
     finally:
         resources.elide_larger_than = previous
+
+
+# ------------------------------------------------------------------ the entry function
+
+ENTRY_POINT = "main"
+
+
+def find_entry(module: ModuleOp, name: str = ENTRY_POINT) -> func.FuncOp:
+    """The function `@name` (`@main`) of `module`: what the interpreter and backends run."""
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise BoltError(f"the module has no function @{name} to run")
+
+
+def _attr_names(attrs: ArrayAttr | None, count: int, prefix: str) -> list[str]:
+    names = []
+    for index in range(count):
+        name = None
+        if attrs is not None:
+            entry = attrs.data[index].data
+            if isinstance(entry.get(INPUT_NAME_ATTR), StringAttr):
+                name = entry[INPUT_NAME_ATTR].data
+        names.append(name or f"{prefix}{index}")
+    return names
+
+
+def input_names(entry: func.FuncOp) -> list[str]:
+    """The model's input names, or `arg0`, `arg1`... where the IR gives none."""
+    return _attr_names(entry.arg_attrs, len(entry.function_type.inputs), "arg")
+
+
+def output_names(entry: func.FuncOp) -> list[str]:
+    """The model's output names, or `result_0`, `result_1`... where the IR gives none."""
+    return _attr_names(entry.res_attrs, len(entry.function_type.outputs), "result_")

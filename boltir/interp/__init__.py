@@ -10,47 +10,31 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
 
 from boltir.diagnostics import BoltError
-from boltir.dialects.graph import INPUT_NAME_ATTR
+from boltir.dtypes import element_type_name, numpy_dtype
+from boltir.interp.cutlass import CutlassFunctions
 from boltir.interp.graph import GraphFunctions
 from boltir.interp.op import OpFunctions
-from boltir.interp.cutlass import CutlassFunctions
-from boltir.dtypes import element_type_name, numpy_dtype
+from boltir.ir import (  # re-exported: the entry's home is boltir.ir
+    ENTRY_POINT,
+    find_entry,
+    input_names,
+    output_names,
+)
 
-ENTRY_POINT = "main"
-
-
-def find_entry(module: ModuleOp, name: str = ENTRY_POINT) -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
-            return op
-    raise BoltError(f"the module has no function @{name} to run")
-
-
-def _attr_names(attrs, count: int, prefix: str) -> list[str]:
-    names = []
-    for index in range(count):
-        name = None
-        if attrs is not None:
-            entry = attrs.data[index].data
-            if isinstance(entry.get(INPUT_NAME_ATTR), StringAttr):
-                name = entry[INPUT_NAME_ATTR].data
-        names.append(name or f"{prefix}{index}")
-    return names
-
-
-def input_names(entry: func.FuncOp) -> list[str]:
-    """The model's input names, or `arg0`, `arg1`... where the IR gives none."""
-    return _attr_names(entry.arg_attrs, len(entry.function_type.inputs), "arg")
-
-
-def output_names(entry: func.FuncOp) -> list[str]:
-    """The model's output names, or `result_0`, `result_1`... where the IR gives none."""
-    return _attr_names(entry.res_attrs, len(entry.function_type.outputs), "result_")
+__all__ = [
+    "ENTRY_POINT",
+    "bind_inputs",
+    "find_entry",
+    "input_names",
+    "make_interpreter",
+    "output_names",
+    "run",
+]
 
 
 def _describe(shape: Sequence[int], type_name: str) -> str:

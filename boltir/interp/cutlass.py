@@ -40,21 +40,16 @@ class CutlassFunctions(InterpreterFunctions):
         acc = split_k_matmul(a, b, op.prop_value("split_k"))
         return (finish(op, apply_epilogue(acc, op.epilogue, bias, residual, channel_axis=-1)),)
 
-    @impl(cutlass.Conv2dFpropOp)
-    def run_conv2d_fprop(self, interpreter: Interpreter, op: cutlass.Conv2dFpropOp, args: tuple):
+    def _conv2d_fprop(self, interpreter: Interpreter, op: cutlass.Conv2dFpropOp | cutlass.DepthwiseConv2dFpropOp, args: tuple):
+        """conv2d_fprop and depthwise_conv2d_fprop: an NHWC/OHWI conv with its epilogue."""
         x, w = args[:2]
         bias, residual = optional_operands(op, args, ("bias", "residual"))
         strides, pads, dilations, groups = op.window()
         out = conv2d(x, w, "NHWC", "OHWI", strides, pads, dilations, groups, op.epilogue, bias, residual, op.output.type.get_shape())
         return (finish(op, out),)
 
-    @impl(cutlass.DepthwiseConv2dFpropOp)
-    def run_depthwise_conv2d_fprop(self, interpreter: Interpreter, op: cutlass.DepthwiseConv2dFpropOp, args: tuple):
-        x, w = args[:2]
-        bias, residual = optional_operands(op, args, ("bias", "residual"))
-        strides, pads, dilations, groups = op.window()
-        out = conv2d(x, w, "NHWC", "OHWI", strides, pads, dilations, groups, op.epilogue, bias, residual, op.output.type.get_shape())
-        return (finish(op, out),)
+    run_conv2d_fprop = impl(cutlass.Conv2dFpropOp)(_conv2d_fprop)
+    run_depthwise_conv2d_fprop = impl(cutlass.DepthwiseConv2dFpropOp)(_conv2d_fprop)
 
     @impl(cutlass.B2bGemmOp)
     def run_b2b_gemm(self, interpreter: Interpreter, op: cutlass.B2bGemmOp, args: tuple):

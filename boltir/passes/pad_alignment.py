@@ -16,15 +16,15 @@ or to no tensor-core kernel at all. This pass widens such problems with zeros:
 - every other user (outputs, residuals of unpadded ops, pooling, ...) reads an
   `op.slice` of the true channels.
 
-Alignment is 16 bytes of the element type. A conv with C = 3 input channels (the first
-conv of an image model) pads to 4 instead, for CUTLASS 2.x's fixed-channels conv kernel,
-which also takes C = 1, 2 or 4 as they are. That holds on sm90 too: padded to 8, such a
-conv still ran a 2.x kernel (the heuristic picks 2.x for it, and so did the tuner at
-ResNet-50's stem, 7x7/2, N32, K64), with twice the multiply-adds; on the H200 the best
-candidate took 0.2200 ms at C = 8 and 0.1585 ms at C = 4 (bench/RESULTS.md, issue 8's
-tuning runs). `arch` names the target, as in every backend-facing pass; both pad alike. Grouped and depthwise convs are padded by appending whole groups (the group count
-grows) when that at most doubles their channels; otherwise they are left alone, with a
-note, as are NCHW convs and ops whose weights are not constants.
+Alignment and the fixed channel counts come from the target record of `arch`
+(`boltir.target`): 16 bytes of the element type. A conv with C = 3 input channels (the
+first conv of an image model) pads to 4 instead, for CUTLASS 2.x's fixed-channels conv
+kernel, which also takes C = 1, 2 or 4 as they are. That holds on sm90 too: padded to 8,
+such a conv still runs a 2.x kernel (the heuristic and the tuner pick 2.x for it), with
+twice the multiply-adds, and the C = 4 kernel measured faster (bench/RESULTS.md). Grouped
+and depthwise convs are padded by appending whole groups (the group count grows) when
+that at most doubles their channels; otherwise they are left alone, with a note, as are
+NCHW convs and ops whose weights are not constants.
 """
 
 from __future__ import annotations
@@ -45,13 +45,9 @@ from boltir.dtypes import numpy_dtype
 from boltir.interp.op import BINARY, activation, apply_epilogue
 from boltir.passes import statistics
 from boltir.passes.common import constant_name, constant_of, where
+from boltir.target import ARCHS, DEFAULT_ARCH, GpuTarget, get_target
 from boltir.weights import make_weight_attr
 
-ARCHES = ("sm80", "sm90")
-ALIGNMENT_BYTES = 16
-"""Tensor-core kernels load 16 bytes per access along the contiguous axis."""
-FIXED_CHANNELS = (1, 2, 4)
-"""Input channel counts sm80's fixed-channels conv kernel (for image inputs) takes as is."""
 NEUTRAL_PAD = {"add": 0.0, "sub": 0.0, "mul": 0.0, "div": 1.0, "pow": 1.0}
 """What a per-channel constant operand of `op.binary` holds in its added channels."""
 
@@ -59,9 +55,9 @@ NEUTRAL_PAD = {"add": 0.0, "sub": 0.0, "mul": 0.0, "div": 1.0, "pow": 1.0}
 # ----------------------------------------------------------------------------- helpers
 
 
-def alignment(element_type) -> int:
-    """Elements per 16-byte access: 8 for f16/bf16, 4 for f32."""
-    return max(1, ALIGNMENT_BYTES // numpy_dtype(element_type).itemsize)
+def alignment(element_type, target: GpuTarget) -> int:
+    """Elements per aligned access: 8 for f16/bf16, 4 for f32 (16-byte loads)."""
+    return max(1, target.alignment_bytes // numpy_dtype(element_type).itemsize)
 
 
 def round_up(value: int, multiple: int) -> int:
@@ -143,6 +139,10 @@ class PadChannels(RewritePattern):
     """(value, axis, size) -> an op.pad of it, shared by the consumers that need it."""
     leftovers: list[Operation] = field(default_factory=list)
     """Slices and old weights that may end up unused."""
+    target: GpuTarget = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.target = self.owner.target
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, ops.Conv2dOp):
@@ -158,16 +158,16 @@ class PadChannels(RewritePattern):
         statistics.note(self.owner, f"left {where(op)} alone: {reason}")
 
     def input_aligned(self, channels: int, element_type, fixed_channels: bool) -> bool:
-        if channels % alignment(element_type) == 0:
+        if channels % alignment(element_type, self.target) == 0:
             return True
-        return fixed_channels and channels in FIXED_CHANNELS
+        return fixed_channels and channels in self.target.fixed_channels
 
     def input_target(self, channels: int, element_type, fixed_channels: bool) -> int:
         if self.input_aligned(channels, element_type, fixed_channels):
             return channels
-        if fixed_channels and channels < FIXED_CHANNELS[-1]:
-            return FIXED_CHANNELS[-1]
-        return round_up(channels, alignment(element_type))
+        if fixed_channels and channels < self.target.fixed_channels[-1]:
+            return self.target.fixed_channels[-1]
+        return round_up(channels, alignment(element_type, self.target))
 
     def padded_input(self, value: SSAValue, axis: int, size: int, work: Padding, location) -> SSAValue:
         """`value` with zeros appended along `axis` up to `size`: a shared op.pad."""
@@ -251,7 +251,7 @@ class PadChannels(RewritePattern):
 
     def conv(self, op: ops.Conv2dOp, rewriter: PatternRewriter) -> None:
         element = op.input.type.element_type
-        a = alignment(element)
+        a = alignment(element, self.target)
         c = tensor_shape(op.input.type)[-1 if op.prop_value("layout") == "NHWC" else 1]
         k = op.output_channels
         groups = op.prop_value("groups")
@@ -309,12 +309,12 @@ class PadChannels(RewritePattern):
         else:
             c_new = self.input_target(c, element, True)
             source = self.padded_input(op.input, -1, c_new, work, op.location)
-        return source, c_new, round_up(k, alignment(element)), 1
+        return source, c_new, round_up(k, alignment(element, self.target)), 1
 
     def grouped_conv(self, op: ops.Conv2dOp, c: int, k: int, groups: int, element, work: Padding):
         """Grouped and depthwise convs grow by whole groups: channels appended inside a
         group would move every later group's channels."""
-        a = alignment(element)
+        a = alignment(element, self.target)
         per_group_in, per_group_out = c // groups, k // groups
 
         def fits(extra: int) -> bool:
@@ -339,7 +339,7 @@ class PadChannels(RewritePattern):
 
     def gemm(self, op: ops.GemmOp, rewriter: PatternRewriter) -> None:
         element = op.a.type.element_type
-        a = alignment(element)
+        a = alignment(element, self.target)
         _, n, k = op.problem
         layout_a, layout_b = op.prop_value("layout_a"), op.prop_value("layout_b")
         wide = self.wide.get(op.a) if layout_a == "row" else None
@@ -456,8 +456,8 @@ class PadAlignmentPass(ModulePass):
     Requires: op-level IR (after lower-graph-to-op); weights, biases and GEMM B operands
     as `op.constant`s for the ops to pad; convs in NHWC/OHWI.
     Guarantees: every NHWC `op.conv2d` with constant weights has input and output
-    channel counts that are multiples of 16 bytes of its element type (8 f16, 4 f32; on
-    sm80 a 3-channel conv input pads to 4, for the fixed-channels kernel), except
+    channel counts that are multiples of 16 bytes of its element type (8 f16, 4 f32; a
+    3-channel conv input pads to 4, for the fixed-channels kernel), except
     grouped convs that only more than doubling would align; every `op.gemm` with a
     constant B has K and N aligned the same way. Added weights and biases are zeros;
     added activation channels come from the producer (a padded conv or GEMM, through
@@ -470,11 +470,18 @@ class PadAlignmentPass(ModulePass):
     """
 
     name = "pad-alignment"
-    arch: str = "sm90"
+    arch: str = DEFAULT_ARCH
 
     def __post_init__(self) -> None:
-        if self.arch not in ARCHES:
-            raise BoltError(f"arch must be one of {', '.join(ARCHES)}; got '{self.arch}'")
+        try:
+            get_target(self.arch)
+        except BoltError:
+            raise BoltError(f"arch must be one of {', '.join(ARCHS)}; got '{self.arch}'") from None
+
+    @property
+    def target(self) -> GpuTarget:
+        """The record of `arch`: its alignment and the fixed channel counts."""
+        return get_target(self.arch)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         padder = PadChannels(self)
