@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def model_units(name: str, batch: int, build: str, work: Path) -> list:
     import models
 
-    from boltir.backends.cuda.host import build_program
+    from boltir.backends.cuda.codegen.host_program import build_program
     from boltir.compiler import lower_model
 
     arch, cutlass = models.BUILDS[build]
@@ -50,8 +50,8 @@ def tuning_objects(name: str, batch: int, work: Path, arch: str, compile_missing
 
     from tune import facts_ops, model_ops
 
-    from boltir.backends.cuda.profiler import Tuner
-    from boltir.backends.cuda.tuning_db import TuningDatabase
+    from boltir.backends.cuda.tune.database import TuningDatabase
+    from boltir.backends.cuda.tune.tuner import Tuner
 
     database = TuningDatabase.open(work / "carry-objects-empty.sqlite", fresh=True)
     tuner = Tuner(database, arch, 3, progress="always", gpu=("(planning only)", 132, arch))
@@ -78,7 +78,12 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("BOLTIR_CACHE_DIR", str(ROOT / ".kcache"))
 
-    from boltir.backends.cuda.nvcc import ObjectCache, Toolchain, cache_root, objects_of_larger_units
+    from boltir.backends.cuda.toolchain.nvcc import (
+        ObjectCache,
+        Toolchain,
+        cache_root,
+        objects_of_larger_units,
+    )
 
     objects, aside = cache_root() / "objects", cache_root() / "aside"
     aside.mkdir(parents=True, exist_ok=True)
@@ -109,7 +114,7 @@ def main() -> int:
     keep = set(needed) | {path.stem for path in ready}
     missing = [key for key in needed if key not in supplied and not (objects / f"{key}.o").exists()]
     if missing and args.compile:
-        from boltir.backends.cuda.nvcc import compile_objects
+        from boltir.backends.cuda.toolchain.nvcc import compile_objects
 
         compile_objects([needed[key] for key in missing], progress="always")
         missing = []

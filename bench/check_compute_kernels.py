@@ -1,4 +1,4 @@
-"""Builds every compute-kernel family (boltir/backends/cuda/compute_kernels.py: pooling,
+"""Builds every compute-kernel family (boltir/backends/cuda/codegen/compute_kernels.py: pooling,
 softmax, layer norm, reductions, and the fallback GEMMs/convs) into one shared library,
 runs each case on the GPU with torch tensors through ctypes, and compares the result with
 the op-level interpreter on fresh random inputs. The bar: ‖Δ‖/‖ref‖ < 1e-2 for f16/bf16,
@@ -26,7 +26,13 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, ModuleOp, TensorType
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    ModuleOp,
+    TensorType,
+)
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
@@ -34,8 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import to_numpy_f32, to_torch  # noqa: E402
 
-from boltir.backends.cuda import compute_kernels as ck  # noqa: E402
-from boltir.backends.cuda.nvcc import CompileJob, build_shared_library  # noqa: E402
+from boltir.backends.cuda.codegen import compute_kernels as ck  # noqa: E402
+from boltir.backends.cuda.codegen.generator import CompileJob
+from boltir.backends.cuda.toolchain.nvcc import build_shared_library  # noqa: E402
 from boltir.dialects import op as ops  # noqa: E402
 from boltir.dialects.graph import tensor_shape  # noqa: E402
 from boltir.dialects.op import EpilogueAttr  # noqa: E402

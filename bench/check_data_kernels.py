@@ -31,8 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness import to_torch  # noqa: E402
 
-from boltir.backends.cuda import data_kernels  # noqa: E402
-from boltir.backends.cuda.nvcc import CompileJob, build_shared_library  # noqa: E402
+from boltir.backends.cuda.codegen import data_kernels  # noqa: E402
+from boltir.backends.cuda.codegen.generator import CompileJob
+from boltir.backends.cuda.toolchain.nvcc import build_shared_library  # noqa: E402
 from boltir.dialects import op as ops  # noqa: E402
 from boltir.dialects.shapes import broadcast_shapes, slice_shape  # noqa: E402
 from boltir.dtypes import numpy_dtype  # noqa: E402

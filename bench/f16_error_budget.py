@@ -30,9 +30,9 @@ def relative(got, reference) -> float:
 
 
 def main() -> int:
+    import models
     import torch
 
-    import models
     from boltir.compiler import lower_model
     from boltir.interp import run
     from boltir.pipelines import default_pipeline

@@ -18,17 +18,23 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects import func
 
-from boltir.backends.cuda.emitter import emit_translation_unit, kernel_arch, kernel_name
-from boltir.backends.cuda.launch import KernelLibrary, launch_arguments
-from boltir.backends.cuda.nvcc import CompileJob, build_shared_library
-from boltir.backends.cuda.selection import KERNEL_ATTR, KernelChoice
-from boltir.dialects.cutlass import Tile
+from boltir.backends.cuda.codegen.cutlass_kernels import (
+    emit_translation_unit,
+    kernel_arch,
+    kernel_name,
+    launch_arguments,
+)
+from boltir.backends.cuda.codegen.generator import CompileJob
+from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
+from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
+from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
+from boltir.backends.cuda.toolchain.kernel_library import KernelLibrary
+from boltir.backends.cuda.toolchain.nvcc import build_shared_library
 from boltir.dialects import cutlass
+from boltir.dialects.cutlass import Tile
 from boltir.dtypes import numpy_dtype
 from boltir.interp import find_entry, input_names
 from boltir.ir import make_context, parse_module, verify_module
-from boltir.passes.lower_op_to_cutlass import LowerOpToCutlassPass
-from boltir.passes.select_kernels import SelectKernelsPass
 
 SMS = 132  # the H200 the kernels run on
 
@@ -243,7 +249,7 @@ class BoundKernel:
 
 def hopper(threadblock: tuple[int, int, int], schedule: str, cluster=(1, 1, 1), split_k: int = 1) -> dict:
     """An override that makes a case's kernel this CUTLASS 3.x instance."""
-    from boltir.backends.cuda.selection import hopper_tile
+    from boltir.backends.cuda.select.heuristic import hopper_tile
 
     return {"arch": "sm90", "tile": hopper_tile(threadblock, schedule), "kernel_schedule": schedule, "cluster": tuple(cluster),
             "alignment": (8, 8, 8), "split_k": split_k}
@@ -256,7 +262,7 @@ def describe_choice(case: Case) -> str:
     op = case.op
     tile = op.tile.value
     if op.prop_value("arch") == "sm90":
-        from boltir.backends.cuda import sm90
+        from boltir.backends.cuda.codegen import cutlass_sm90 as sm90
 
         text = (f"3.x {'x'.join(map(str, tile.threadblock))} {SCHEDULE_SHORT[sm90.schedule_of(op)]} "
                 f"c{'x'.join(map(str, sm90.cluster_of(op)[:2]))}")

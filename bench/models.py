@@ -25,8 +25,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 MODELS = ("resnet50", "mobilenet_v2", "vgg16", "repvgg_a0", "bert")
 REPEATS, WARMUP = 50, 10
 

@@ -28,8 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import b2b_gemm_text, conv_text, gemm_text  # noqa: E402
 
-from boltir.backends.cuda.selection import UNFUSE  # noqa: E402
-from boltir.backends.cuda.tuning_db import describe_choice  # noqa: E402
+from boltir.backends.cuda.tune.database import describe_choice  # noqa: E402
 from boltir.dialects import op as ops  # noqa: E402
 from boltir.dialects.graph import tensor_shape  # noqa: E402
 
@@ -66,7 +65,7 @@ def model_ops(name: str, batch: int, work: Path, arch: str) -> list[tuple[str, o
         model = models.make_model(name)
         models.export(name, model, models.example_inputs(name, batch), onnx_path)
     module, _, _ = lower_model(onnx_path, arch=arch, dtype="f16", pipeline=default_pipeline(dtype="f16", arch=arch))
-    from boltir.backends.cuda.tuning_db import tuning_key
+    from boltir.backends.cuda.tune.database import tuning_key
 
     seen, out = set(), []
     for op in module.walk():
@@ -247,15 +246,15 @@ def main() -> int:
         groups = [(name, [item for item in items if args.only in item[0]]) for name, items in groups]
         groups = [(name, items) for name, items in groups if items]
     if args.plan_only:
-        from boltir.backends.cuda.candidates import candidates
+        from boltir.backends.cuda.select.candidates import candidates
 
         for name, items in groups:
             counts = [len(candidates(op, args.arch, 132, 3).choices) for _, op in items]
             print(f"{name}: {len(items)} distinct ops, {sum(counts)} candidates ({min(counts)}-{max(counts)} per op)")
         return 0
 
-    from boltir.backends.cuda.profiler import Tuner
-    from boltir.backends.cuda.tuning_db import TuningDatabase
+    from boltir.backends.cuda.tune.database import TuningDatabase
+    from boltir.backends.cuda.tune.tuner import Tuner
 
     database = TuningDatabase.open(args.db)
     if args.build_only:

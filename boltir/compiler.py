@@ -23,18 +23,15 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 
-from boltir import __version__
+from boltir.version import __version__
 from boltir.diagnostics import BoltError
-
-GPU_MULTIPROCESSORS = {"sm80": 108, "sm90": 132}
-"""A100 and H100/H200: the grid the heuristic fills."""
-
+from boltir.target import get_target
 
 def backend_passes(arch: str = "sm90", cutlass: int = 3, selector: str = "db", tuning_db: str = "") -> list[str]:
     """Kernel selection for `arch` (3.x instances on sm90 unless `cutlass` = 2) by
     `selector` (db: the tuning database, then the heuristic; tune: measure what the
     database lacks first; heuristic), lowering to CUTLASS instances, memory planning."""
-    sms = GPU_MULTIPROCESSORS.get(arch, 0)
+    sms = get_target(arch).multiprocessors
     database = f' tuning_db="{tuning_db}"' if tuning_db and selector != "heuristic" else ""
     return [f"select-kernels{{selector={selector} arch={arch} sms={sms} cutlass={cutlass}{database}}}", "lower-op-to-cutlass",
             "plan-memory"]
@@ -96,8 +93,8 @@ def compile(model, output_dir: str | os.PathLike, *, arch: str = "sm90", dtype: 
     Kernels come from the tuning database (`tuning_db`, default ~/.cache/boltir/tuning.sqlite)
     where it has them and from the heuristic elsewhere; `tune` first measures the missing
     ones on this machine's GPU."""
-    from boltir.backends.cuda.host import build_program
-    from boltir.backends.cuda.nvcc import build_shared_library
+    from boltir.backends.cuda.codegen.host_program import build_program
+    from boltir.backends.cuda.toolchain.nvcc import build_shared_library
     from boltir.interp import find_entry, input_names, output_names
     from boltir.ir import print_module
 

@@ -31,7 +31,7 @@ def relative_error(got: np.ndarray, expected: np.ndarray) -> float:
 def load_lowered_module(model):
     """`module.mlir` of a compiled model, with its constants rebound from `weights.bin`
     (the host program lays them out in order, 256-byte aligned)."""
-    from boltir.backends.cuda.host import ALIGNMENT
+    from boltir.backends.cuda.codegen.host_program import ALIGNMENT
     from boltir.dialects import op as ops
     from boltir.dtypes import numpy_dtype
     from boltir.interp import find_entry
@@ -56,7 +56,7 @@ def load_lowered_module(model):
 
 
 def compare_launches(model, inputs, pointers, host, stream=sys.stderr) -> None:
-    from boltir.backends.cuda.host import MEMORY_ATTR
+    from boltir.backends.cuda.codegen.host_program import MEMORY_ATTR
     from boltir.dialects import op as ops
     from boltir.interp import find_entry, make_interpreter
     from boltir.runtime import TensorSpec
@@ -104,7 +104,7 @@ def compare_launches(model, inputs, pointers, host, stream=sys.stderr) -> None:
 
 
 def _same_offset(op) -> bool:
-    from boltir.backends.cuda.host import MEMORY_ATTR
+    from boltir.backends.cuda.codegen.host_program import MEMORY_ATTR
 
     source = op.operands[0].owner
     if not hasattr(source, "attributes") or MEMORY_ATTR not in source.attributes:

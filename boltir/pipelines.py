@@ -23,7 +23,8 @@ from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from boltir.diagnostics import BoltError
-from boltir.passes import registered_passes
+from boltir.backends.cuda.passes import PASS_MODULES as CUDA_PASS_MODULES
+from boltir.passes import PASS_MODULES, pass_loader
 from boltir.plugins import entry_point_passes, load_pass_plugin, register_passes
 
 DTYPES = ("f16", "bf16", "f32")
@@ -60,7 +61,8 @@ def default_pipeline(*, dtype: str = "f16", arch: str = "sm90") -> str:
 def available_passes(plugin_files: Sequence[str] = ()) -> PassRegistry:
     """xDSL's passes, boltir's, installed packages' (entry points) and plugin files'."""
     registry: PassRegistry = dict(Universe.get_multiverse().all_passes)
-    registry.update(registered_passes())
+    for name, target in {**PASS_MODULES, **CUDA_PASS_MODULES}.items():
+        registry[name] = pass_loader(*target)
     register_passes(registry, entry_point_passes(), "entry-point group 'boltir.passes'")
     for path in plugin_files:
         register_passes(registry, load_pass_plugin(path), f"pass plugin '{path}'")

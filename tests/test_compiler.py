@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _toolchain_or_skip():
-    from boltir.backends.cuda import nvcc
+    from boltir.backends.cuda.toolchain import nvcc
 
     try:
         nvcc.Toolchain.find()

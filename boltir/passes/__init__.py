@@ -1,8 +1,8 @@
 """boltir's passes: one module per pass, the patterns first and the ModulePass last;
 the helpers several passes share are in `common`, and statistics in `statistics`.
 
-`registered_passes` is what bolt-opt and boltc load: names to lazy factories, as xDSL
-does, so that a tool only imports the passes it runs.
+`PASS_MODULES` names the target-independent passes; `boltir.pipelines.available_passes`
+adds the CUDA target's (`boltir.backends.cuda.passes`) and plugins'.
 """
 
 from __future__ import annotations
@@ -24,17 +24,12 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     "fuse-epilogue": ("boltir.passes.fuse_epilogue", "FuseEpiloguePass"),
     "form-persistent-kernels": ("boltir.passes.form_persistent_kernels", "FormPersistentKernelsPass"),
     "fuse-elementwise": ("boltir.passes.fuse_elementwise", "FuseElementwisePass"),
-    "select-kernels": ("boltir.passes.select_kernels", "SelectKernelsPass"),
-    "lower-op-to-cutlass": ("boltir.passes.lower_op_to_cutlass", "LowerOpToCutlassPass"),
     "plan-memory": ("boltir.passes.plan_memory", "PlanMemoryPass"),
 }
 """Pass name -> (module, class). Each module holds one pass."""
 
 
-def _loader(module_name: str, class_name: str) -> Callable[[], type[ModulePass]]:
+def pass_loader(module_name: str, class_name: str) -> Callable[[], type[ModulePass]]:
+    """A lazy factory of one pass class (xDSL's convention): a tool imports only the
+    passes it runs."""
     return lambda: getattr(importlib.import_module(module_name), class_name)
-
-
-def registered_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """boltir's own passes by name, as lazy factories (xDSL's convention)."""
-    return {name: _loader(*target) for name, target in PASS_MODULES.items()}

@@ -14,7 +14,7 @@ from xdsl.universe import Universe
 from xdsl.utils.exceptions import ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from boltir import __version__
+from boltir.version import __version__
 from boltir.diagnostics import BoltError
 from boltir.ir import LocatingParser, boltir_dialect_factories, parse_error_to_bolt, print_module, weight_resources
 from boltir.passes import statistics
@@ -57,7 +57,7 @@ class BoltOptMain(xDSLOptMain):
         super().register_all_targets()
 
         def cuda_target():
-            from boltir.backends.cuda.emitter import CudaTarget  # noqa: PLC0415 -- loaded on use
+            from boltir.backends.cuda.codegen.cutlass_kernels import CudaTarget  # noqa: PLC0415 -- loaded on use
 
             return CudaTarget
 

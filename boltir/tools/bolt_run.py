@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from boltir import __version__
+from boltir.version import __version__
 from boltir.diagnostics import BoltError
 from boltir.interp import find_entry, input_names, run
 from boltir.ir import parse_module

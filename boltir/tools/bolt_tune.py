@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from boltir import __version__
+from boltir.version import __version__
 from boltir.diagnostics import BoltError
 from boltir.tools.common import run_tool
 
@@ -61,7 +61,7 @@ def table(rows: list[tuple], header: tuple) -> str:
 
 
 def show(database, every: bool) -> str:
-    from boltir.backends.cuda.tuning_db import describe_choice
+    from boltir.backends.cuda.tune.database import describe_choice
 
     records = database.records()
     if not records:
@@ -82,7 +82,7 @@ def show(database, every: bool) -> str:
 
 
 def tune_model(args) -> None:
-    from boltir import compiler
+    from boltir import compiler  # noqa: PLC0415 -- loaded on use
     from boltir.passes import statistics
     from boltir.tools.boltc import parse_input_shape
 
@@ -93,7 +93,7 @@ def tune_model(args) -> None:
 
 
 def bolt_tune(args: argparse.Namespace) -> None:
-    from boltir.backends.cuda.tuning_db import TuningDatabase
+    from boltir.backends.cuda.tune.database import TuningDatabase
 
     if args.fresh_tuning_db:
         TuningDatabase.open(args.tuning_db or None, fresh=True).close()

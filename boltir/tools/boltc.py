@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from boltir import __version__
+from boltir.version import __version__
 from boltir.diagnostics import BoltError
 from boltir.tools.common import run_tool
 
@@ -149,12 +149,12 @@ def boltc(args: argparse.Namespace) -> None:
 
 def compile_or_emit(args: argparse.Namespace, op_pipeline: str) -> None:
     """The whole compiler: a model directory, or the cutlass / cuda level."""
-    from boltir import compiler
+    from boltir import compiler  # noqa: PLC0415 -- loaded on use
     from boltir.ir import print_module
     from boltir.passes import statistics
 
     if args.fresh_tuning_db:
-        from boltir.backends.cuda.tuning_db import TuningDatabase
+        from boltir.backends.cuda.tune.database import TuningDatabase
 
         TuningDatabase.open(args.tuning_db or None, fresh=True).close()
     selector = "tune" if args.tune else "db"
@@ -197,7 +197,7 @@ def compile_or_emit(args: argparse.Namespace, op_pipeline: str) -> None:
         else:
             sys.stdout.write(text)
         return
-    from boltir.backends.cuda.host import build_program
+    from boltir.backends.cuda.codegen.host_program import build_program
 
     program = build_program(module)
     if args.output:

@@ -16,13 +16,12 @@ import shutil
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from boltir.backends.cuda import compute_kernels as ck
-from boltir.backends.cuda.emitter import Instance
+from boltir.backends.cuda.codegen import compute_kernels as ck
+from boltir.backends.cuda.codegen.generator import Instance
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
 from boltir.dtypes import numpy_dtype
@@ -454,7 +453,8 @@ def _run_on_gpu(op_list, tmp_path, rng):
     relative errors."""
     import torch
 
-    from boltir.backends.cuda.nvcc import CompileJob, build_shared_library
+    from boltir.backends.cuda.codegen.generator import CompileJob
+    from boltir.backends.cuda.toolchain.nvcc import build_shared_library
 
     library = ctypes.CDLL(str(build_shared_library([CompileJob("compute_test", ck.emit_translation_unit(op_list), "sm80")],
                                                    tmp_path / "compute.so", progress=False)))

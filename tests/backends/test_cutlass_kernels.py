@@ -22,16 +22,16 @@ import numpy as np
 import pytest
 
 import boltir
-from boltir.backends.cuda import emitter
-from boltir.backends.cuda.emitter import (
+from boltir.backends.cuda.codegen import cutlass_kernels
+from boltir.backends.cuda.codegen.cutlass_kernels import (
     emit_translation_unit,
     instance_key,
     kernel_name,
     unsupported_reason,
 )
-from boltir.backends.cuda.epilogues import f32_literal, plan_epilogue
+from boltir.backends.cuda.codegen.epilogues import f32_literal, plan_epilogue
+from boltir.backends.cuda.toolchain.nvcc import find_cutlass_include_dirs
 from boltir.diagnostics import BoltError
-from boltir.dialects import cutlass
 from boltir.dialects.op import ACTIVATION_ARITY, UNBOUNDED, Activation, EpilogueAttr
 from boltir.interp.op import activation as apply_activation
 from boltir.interp.op import apply_epilogue
@@ -157,7 +157,7 @@ def module_of(*functions: str):
 
 
 def ops_of(*functions: str) -> list:
-    return emitter.cutlass_ops(module_of(*functions))
+    return cutlass_kernels.cutlass_ops(module_of(*functions))
 
 
 def one_op(function: str):
@@ -596,7 +596,7 @@ def _toolchain() -> tuple[str | None, list[Path] | str]:
     if nvcc is None:
         return None, "nvcc is not on PATH (set BOLTIR_NVCC)"
     try:
-        dirs = emitter.cutlass_include_dirs()
+        dirs = find_cutlass_include_dirs()
     except BoltError as error:
         return None, str(error)
     if not (dirs[0] / "cutlass/cutlass.h").exists():

@@ -7,11 +7,13 @@ from __future__ import annotations
 import pytest
 
 import boltir
-from boltir.backends.cuda import emitter, sm90
-from boltir.backends.cuda.epilogues import epilogue_expression
+from boltir.backends.cuda.codegen import cutlass_kernels
+from boltir.backends.cuda.codegen import cutlass_sm90 as sm90
+from boltir.backends.cuda.codegen.epilogues import epilogue_expression
+from boltir.backends.cuda.toolchain.nvcc import find_cutlass_include_dirs
 from boltir.diagnostics import BoltError
 from boltir.dialects import cutlass
-from tests.backends.test_emitter import tensor
+from tests.backends.test_cutlass_kernels import tensor
 
 
 def tile(m, n, k=64, schedule="cooperative", stages=0, warp=None, instruction=None) -> str:
@@ -86,10 +88,10 @@ def the_op(text: str):
 )
 def test_unsupported_3x_instances_say_why(text, reason):
     op = the_op(text)
-    got = emitter.unsupported_reason(op)
+    got = cutlass_kernels.unsupported_reason(op)
     assert got is not None and reason in got, got
     with pytest.raises(BoltError, match="has no CUTLASS instance"):
-        emitter.emit_instance(op)
+        cutlass_kernels.emit_instance(op)
 
 
 def test_depthwise_and_b2b_have_no_3x_template():
@@ -99,17 +101,17 @@ def test_depthwise_and_b2b_have_no_3x_template():
     text = text.replace("tensor<64x3x3x64xf16>", "tensor<64x3x3x1xf16>").replace(', kernel_schedule = "warpspecialized"', "")
     depthwise = the_op(text.replace("tile = " + tile(128, 64, schedule="warpspecialized"),
                                     "op_class = \"simt\", tile = #cutlass.tile<threadblock = [64, 64, 9], warp = [16, 64, 9], instruction = [1, 1, 1], stages = 2>"))
-    assert "depthwise_conv2d_fprop has no CUTLASS 3.x template; use an sm80 (2.x) instance" in emitter.unsupported_reason(depthwise)
+    assert "depthwise_conv2d_fprop has no CUTLASS 3.x template; use an sm80 (2.x) instance" in cutlass_kernels.unsupported_reason(depthwise)
 
 
 def test_the_cluster_and_schedule_are_part_of_the_instance():
     base = the_op(gemm())
     other_cluster = the_op(gemm(cluster=(2, 1, 1)))
     pingpong = the_op(gemm(schedule="pingpong", tile_text=tile(128, 128, schedule="pingpong")))
-    names = {emitter.kernel_name(op) for op in (base, other_cluster, pingpong)}
+    names = {cutlass_kernels.kernel_name(op) for op in (base, other_cluster, pingpong)}
     assert len(names) == 3
-    assert "cluster=2x1x1 schedule=cooperative" in emitter.instance_key(other_cluster)
-    assert emitter.kernel_arch(base) == "sm90" and emitter.template_name(base) == "gemm_sm90"
+    assert "cluster=2x1x1 schedule=cooperative" in cutlass_kernels.instance_key(other_cluster)
+    assert cutlass_kernels.kernel_arch(base) == "sm90" and cutlass_kernels.template_name(base) == "gemm_sm90"
 
 
 @pytest.mark.parametrize(
@@ -125,7 +127,7 @@ def test_the_cluster_and_schedule_are_part_of_the_instance():
 def test_the_whole_epilogue_is_one_expression(epilogue, expected):
     op = the_op(gemm(epilogue=epilogue, bias="bias" in epilogue, residual="residual" in epilogue))
     assert epilogue_expression(op.epilogue) == expected
-    source = emitter.emit_instance(op).source
+    source = cutlass_kernels.emit_instance(op).source
     assert f"return {expected}; }}" in source
     assert ("Sm90RowBroadcast" in source) == ("bias" in epilogue)
     assert ("Sm90SrcFetch<ElementD>" in source) == ("residual" in epilogue)
@@ -133,28 +135,28 @@ def test_the_whole_epilogue_is_one_expression(epilogue, expected):
 
 
 def test_host_program_builds_3x_units_for_sm_90a():
-    from boltir.backends.cuda.nvcc import ARCH_FLAGS
+    from boltir.target import get_target
 
     op = the_op(gemm())
-    assert emitter.kernel_arch(op) == "sm90"
-    assert ARCH_FLAGS["sm90"] == ("-gencode=arch=compute_90a,code=sm_90a",)
+    assert cutlass_kernels.kernel_arch(op) == "sm90"
+    assert get_target("sm90").nvcc_arch_flags == ("-gencode=arch=compute_90a,code=sm_90a",)
 
 
 @pytest.mark.slow
 def test_nvcc_compiles_a_3x_gemm_and_conv(tmp_path):
     """Two Hopper units (about 50 s each on 2 cores): the template instantiates with
     CUTLASS 4.2's collective builders."""
-    from boltir.backends.cuda import nvcc
+    from boltir.backends.cuda.toolchain import nvcc
 
     try:
         nvcc.Toolchain.find()
-        emitter.cutlass_include_dirs()
+        find_cutlass_include_dirs()
     except BoltError as error:
         pytest.skip(f"no CUDA toolchain or CUTLASS headers here: {error}")
     jobs = []
     for text in (gemm(schedule="pingpong", tile_text=tile(64, 128, schedule="pingpong"), epilogue="bias, gelu, residual = mul, then relu",
                       residual=True), conv(epilogue="bias, relu")):
         op = the_op(text)
-        jobs.append(nvcc.CompileJob(emitter.kernel_name(op), emitter.emit_translation_unit([op]), emitter.kernel_arch(op)))
+        jobs.append(nvcc.CompileJob(cutlass_kernels.kernel_name(op), cutlass_kernels.emit_translation_unit([op]), cutlass_kernels.kernel_arch(op)))
     library = nvcc.build_shared_library(jobs, tmp_path / "hopper.so", progress=False)
     assert library.stat().st_size > 0

@@ -1,4 +1,4 @@
-"""The data-movement and elementwise kernels (boltir/backends/cuda/data_kernels.py).
+"""The data-movement and elementwise kernels (boltir/backends/cuda/codegen/data_kernels.py).
 
 Without a GPU: every family emits a namespaced instance with the ABI's launcher, keys
 dedupe identical ops and separate different shapes, vectors are chosen where the innermost
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from boltir.backends.cuda import data_kernels as dk
-from boltir.backends.cuda import nvcc
+from boltir.backends.cuda.codegen import data_kernels as dk
+from boltir.backends.cuda.toolchain import nvcc
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
 from boltir.dtypes import numpy_dtype
@@ -457,7 +457,7 @@ def compiled(tmp_path_factory):
     source = directory / "data.cu"
     ops_ = [op for family in representative_ops().values() for op in family]
     source.write_text(dk.emit_translation_unit(ops_))
-    flags = [*nvcc.BASE_FLAGS, *nvcc.ARCH_FLAGS["sm80"], *nvcc.SHARED_OBJECT_FLAGS]
+    flags = list(nvcc.CompileJob("data", "", "sm80").flags)
     results = {}
     for what, extra in (("object", ["-c", "-o", str(directory / "data.o")]), ("ptx", ["-arch=sm_80", "-ptx", "-o", str(directory / "data.ptx")])):
         command = [str(compiler), *([f for f in flags if not f.startswith("-gencode")] if what == "ptx" else flags), *extra, str(source)]

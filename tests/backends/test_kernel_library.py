@@ -6,10 +6,14 @@ import re
 
 import pytest
 
-from boltir.backends.cuda.emitter import emit_translation_unit, kernel_name
-from boltir.backends.cuda.launch import KernelLibrary, launch_arguments
+from boltir.backends.cuda.codegen.cutlass_kernels import (
+    emit_translation_unit,
+    kernel_name,
+    launch_arguments,
+)
+from boltir.backends.cuda.toolchain.kernel_library import KernelLibrary
 from boltir.diagnostics import BoltError
-from tests.backends.test_emitter import (
+from tests.backends.test_cutlass_kernels import (
     TILE_DW,
     TILE_SMALL,
     b2b_conv_ir,
@@ -84,7 +88,7 @@ def test_a_compiled_library_reports_launch_errors(tmp_path, monkeypatch):
     """One GEMM compiled and linked for real: its workspace query answers on the host, and
     a launch without a GPU (or with a null pointer for a required operand) comes back as
     a BoltError carrying boltir_error_string's message, not a crash."""
-    from boltir.backends.cuda import nvcc
+    from boltir.backends.cuda.toolchain import nvcc
 
     try:
         nvcc.Toolchain.find()

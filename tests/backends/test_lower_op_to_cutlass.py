@@ -14,16 +14,16 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 import boltir
-from boltir.backends.cuda.emitter import unsupported_reason
-from boltir.backends.cuda.selection import KERNEL_ATTR, KernelChoice
+from boltir.backends.cuda.codegen.cutlass_kernels import unsupported_reason
+from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
+from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
+from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.dialects import cutlass
 from boltir.dialects import op as ops
 from boltir.dialects.graph import tensor_shape
 from boltir.interp import find_entry
 from boltir.passes import statistics
 from boltir.passes.form_persistent_kernels import FormPersistentKernelsPass
-from boltir.passes.lower_op_to_cutlass import LowerOpToCutlassPass
-from boltir.passes.select_kernels import SelectKernelsPass
 from boltir.tools import bolt_opt
 from tests.passes.equivalence import assert_equivalent
 from tests.passes.test_pad_alignment import OpModel

@@ -13,8 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from boltir.backends.cuda import nvcc
-from boltir.backends.cuda.nvcc import CompileJob, build_shared_library, compile_objects, link_shared_library
+from boltir.backends.cuda.codegen.generator import CompileJob
+from boltir.backends.cuda.toolchain import nvcc
+from boltir.backends.cuda.toolchain.nvcc import (
+    build_shared_library,
+    compile_objects,
+    link_shared_library,
+)
 from boltir.diagnostics import BoltError
 
 # ------------------------------------------------------------------- the fakes
@@ -547,7 +552,7 @@ def test_real_compile_error_names_the_kernel_and_the_line(real_nvcc):
 
 
 def test_keep_going_compiles_the_rest_and_reports_each_failure(fake_nvcc, cache_dir):
-    from boltir.backends.cuda.nvcc import compile_objects_keep_going
+    from boltir.backends.cuda.toolchain.nvcc import compile_objects_keep_going
 
     objects, failures = compile_objects_keep_going([job("good"), job("bad", "FAKE_ERROR"), job("also_good")], progress=False)
     assert objects[0] is not None and objects[2] is not None and objects[1] is None
@@ -561,7 +566,7 @@ def test_keep_going_compiles_the_rest_and_reports_each_failure(fake_nvcc, cache_
 def test_a_unit_compiled_inside_a_larger_one_is_not_compiled_again(fake_nvcc, cache_dir):
     """The profiler compiles kernels a, b together and records them as members; a build
     that wants a's and b's one-kernel units gets that object, with no nvcc call."""
-    from boltir.backends.cuda.nvcc import record_members
+    from boltir.backends.cuda.toolchain.nvcc import record_members
 
     a, b, c = job("a", "A"), job("b", "B"), job("c", "C")
     (group,) = compile_objects([job("a_and_b", "A B")], progress=False)
@@ -574,7 +579,7 @@ def test_a_unit_compiled_inside_a_larger_one_is_not_compiled_again(fake_nvcc, ca
 
 def test_no_kernel_comes_from_two_larger_units(fake_nvcc, cache_dir):
     """Two larger units both hold b: the second is not taken, so b is defined once."""
-    from boltir.backends.cuda.nvcc import record_members
+    from boltir.backends.cuda.toolchain.nvcc import record_members
 
     a, b, c = job("a", "A"), job("b", "B"), job("c", "C")
     first, second = compile_objects([job("a_and_b", "A B"), job("b_and_c", "B C")], progress=False)
@@ -586,7 +591,7 @@ def test_no_kernel_comes_from_two_larger_units(fake_nvcc, cache_dir):
 
 
 def test_members_of_a_unit_not_in_the_cache_are_not_recorded(fake_nvcc, cache_dir):
-    from boltir.backends.cuda.nvcc import record_members
+    from boltir.backends.cuda.toolchain.nvcc import record_members
 
     record_members(job("never_built", "X Y"), [job("x", "X")])
     assert not list((cache_dir / "members").glob("*.json"))
@@ -597,7 +602,7 @@ def test_members_of_a_unit_not_in_the_cache_are_not_recorded(fake_nvcc, cache_di
 def test_two_larger_units_sharing_an_unwanted_kernel_are_not_both_taken(fake_nvcc, cache_dir):
     """a and b live in larger units that both hold u: linking both would define u twice,
     even though no one asked for u."""
-    from boltir.backends.cuda.nvcc import record_members
+    from boltir.backends.cuda.toolchain.nvcc import record_members
 
     a, b, u = job("a", "A"), job("b", "B"), job("u", "U")
     first, second = compile_objects([job("a_and_u", "A U"), job("b_and_u", "B U")], progress=False)

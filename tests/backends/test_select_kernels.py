@@ -16,14 +16,15 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 import boltir
-from boltir.backends.cuda.selection import KERNEL_ATTR, MULTIPROCESSORS, KernelChoice, make_selector
+from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass, make_selector
+from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
-from boltir.dialects.cutlass import MAX_ACCESS_BITS, SHARED_MEMORY_BYTES
+from boltir.dialects.cutlass import MAX_ACCESS_BITS
+from boltir.target import get_target
 from boltir.dialects.graph import tensor_shape
 from boltir.passes import statistics
 from boltir.passes.form_persistent_kernels import FormPersistentKernelsPass
-from boltir.passes.select_kernels import SelectKernelsPass
 from boltir.tools import bolt_opt
 from tests.passes.equivalence import assert_equivalent
 from tests.passes.test_pad_alignment import OpModel
@@ -81,7 +82,7 @@ def assert_runnable(op, choice: KernelChoice, arch: str) -> None:
     operand = op.operands[0]
     a_bits = bits(operand)
     if choice.family != "depthwise_conv2d_fprop":  # the direct conv stages no B tile
-        assert choice.tile.shared_memory_bytes(a_bits, a_bits) <= SHARED_MEMORY_BYTES[arch]
+        assert choice.tile.shared_memory_bytes(a_bits, a_bits) <= get_target(arch).shared_memory_bytes
     assert all(1 <= alignment and alignment * a_bits <= MAX_ACCESS_BITS for alignment in choice.alignment)
     assert 1 <= choice.split_k <= 16
     if isinstance(op, ops.GemmOp):
@@ -140,8 +141,8 @@ def test_split_k_fills_about_one_wave(rng, arch):
     after, _ = select(module, rng, arch)
     (choice,) = choices(after)
     tiles = (256 // choice.tile.threadblock[0]) * (256 // choice.tile.threadblock[1])
-    assert tiles < MULTIPROCESSORS[arch] < 2 * tiles * choice.split_k
-    assert tiles * choice.split_k <= 1.5 * MULTIPROCESSORS[arch]
+    assert tiles < get_target(arch).multiprocessors < 2 * tiles * choice.split_k
+    assert tiles * choice.split_k <= 1.5 * get_target(arch).multiprocessors
 
 
 def test_sms_fills_the_gpu_the_kernels_run_on(rng):
@@ -540,8 +541,8 @@ def test_unknown_selector(op_ir, capsys):
 
 def lowers_to_a_template(module: ModuleOp) -> list:
     """The cutlass instances of a selected module; each one the CUDA templates write."""
-    from boltir.backends.cuda.emitter import unsupported_reason
-    from boltir.passes.lower_op_to_cutlass import LowerOpToCutlassPass
+    from boltir.backends.cuda.codegen.cutlass_kernels import unsupported_reason
+    from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 
     after = module.clone()
     LowerOpToCutlassPass().apply(boltir.make_context(), after)
@@ -634,6 +635,6 @@ def test_bad_cutlass_generation_is_an_error():
     [(100352, 64, (128, 64, 64)), (25088, 128, (128, 128, 64)), (1568, 512, (64, 128, 64)), (196, 64, (64, 64, 64))],
 )
 def test_sm90_conv_tiles(pixels, k, tile):
-    from boltir.backends.cuda.selection import hopper_conv_tile
+    from boltir.backends.cuda.select.heuristic import hopper_conv_tile
 
     assert hopper_conv_tile(pixels, k, 132) == tile

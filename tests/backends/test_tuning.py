@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from boltir import BoltError
-from boltir.backends.cuda import profiler
-from boltir.backends.cuda.candidates import candidates, generation
-from boltir.backends.cuda.profiler import Tuner, lower_alone, single_op_module
-from boltir.backends.cuda.selection import UNFUSE, HeuristicSelector, KernelChoice
-from boltir.backends.cuda.tuning_db import (
+from boltir.backends.cuda.select.candidates import candidates, generation
+from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
+from boltir.backends.cuda.select.heuristic import HeuristicSelector
+from boltir.backends.cuda.tune import tuner as profiler
+from boltir.backends.cuda.tune.database import (
     FORMAT,
     Measurement,
     TuningDatabase,
@@ -30,6 +30,7 @@ from boltir.backends.cuda.tuning_db import (
     choice_to_json,
     tuning_key,
 )
+from boltir.backends.cuda.tune.tuner import Tuner, lower_alone, single_op_module
 from boltir.dialects import op as ops
 from boltir.ir import make_context, parse_module, print_module
 
@@ -57,7 +58,7 @@ def lowered_to_cutlass(text: str, arch: str, cutlass: int = 3, selector: str = "
 
 def units_compiled_by(monkeypatch) -> list[str]:
     """The names of the units nvcc compiles from now on (cache hits and members are not)."""
-    from boltir.backends.cuda import nvcc
+    from boltir.backends.cuda.toolchain import nvcc
 
     names: list[str] = []
     original = nvcc.compile_in_parallel
@@ -110,11 +111,11 @@ def test_pruning_rules_drop_wasteful_tiles():
     found = candidates(op_of(gemm_text(25088, 64, 64)), "sm90", 132, 3)
     assert found.pruned.get("edge waste", 0) > 0  # N = 64: 128- and 256-wide tiles are mostly padding
     assert all(c.tile.threadblock[1] <= 128 for c in found.choices)
-    from boltir.dialects.cutlass import SHARED_MEMORY_BYTES
+    from boltir.target import get_target
 
     for choice in found.choices:
         if choice.arch == "sm80":
-            assert choice.tile.shared_memory_bytes(16, 16) <= SHARED_MEMORY_BYTES["sm80"]
+            assert choice.tile.shared_memory_bytes(16, 16) <= get_target("sm80").shared_memory_bytes
 
 
 def test_b2b_candidates_are_the_fused_kernel_and_its_unfused_pair():
@@ -174,8 +175,8 @@ WRITER = textwrap.dedent("""
     import sys
     sys.path.insert(0, sys.argv[3])
     from harness import gemm_text
-    from boltir.backends.cuda.tuning_db import TuningDatabase, TuningRecord, Measurement, tuning_key
-    from boltir.backends.cuda.selection import HeuristicSelector
+    from boltir.backends.cuda.tune.database import TuningDatabase, TuningRecord, Measurement, tuning_key
+    from boltir.backends.cuda.select.heuristic import HeuristicSelector
     from boltir.ir import make_context, parse_module
     from boltir.dialects import op as ops
     database = TuningDatabase.open(sys.argv[1])
@@ -264,8 +265,8 @@ def test_export_import_and_newer_wins(tmp_path):
 
 
 def test_db_selector_takes_the_fastest_allowed_record(tmp_path):
+    from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
     from boltir.passes import statistics
-    from boltir.passes.select_kernels import SelectKernelsPass
 
     text = gemm_text(4096, 3072, 768)
     op = op_of(text)
@@ -294,8 +295,8 @@ def test_db_selector_takes_the_fastest_allowed_record(tmp_path):
 
 
 def test_db_selector_without_a_record_or_a_database_is_the_heuristic(tmp_path):
+    from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
     from boltir.passes import statistics
-    from boltir.passes.select_kernels import SelectKernelsPass
 
     text = gemm_text(4096, 3072, 768)
     heuristic = parse_module(text, "<t>", ctx=make_context())
@@ -419,7 +420,7 @@ def test_records_timed_from_the_host_are_measured_again_with_graphs(tmp_path, fa
 def test_3x_gemms_and_convs_never_share_a_translation_unit(tmp_path):
     """nvcc rejects a unit with a 3.x GEMM and a 3.x conv ("more than one partial
     specialization matches ... GemmUniversal"); 2.x kernels of both kinds may share one."""
-    from boltir.backends.cuda.emitter import kernel_arch
+    from boltir.backends.cuda.codegen.cutlass_kernels import kernel_arch
 
     tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU)
     _, jobs = tuner.plan([op_of(gemm_text(1024, 1024, 1024)), op_of(conv_text(32, 56, 56, 64, 64, 3, 3))])
@@ -456,11 +457,15 @@ def test_the_generated_profiler_compiles(tmp_path):
 def test_a_tuned_kernel_is_the_unit_a_model_build_compiles(tmp_path, text):
     """The profiler records each kernel as a member of its larger unit by the one-kernel
     unit a model build would compile: the same source and arch, so the build finds it."""
-    from boltir.backends.cuda.emitter import emit_translation_unit, kernel_arch, kernel_name
-    from boltir.backends.cuda.host import build_program
+    from boltir.backends.cuda.codegen.cutlass_kernels import (
+        emit_translation_unit,
+        kernel_arch,
+        kernel_name,
+    )
+    from boltir.backends.cuda.codegen.host_program import build_program
 
     module = lowered_to_cutlass(text, "sm90")
-    built = {(job.source, job.arch) for job in build_program(module, "sm90").units if job.name != "host"}
+    built = {(job.source, job.arch) for job in build_program(module).units if job.name != "host"}
     tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU)
     records, jobs = {}, {}
     tuner._plan(op_of(text), records, jobs)
@@ -603,8 +608,8 @@ def test_a_build_after_tuning_links_the_tuners_objects(tmp_path, monkeypatch):
     sm80 candidates in one unit, and the db-selected build of that op compiles no kernel."""
     import shutil
 
-    from boltir.backends.cuda import nvcc
-    from boltir.backends.cuda.host import build_program
+    from boltir.backends.cuda.codegen.host_program import build_program
+    from boltir.backends.cuda.toolchain import nvcc
 
     if shutil.which("nvcc") is None and not os.environ.get("BOLTIR_NVCC"):
         pytest.skip("nvcc is not on PATH (set BOLTIR_NVCC)")
@@ -629,7 +634,7 @@ def test_a_build_after_tuning_links_the_tuners_objects(tmp_path, monkeypatch):
 
     module = lowered_to_cutlass(text, "sm80", 2, "db", str(tmp_path / "t.sqlite"))
     compiled = units_compiled_by(monkeypatch)
-    objects = nvcc.compile_objects(build_program(module, "sm80").units, progress=False)
+    objects = nvcc.compile_objects(build_program(module).units, progress=False)
     assert compiled == ["host"]  # the tuned kernel came from the tuner's unit
     nvcc.link_shared_library(list(dict.fromkeys(objects)), tmp_path / "libmodel.so")
 
@@ -651,8 +656,8 @@ def test_a_build_after_tuning_links_the_tuners_objects(tmp_path, monkeypatch):
 def test_tuning_on_the_gpu_times_with_graphs_and_builds_from_the_tuned_objects(tmp_path, monkeypatch):
     """The real profiler on a small sm80 GEMM: every candidate compiles, checks and is timed
     by graph replay; the build that follows links the winner from the tuner's objects."""
-    from boltir.backends.cuda import nvcc
-    from boltir.backends.cuda.host import build_program
+    from boltir.backends.cuda.codegen.host_program import build_program
+    from boltir.backends.cuda.toolchain import nvcc
 
     text = gemm_text(1024, 1024, 1024)
     database = TuningDatabase.open(tmp_path / "t.sqlite")
@@ -662,5 +667,5 @@ def test_tuning_on_the_gpu_times_with_graphs_and_builds_from_the_tuned_objects(t
     assert all(m.error < 1e-2 for m in ok)
     module = lowered_to_cutlass(text, "sm80", 2, "db", str(tmp_path / "t.sqlite"))
     compiles = units_compiled_by(monkeypatch)
-    nvcc.compile_objects(build_program(module, "sm80").units, progress=False)
+    nvcc.compile_objects(build_program(module).units, progress=False)
     assert all(name == "host" for name in compiles), compiles  # the kernel came from the tuner's unit

@@ -15,7 +15,7 @@ import pytest
 from onnx import TensorProto
 
 import boltir
-from boltir.backends.cuda.emitter import unsupported_reason
+from boltir.backends.cuda.codegen.cutlass_kernels import unsupported_reason
 from boltir.dialects import cutlass
 from boltir.dialects import op as ops
 from boltir.frontends.onnx import import_model

@@ -63,20 +63,15 @@ import hashlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
-import jinja2
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from boltir.backends.cuda.emitter import Instance
-from boltir.backends.cuda.epilogues import activation_expression, f32_literal
+from boltir.backends.cuda.codegen.epilogues import activation_expression, f32_literal
+from boltir.backends.cuda.codegen.generator import Instance, LaunchArguments, render
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
 from boltir.dialects.graph import tensor_shape
-
-TEMPLATES = Path(__file__).parent / "templates" / "compute"
 
 FAMILIES: dict[type, str] = {
     ops.Pool2dOp: "pool2d",
@@ -275,6 +270,11 @@ def unsupported_reason(op: Operation) -> str | None:
         if size > SHARED_LIMIT:
             return f"the intermediate row of {channels} elements ({size} bytes) does not fit the {SHARED_LIMIT} bytes of shared memory"
     return None
+
+
+def launch_arguments(op: Operation) -> LaunchArguments:
+    """The launcher's name and pointer operands (these launchers take no problem sizes)."""
+    return LaunchArguments(kernel_name(op), tuple(launch_operands(op)))
 
 
 def supports(op: Operation) -> bool:
@@ -605,18 +605,6 @@ CONTEXTS = {
 # ---------------------------------------------------------------------- emission
 
 
-@cache
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
-
-
 def _common(op: Operation, name: str, key: str) -> dict:
     operands = _operands(op)
     out = op.results[0]
@@ -655,7 +643,7 @@ def emit_instance(op: Operation) -> Instance:
             context.update(grid=_ceil_div(context["work"], context["threads"]), block=context["threads"])
         if not 0 < context["grid"] < 2**31:
             raise BoltError(f"'{op.name}' needs {context['grid']} thread blocks, more than one launch takes", format_location(op.location))
-    source = _environment().get_template(template).render(**context)
+    source = render("compute/" + template, **context)
     return Instance(name, key, kind, source.strip("\n"))
 
 
@@ -674,4 +662,4 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
         name = kernel_name(op)
         if name not in instances:
             instances[name] = emit_instance(op)
-    return _environment().get_template("unit.cu.j2").render(instances=list(instances.values()))
+    return render("compute/unit.cu.j2", instances=list(instances.values()))

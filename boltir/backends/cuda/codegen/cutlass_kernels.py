@@ -1,6 +1,6 @@
 """The CUDA emitter: `cutlass` ops to one translation unit of CUTLASS template instances,
 each with an `extern "C"` launcher: 2.x (Sm80, mma.sync) for `arch = "sm80"`, 3.x (sm_90a:
-wgmma, TMA; `sm90.py`) for `arch = "sm90"`. A unit with a 3.x instance compiles for
+wgmma, TMA; `cutlass_sm90.py`) for `arch = "sm90"`. A unit with a 3.x instance compiles for
 sm_90a only (`kernel_arch`).
 
     source = emit_translation_unit(module)     # or a list of cutlass ops
@@ -83,32 +83,43 @@ output tensor, so it rounds to the output type between slices.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
-import jinja2
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.target import Target
 
-from boltir.backends.cuda.epilogues import EpiloguePlan, Functor, f32_literal, plan_epilogue, plan_problem
+from boltir.backends.cuda.codegen import cutlass_sm90
+from boltir.backends.cuda.codegen.cutlass_common import (
+    FAMILIES,
+    batch_layout,
+    check_bias,
+    check_elements,
+    depthwise_output_tile,
+    describe_epilogue,
+    element_name,
+    family,
+    gemm_batching,
+)
+from boltir.backends.cuda.codegen.epilogues import (
+    EpiloguePlan,
+    Functor,
+    f32_literal,
+    plan_epilogue,
+    plan_problem,
+)
+from boltir.backends.cuda.codegen.generator import (
+    Instance,
+    LaunchArguments,
+    header_text,
+    render,
+)
+from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import cutlass
 from boltir.dialects.graph import tensor_shape
 from boltir.dialects.op import EpilogueAttr
-from boltir.diagnostics import BoltError, format_location
-
-TEMPLATES = Path(__file__).parent / "templates"
-
-FAMILIES: dict[type, str] = {
-    cutlass.GemmOp: "gemm",
-    cutlass.Conv2dFpropOp: "conv2d_fprop",
-    cutlass.DepthwiseConv2dFpropOp: "depthwise_conv2d_fprop",
-    cutlass.B2bGemmOp: "b2b_gemm",
-    cutlass.B2bConv2dOp: "b2b_conv2d",
-}
 
 CUTLASS_ELEMENTS = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t", "f32": "float"}
 TENSOR_OP_INSTRUCTIONS = {"f16": (16, 8, 16), "bf16": (16, 8, 16), "f32": (16, 8, 8)}
@@ -133,27 +144,15 @@ HEADERS = {
 }
 """The headers each family's instances need (the b2b ones from example 13's directory)."""
 
-CutlassOp = (
-    cutlass.GemmOp | cutlass.Conv2dFpropOp | cutlass.DepthwiseConv2dFpropOp | cutlass.B2bGemmOp | cutlass.B2bConv2dOp
-)
 
 
 # ------------------------------------------------------------------------ helpers
 
 
-def family(op: Operation) -> str:
-    try:
-        return FAMILIES[type(op)]
-    except KeyError:
-        raise ValueError(f"'{op.name}' is not a cutlass template op") from None
 
 
-def _element(value) -> str:
-    return str(value.type.element_type)
 
 
-def _describe(epilogue: EpilogueAttr) -> str:
-    return f"#op.epilogue<{', '.join(epilogue.describe())}>"
 
 
 def _epilogue_text(epilogue: EpilogueAttr) -> str:
@@ -173,52 +172,10 @@ def _epilogue_text(epilogue: EpilogueAttr) -> str:
     return x
 
 
-def _batch_layout(op: cutlass.GemmOp) -> tuple[str, bool, bool] | str:
-    """How a GEMM's batch dimensions map onto one strided batch: (mode, A batched,
-    B batched), or why they do not."""
-    a, b = tensor_shape(op.a.type), tensor_shape(op.b.type)
-    out = tensor_shape(op.output.type)
-    batch = out[:-2]
-    count = 1
-    for d in batch:
-        count *= d
-
-    def strided(shape) -> bool | None:
-        lead = shape[:-2]
-        lead_count = 1
-        for d in lead:
-            lead_count *= d
-        if lead_count == 1:
-            return False  # shared by every batch (stride 0)
-        padded = (1,) * (len(batch) - len(lead)) + tuple(lead)
-        if padded == tuple(batch):
-            return True
-        return None
-
-    if count == 1:
-        return ("none", False, False)
-    a_batched, b_batched = strided(a), strided(b)
-    if a_batched is None or b_batched is None:
-        return (
-            f"the batch dimensions of A {list(a[:-2])} and B {list(b[:-2])} do not reduce to one strided batch "
-            f"of {list(batch)} (each operand must have all of them or none)"
-        )
-    mode = {(True, True): "a+b", (True, False): "a", (False, True): "b"}[(a_batched, b_batched)]
-    return (mode, a_batched, b_batched)
 
 
-def _gemm_batching(op: cutlass.GemmOp) -> dict:
-    mode, a_batched, b_batched = _batch_layout(op)
-    fold = mode == "a" and op.prop_value("layout_a") == "row"
-    batched = mode != "none" and not fold
-    return {"batch_mode": mode, "a_batched": a_batched, "b_batched": b_batched, "fold_batch": fold, "batched": batched}
 
 
-def depthwise_output_tile(pixels: int) -> tuple[int, int]:
-    """The threadblock's output tile (H, W) for `pixels` output pixels: the most square
-    factorization, H <= W (8 x 8 for 64, 4 x 8 for 32)."""
-    h = max(d for d in range(1, int(pixels**0.5) + 1) if pixels % d == 0)
-    return h, pixels // h
 
 
 # ------------------------------------------------------------------- instance keys
@@ -241,7 +198,7 @@ def instance_key(op: Operation) -> str:
         operands = (op.input, op.filter)
     else:
         operands = (op.input, op.filter0, op.filter1)
-    items.append("elements=" + ",".join(_element(v) for v in (*operands, op.output)))
+    items.append("elements=" + ",".join(element_name(v) for v in (*operands, op.output)))
     items.append(f"accumulator={op.accumulator}")
     items.append(
         f"tile={'x'.join(map(str, tile.threadblock))}/{'x'.join(map(str, tile.warp))}/"
@@ -250,14 +207,12 @@ def instance_key(op: Operation) -> str:
     items.append(f"swizzle={op.prop_value('swizzle')}")
     items.append("alignment=" + ",".join(map(str, op.prop_value("alignment"))))
     if op.prop_value("arch") == "sm90":
-        from boltir.backends.cuda import sm90
-
-        items.append("cluster=" + "x".join(map(str, sm90.cluster_of(op))))
-        items.append(f"schedule={sm90.schedule_of(op)}")
+        items.append("cluster=" + "x".join(map(str, cutlass_sm90.cluster_of(op))))
+        items.append(f"schedule={cutlass_sm90.schedule_of(op)}")
     if kind == "gemm":
         items.append(f"layouts={op.prop_value('layout_a')},{op.prop_value('layout_b')}")
         items.append(f"split_k={op.prop_value('split_k')}")
-        layout = _batch_layout(op)
+        layout = batch_layout(op)
         items.append(f"batch={layout[0] if isinstance(layout, tuple) else 'unsupported'}")
     if kind == "conv2d_fprop":
         items.append(f"iterator={op.prop_value('iterator_algorithm')}")
@@ -272,10 +227,10 @@ def instance_key(op: Operation) -> str:
             f"{'x'.join(map(str, tile1.instruction))}/s{tile1.stages}"
         )
         items.append(f"residency={op.prop_value('residency')}")
-        items.append(f"epilogue0={_describe(op.epilogue0)}")
-        items.append(f"epilogue1={_describe(op.epilogue1)}")
+        items.append(f"epilogue0={describe_epilogue(op.epilogue0)}")
+        items.append(f"epilogue1={describe_epilogue(op.epilogue1)}")
     else:
-        items.append(f"epilogue={_describe(op.epilogue)}")
+        items.append(f"epilogue={describe_epilogue(op.epilogue)}")
     return " ".join(items)
 
 
@@ -289,16 +244,6 @@ def kernel_name(op: Operation) -> str:
 # ------------------------------------------------------------------ what is supported
 
 
-def _check_elements(op: Operation, inputs: Iterable, allowed: tuple[str, ...]) -> str | None:
-    elements = [_element(v) for v in inputs]
-    output = _element(op.output)
-    if len(set(elements)) != 1:
-        return f"the operands must share one element type, got {', '.join(elements)}"
-    if elements[0] not in allowed:
-        return f"element type {elements[0]} is not supported (supported: {', '.join(allowed)})"
-    if output != elements[0]:
-        return f"the output element type ({output}) must be the operands' ({elements[0]})"
-    return None
 
 
 MIXED_EPILOGUE_WARP_N = (32, 64)
@@ -335,10 +280,6 @@ def _check_tensor_op(op: Operation, element: str, accumulators: tuple[str, ...] 
     return None
 
 
-def _check_bias(bias, output) -> str | None:
-    if bias is not None and _element(bias) != _element(output):
-        return f"the bias element type ({_element(bias)}) must be the output's ({_element(output)})"
-    return None
 
 
 def unsupported_reason(op: Operation) -> str | None:
@@ -349,9 +290,7 @@ def unsupported_reason(op: Operation) -> str | None:
     except ValueError as error:
         return str(error)
     if op.prop_value("arch") == "sm90":
-        from boltir.backends.cuda import sm90
-
-        return sm90.unsupported_reason(op)
+        return cutlass_sm90.unsupported_reason(op)
     if kind == "gemm":
         return _gemm_reason(op)
     if kind == "conv2d_fprop":
@@ -367,22 +306,22 @@ def _epilogue_reason(op: Operation, split_k: int) -> str | None:
     plan = plan_epilogue(op.epilogue)
     if plan.kind == "residual_block" and split_k > 1:
         return (
-            f"split-k ({split_k} slices) cannot run a residual epilogue ({_describe(op.epilogue)}): CUTLASS's "
+            f"split-k ({split_k} slices) cannot run a residual epilogue ({describe_epilogue(op.epilogue)}): CUTLASS's "
             "residual block applies the activation on every slice; use split_k = 1"
         )
-    return _check_bias(op.bias, op.output)
+    return check_bias(op.bias, op.output)
 
 
 def _gemm_reason(op: cutlass.GemmOp) -> str | None:
-    if (reason := _check_elements(op, (op.a, op.b), ("f16", "bf16", "f32"))) is not None:
+    if (reason := check_elements(op, (op.a, op.b), ("f16", "bf16", "f32"))) is not None:
         return reason
-    if (reason := _check_tensor_op(op, _element(op.a))) is not None:
+    if (reason := _check_tensor_op(op, element_name(op.a))) is not None:
         return reason
-    layout = _batch_layout(op)
+    layout = batch_layout(op)
     if isinstance(layout, str):
         return layout
     split_k = op.prop_value("split_k")
-    batching = _gemm_batching(op)
+    batching = gemm_batching(op)
     if split_k > 1 and batching["batched"]:
         return (
             f"split-k ({split_k} slices) and a strided batch ({batching['batch_mode']} batched) do not combine "
@@ -392,9 +331,9 @@ def _gemm_reason(op: cutlass.GemmOp) -> str | None:
 
 
 def _conv_reason(op: cutlass.Conv2dFpropOp) -> str | None:
-    if (reason := _check_elements(op, (op.input, op.filter), ("f16", "bf16", "f32"))) is not None:
+    if (reason := check_elements(op, (op.input, op.filter), ("f16", "bf16", "f32"))) is not None:
         return reason
-    if (reason := _check_tensor_op(op, _element(op.input))) is not None:
+    if (reason := _check_tensor_op(op, element_name(op.input))) is not None:
         return reason
     _, r, s, _ = tensor_shape(op.filter.type)
     if op.prop_value("iterator_algorithm") == "optimized" and (r > 32 or s > 32):
@@ -403,9 +342,9 @@ def _conv_reason(op: cutlass.Conv2dFpropOp) -> str | None:
 
 
 def _depthwise_reason(op: cutlass.DepthwiseConv2dFpropOp) -> str | None:
-    if (reason := _check_elements(op, (op.input, op.filter), ("f16", "bf16", "f32"))) is not None:
+    if (reason := check_elements(op, (op.input, op.filter), ("f16", "bf16", "f32"))) is not None:
         return reason
-    element = _element(op.input)
+    element = element_name(op.input)
     if op.prop_value("op_class") != "simt":
         return f"the depthwise direct convolution is a SIMT kernel (op_class = \"simt\"), got \"{op.prop_value('op_class')}\""
     if str(op.accumulator) not in ("f32", element):
@@ -449,17 +388,17 @@ def _depthwise_reason(op: cutlass.DepthwiseConv2dFpropOp) -> str | None:
     plan = plan_epilogue(op.epilogue)
     if plan.kind != "linear":
         return (
-            f"the direct depthwise convolution's epilogue reads one source tensor; {_describe(op.epilogue)} needs a "
+            f"the direct depthwise convolution's epilogue reads one source tensor; {describe_epilogue(op.epilogue)} needs a "
             "bias and a residual, or an activation before the residual (only residual = add alone, with no bias "
             "and no first activation, fits)"
         )
-    return _check_bias(op.bias, op.output)
+    return check_bias(op.bias, op.output)
 
 
 def _b2b_reason(op: cutlass.B2bGemmOp | cutlass.B2bConv2dOp) -> str | None:
     kind = family(op)
     inputs = (op.a, op.b0, op.b1) if kind == "b2b_gemm" else (op.input, op.filter0, op.filter1)
-    if (reason := _check_elements(op, inputs, ("f16",))) is not None:
+    if (reason := check_elements(op, inputs, ("f16",))) is not None:
         return reason
     tile0, tile1 = op.tile.value, op.tile1.value
     # example 13 itself accumulates in f16; the second GEMM's epilogue writes the output
@@ -509,24 +448,12 @@ def _b2b_reason(op: cutlass.B2bGemmOp | cutlass.B2bConv2dOp) -> str | None:
     for epilogue, bias in ((op.epilogue0, op.bias0), (op.epilogue1, op.bias1)):
         if (problem := plan_problem(epilogue)) is not None:
             return problem
-        if (reason := _check_bias(bias, op.output)) is not None:
+        if (reason := check_bias(bias, op.output)) is not None:
             return reason
     return None
 
 
 # -------------------------------------------------------------------------- emission
-
-
-@cache
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
 
 
 def _functors(named: dict[str, Functor], structs: Iterable[str] = ()) -> str:
@@ -561,7 +488,7 @@ def _common(op: Operation, name: str, key: str) -> dict:
         "align_a": align_a,
         "align_b": align_b,
         "align_c": align_c,
-        "element_c": CUTLASS_ELEMENTS[_element(op.output)],
+        "element_c": CUTLASS_ELEMENTS[element_name(op.output)],
         "accumulator": CUTLASS_ELEMENTS[str(op.accumulator)],
     }
 
@@ -581,7 +508,7 @@ def _plan_context(plan: EpiloguePlan) -> dict:
 def _gemm_context(op: cutlass.GemmOp) -> dict:
     plan = plan_epilogue(op.epilogue)
     layout_a, layout_b = op.prop_value("layout_a"), op.prop_value("layout_b")
-    batching = _gemm_batching(op)
+    batching = gemm_batching(op)
     batch_text = {
         "none": "one GEMM (batch = 1)",
         "a+b": "a strided batch: A, B, D and the residual advance per batch",
@@ -595,8 +522,8 @@ def _gemm_context(op: cutlass.GemmOp) -> dict:
         "layout_b": layout_b,
         "cutlass_layout_a": "cutlass::layout::RowMajor" if layout_a == "row" else "cutlass::layout::ColumnMajor",
         "cutlass_layout_b": "cutlass::layout::RowMajor" if layout_b == "row" else "cutlass::layout::ColumnMajor",
-        "element_a": CUTLASS_ELEMENTS[_element(op.a)],
-        "element_b": CUTLASS_ELEMENTS[_element(op.b)],
+        "element_a": CUTLASS_ELEMENTS[element_name(op.a)],
+        "element_b": CUTLASS_ELEMENTS[element_name(op.b)],
         "split_k": op.prop_value("split_k"),
         "epilogue_text": _epilogue_text(op.epilogue),
         "batching_text": batch_text + (f"; serial split-k in {op.prop_value('split_k')} slices" if op.prop_value("split_k") > 1 else ""),
@@ -610,8 +537,8 @@ def _conv_context(op: cutlass.Conv2dFpropOp) -> dict:
     return {
         "iterator": iterator,
         "iterator_enum": ITERATORS[iterator],
-        "element_a": CUTLASS_ELEMENTS[_element(op.input)],
-        "element_b": CUTLASS_ELEMENTS[_element(op.filter)],
+        "element_a": CUTLASS_ELEMENTS[element_name(op.input)],
+        "element_b": CUTLASS_ELEMENTS[element_name(op.filter)],
         "split_k": op.prop_value("split_k"),
         "epilogue_text": _epilogue_text(op.epilogue),
         **_plan_context(plan_epilogue(op.epilogue)),
@@ -622,8 +549,8 @@ def _depthwise_context(op: cutlass.DepthwiseConv2dFpropOp) -> dict:
     _, r, s, _ = tensor_shape(op.filter.type)
     h, w = depthwise_output_tile(op.tile.value.threadblock[0])
     return {
-        "element_a": CUTLASS_ELEMENTS[_element(op.input)],
-        "element_b": CUTLASS_ELEMENTS[_element(op.filter)],
+        "element_a": CUTLASS_ELEMENTS[element_name(op.input)],
+        "element_b": CUTLASS_ELEMENTS[element_name(op.filter)],
         "filter_r": r,
         "filter_s": s,
         "output_tile_h": h,
@@ -639,8 +566,8 @@ def _b2b_context(op: cutlass.B2bGemmOp | cutlass.B2bConv2dOp) -> dict:
     e0 = op.epilogue0
     alpha0, beta0 = e0.alpha.value.data, e0.beta.value.data
     return {
-        "element_a": CUTLASS_ELEMENTS[_element(inputs[0])],
-        "element_b": CUTLASS_ELEMENTS[_element(inputs[1])],
+        "element_a": CUTLASS_ELEMENTS[element_name(inputs[0])],
+        "element_b": CUTLASS_ELEMENTS[element_name(inputs[1])],
         "tile1": op.tile1.value,
         "residency": op.prop_value("residency"),
         "plan0_bias": plan0.source == "bias",
@@ -664,17 +591,6 @@ CONTEXTS = {
 }
 
 
-@dataclass(frozen=True)
-class Instance:
-    """One template instance of a translation unit."""
-
-    name: str
-    key: str
-    family: str
-    source: str
-    arch: str = "sm80"
-
-
 def emit_instance(op: Operation) -> Instance:
     """One op's kernel definition and launcher (raises BoltError when unsupported)."""
     kind = family(op)
@@ -684,10 +600,8 @@ def emit_instance(op: Operation) -> Instance:
     key, name = instance_key(op), kernel_name(op)
     context = {**_common(op, name, key), **CONTEXTS[kind](op)}
     if kernel_arch(op) == "sm90":
-        from boltir.backends.cuda import sm90
-
-        context.update(sm90.context(op))
-    source = _environment().get_template(f"{template_name(op)}.cu.j2").render(**context)
+        context.update(cutlass_sm90.context(op))
+    source = render(f"{template_name(op)}.cu.j2", **context)
     return Instance(name, key, kind, source.rstrip("\n"), kernel_arch(op))
 
 
@@ -718,16 +632,14 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
         name = kernel_name(op)
         if name not in instances:
             instances[name] = emit_instance(op)
-    from boltir.backends.cuda import sm90
-
     families = {instance.family for instance in instances.values()}
     generations = {(instance.family, instance.arch) for instance in instances.values()}
     headers = list(dict.fromkeys(
         h for kind in FAMILIES.values() for arch in ("sm80", "sm90") if (kind, arch) in generations
-        for h in (HEADERS[kind] if arch == "sm80" else sm90.HEADERS[kind])
+        for h in (HEADERS[kind] if arch == "sm80" else cutlass_sm90.HEADERS[kind])
     ))
-    header = (TEMPLATES / "boltir_epilogue.h").read_text().replace("#pragma once\n", "")
-    return _environment().get_template("translation_unit.cu.j2").render(
+    header = header_text("boltir_epilogue.h")
+    return render("translation_unit.cu.j2", 
         instances=list(instances.values()),
         hopper=any(instance.arch == "sm90" for instance in instances.values()),
         headers=headers,
@@ -738,14 +650,54 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
     )
 
 
-def cutlass_include_dirs() -> list[Path]:
-    """The include directories the emitted units need, from the nvidia-cutlass wheel
-    (located, not imported): `include`, `tools/util/include` and example 13's directory."""
-    spec = importlib.util.find_spec("cutlass_library")
-    if spec is None or spec.origin is None:
-        raise BoltError("the CUTLASS headers are missing: pip install --no-deps nvidia-cutlass==4.2.0.0")
-    source = Path(spec.origin).parent / "source"
-    return [source / "include", source / "tools/util/include", source / "examples/13_two_tensor_op_fusion"]
+# ------------------------------------------------------------------------- launch
+
+
+def _conv_window(op: Operation) -> tuple[int, ...]:
+    pads, strides, dilations = op.prop_value("pads"), op.prop_value("strides"), op.prop_value("dilations")
+    # The launchers take the top and left pads; the others follow from P and Q.
+    return (pads[0], pads[1], strides[0], strides[1], dilations[0], dilations[1])
+
+
+def launch_arguments(op: Operation) -> LaunchArguments:
+    """The launcher name, pointer operands and problem integers of a cutlass template op."""
+    kind = family(op)
+    out = tensor_shape(op.output.type)
+    if kind == "gemm":
+        a = tensor_shape(op.a.type)
+        k = a[-1] if op.prop_value("layout_a") == "row" else a[-2]
+        problem = (math.prod(out[:-2]), out[-2], out[-1], k)
+        operands = (op.a, op.b, op.bias, op.residual, op.output)
+    elif kind in ("conv2d_fprop", "depthwise_conv2d_fprop"):
+        n, h, w, c = tensor_shape(op.input.type)
+        k, r, s, _ = tensor_shape(op.filter.type)
+        problem = (n, h, w, c, k, r, s, out[1], out[2], *_conv_window(op))
+        operands = (op.input, op.filter, op.bias, op.residual, op.output)
+    elif kind == "b2b_gemm":
+        a = tensor_shape(op.a.type)
+        m0, k0 = math.prod(a[:-1]), a[-1]
+        n0 = tensor_shape(op.b0.type)[0]
+        n1 = tensor_shape(op.b1.type)[0]
+        problem = (m0, n0, k0, m0, n1, n0)
+        operands = (op.a, op.b0, op.b1, op.bias0, op.bias1, op.output)
+    else:
+        n, h, w, c = tensor_shape(op.input.type)
+        k0, r, s, _ = tensor_shape(op.filter0.type)
+        k1 = tensor_shape(op.filter1.type)[0]
+        problem = (n, h, w, c, k0, r, s, out[1], out[2], *_conv_window(op), k1)
+        operands = (op.input, op.filter0, op.filter1, op.bias0, op.bias1, op.output)
+    return LaunchArguments(kernel_name(op), operands, tuple(int(x) for x in problem), workspace=True)
+
+
+
+def supports(op: Operation) -> bool:
+    """Every cutlass template op is this generator's (`unsupported_reason` says when its
+    parameters make no valid instance, and emitting it is then an error)."""
+    return type(op) in FAMILIES
+
+
+def is_fallback(op: Operation) -> bool:
+    return False
 
 
 # --------------------------------------------------------------------------- target

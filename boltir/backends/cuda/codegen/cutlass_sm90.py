@@ -27,7 +27,13 @@ multiple of 8 16-bit elements, and the alignment is (8, 8, 8).
 
 from __future__ import annotations
 
-from boltir.backends.cuda.epilogues import epilogue_expression, plan_problem
+from boltir.backends.cuda.codegen.cutlass_common import (
+    check_bias,
+    check_elements,
+    family,
+    gemm_batching,
+)
+from boltir.backends.cuda.codegen.epilogues import epilogue_expression, plan_problem
 from boltir.dialects import cutlass
 from boltir.dialects.graph import tensor_shape
 
@@ -112,9 +118,7 @@ def cluster_reason(cluster: tuple[int, int, int]) -> str | None:
 
 
 def _common_reason(op, family: str, operands) -> str | None:
-    from boltir.backends.cuda.emitter import _check_bias, _check_elements
-
-    if (reason := _check_elements(op, operands, ELEMENTS)) is not None:
+    if (reason := check_elements(op, operands, ELEMENTS)) is not None:
         return reason.replace("supported:", "3.x instances take:")
     if op.prop_value("op_class") != "tensorop":
         return "3.x instances are tensor-op kernels (op_class = \"tensorop\")"
@@ -128,15 +132,13 @@ def _common_reason(op, family: str, operands) -> str | None:
         return reason
     if (problem := plan_problem(op.epilogue)) is not None:
         return problem
-    return _check_bias(op.bias, op.output)
+    return check_bias(op.bias, op.output)
 
 
 def gemm_reason(op: cutlass.GemmOp) -> str | None:
-    from boltir.backends.cuda.emitter import _gemm_batching
-
     if (reason := _common_reason(op, "gemm", (op.a, op.b))) is not None:
         return reason
-    batching = _gemm_batching(op)
+    batching = gemm_batching(op)
     if batching["batch_mode"] not in ("none", "a+b") and not batching["fold_batch"]:
         return f"a 3.x GEMM batches A and B together (or folds the batch into M); this one batches {batching['batch_mode']} alone"
     split_k = op.prop_value("split_k")
@@ -169,8 +171,6 @@ def conv_reason(op: cutlass.Conv2dFpropOp) -> str | None:
 
 
 def unsupported_reason(op) -> str | None:
-    from boltir.backends.cuda.emitter import family
-
     kind = family(op)
     if kind == "gemm":
         return gemm_reason(op)
@@ -198,8 +198,6 @@ def _epilogue_context(op) -> dict:
 
 def context(op) -> dict:
     """What the sm90 templates need beyond the 2.x context of the same family."""
-    from boltir.backends.cuda.emitter import family
-
     kind = family(op)
     schedule = schedule_of(op)
     return {

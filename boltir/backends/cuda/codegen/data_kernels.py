@@ -11,7 +11,7 @@ same generator) and data movement (`op.layout_transform`, `op.pad`, `op.slice`,
 One jinja2 template per family lives in `templates/data/` (`common.j2` holds the macros
 they share, `boltir_data.h` the device helpers pasted into every unit), in the style of
 `emitter.py`. A unit needs the CUDA headers alone (`cuda_runtime.h`, `cuda_fp16.h`,
-`cuda_bf16.h`) and compiles with nvcc's sm80 flags (`nvcc.ARCH_FLAGS["sm80"]`, which
+`cuda_bf16.h`) and compiles with nvcc's sm80 flags (the `boltir.target` sm80 record's, which
 also runs on sm_90).
 
 **Instances.** Every shape and attribute is static and baked into the instance: its key
@@ -57,25 +57,26 @@ import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
-import jinja2
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from boltir.backends.cuda.emitter import Instance
+from boltir.backends.cuda.codegen.generator import (
+    Instance,
+    LaunchArguments,
+    header_text,
+    render,
+)
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
+from boltir.dialects import resize
+from boltir.dialects.elementwise_body import BodyBuilder, as_elementwise
 from boltir.dialects.graph import tensor_shape
 from boltir.dialects.shapes import slice_bounds
 from boltir.dtypes import element_type_name, numpy_dtype
-from boltir.interp import graph as graph_kernels
-
-TEMPLATES = Path(__file__).parent / "templates" / "data"
 
 FAMILIES: dict[type, str] = {
     ops.ElementwiseOp: "elementwise",
@@ -450,8 +451,6 @@ class _BodyEmitter:
 def _integer_clip_block(op: ops.UnaryOp) -> Block:
     """op.unary clip on integers (which fuse-elementwise leaves alone), as the interpreter
     clips them: bounds ceil(low) and floor(high), clamped to the type's range."""
-    from boltir.passes.fuse_elementwise import BodyBuilder
-
     element_type = op.input.type.element_type
     info = np.iinfo(numpy_dtype(element_type))
     low, high = op.prop_value("args")
@@ -486,7 +485,6 @@ def _body_block(op: Operation) -> tuple[Block, Callable[[], None]]:
         return _integer_clip_block(op), lambda: None
     if integer and isinstance(op, ops.BinaryOp) and op.fn.data == "pow":
         return _integer_pow_block(op), lambda: None
-    from boltir.passes.fuse_elementwise import as_elementwise  # here: the passes package may come to import backends
 
     try:
         built = as_elementwise(op)
@@ -819,7 +817,7 @@ def _gather_plan(op: ops.GatherOp) -> _Plan:
 
 
 def _resize_tables(op: ops.ResizeOp, reg: str) -> list[dict]:
-    """Per resized axis, what `graph_kernels.resize` computes for it: the input positions
+    """Per resized axis, what `graph.resize` computes (`boltir.dialects.resize`) for it: the input positions
     each output position reads, their weights, and (tf_crop_and_resize) whether it lies
     outside the input, taken from the interpreter's own functions."""
     x, y = _shape(op.input), _shape(op.output)
@@ -832,11 +830,11 @@ def _resize_tables(op: ops.ResizeOp, reg: str) -> list[dict]:
         if in_len == out_len and scale == 1.0 and coordinate_mode != "tf_crop_and_resize":
             continue  # the interpreter skips it too
         axis_roi = (roi[axis], roi[axis + rank]) if roi else (0.0, 1.0)
-        coords = graph_kernels.source_coordinates(out_len, in_len, scale, coordinate_mode, axis_roi)
+        coords = resize.source_coordinates(out_len, in_len, scale, coordinate_mode, axis_roi)
         if mode == "nearest":
-            index, weight = graph_kernels.nearest_indices(coords, op.prop_value("nearest_mode"), in_len)[:, None], None
+            index, weight = resize.nearest_indices(coords, op.prop_value("nearest_mode"), in_len)[:, None], None
         else:
-            index, weight = graph_kernels.interpolation_taps(
+            index, weight = resize.interpolation_taps(
                 coords, in_len, mode, op.prop_value("cubic_coeff_a"), bool(op.prop_value("exclude_outside"))
             )
             weight = weight.astype(weight_dtype)
@@ -978,20 +976,18 @@ def unsupported_reason(op: Operation) -> str | None:
     return None
 
 
+def is_fallback(op: Operation) -> bool:
+    """Data kernels are never stand-ins: each is the kernel for its op."""
+    return False
+
+
+def launch_arguments(op: Operation) -> LaunchArguments:
+    """The launcher's name and pointer operands (these launchers take no problem sizes)."""
+    return LaunchArguments(kernel_name(op), tuple(launch_operands(op)))
+
+
 def supports(op: Operation) -> bool:
     return unsupported_reason(op) is None
-
-
-@cache
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
 
 
 def emit_instance(op: Operation) -> Instance:
@@ -1001,7 +997,7 @@ def emit_instance(op: Operation) -> Instance:
 
 
 def _render(plan: _Plan, name: str) -> Instance:
-    source = _environment().get_template(plan.template).render(name=name, key=plan.key, **plan.context)
+    source = render("data/" + plan.template, name=name, key=plan.key, **plan.context)
     return Instance(name, plan.key, plan.family, source.rstrip("\n"))
 
 
@@ -1020,5 +1016,5 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
         plan = _plan(op)
         if (name := _name_for(plan)) not in instances:
             instances[name] = _render(plan, name)
-    prelude = (TEMPLATES / "boltir_data.h").read_text().replace("#pragma once\n", "")
-    return _environment().get_template("translation_unit.cu.j2").render(instances=list(instances.values()), prelude=prelude)
+    prelude = header_text("data/boltir_data.h")
+    return render("data/translation_unit.cu.j2", instances=list(instances.values()), prelude=prelude)

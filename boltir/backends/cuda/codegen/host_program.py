@@ -9,43 +9,40 @@ that make the model's shared library.
 
 Requires: `@main` at the op level after `select-kernels`, `lower-op-to-cutlass` and
 `plan-memory` (every non-constant result has its `memory` offset; `@main` has
-`arena_bytes`). Each op is launched by the first backend that supports it: the CUTLASS
-emitter, the data-movement kernels, then the compute kernels (whose plain GEMM/conv
-fallbacks are reported). An `op.reshape` whose result shares its input's offset is free.
+`arena_bytes`). Each op is launched by the first generator that supports it (the
+`KernelGenerator` interface): CUTLASS instances, the data-movement kernels, then the
+compute kernels (whose plain GEMM/conv fallbacks are reported). An `op.reshape` whose result shares its input's offset is free.
 The C ABI of the generated unit is in `templates/host.cu.j2`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from boltir.backends.cuda import emitter
-from boltir.backends.cuda.launch import launch_arguments
-from boltir.backends.cuda.nvcc import CompileJob
+from boltir.backends.cuda.codegen import compute_kernels, cutlass_kernels, data_kernels
+from boltir.backends.cuda.codegen.generator import CompileJob, KernelGenerator, render
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
 from boltir.dialects.graph import tensor_shape
 from boltir.dtypes import numpy_dtype
-from boltir.interp import find_entry
+from boltir.ir import find_entry
 from boltir.weights import constant_array
 
+PLAIN_CUDA_ARCH = "sm80"
+"""Plain CUDA (data and compute kernels, the host unit) compiles with the sm80 record's
+flags, which emit SASS for sm_80 and sm_90: one object serves both targets."""
 ALIGNMENT = 256
 MEMORY_ATTR = "memory"
 ARENA_ATTR = "arena_bytes"
 
 
-@cache
-def _kernel_backends():
-    """The non-CUTLASS kernel families, in the order they are asked."""
-    from boltir.backends.cuda import compute_kernels, data_kernels
-
-    return (data_kernels, compute_kernels)
+GENERATORS: tuple[KernelGenerator, ...] = (cutlass_kernels, data_kernels, compute_kernels)
+"""Each op is launched by the first generator that supports it."""
 
 
 @dataclass
@@ -94,7 +91,9 @@ class _Pointers:
         return self.expressions[value]
 
 
-def _declaration(name: str, pointers: int, ints: int, cutlass_abi: bool) -> str:
+def launcher_declaration(name: str, pointers: int, ints: int, cutlass_abi: bool) -> str:
+    """The C prototype of a launcher: its pointers (the output last), its problem integers,
+    a workspace where it takes one (`cutlass_abi`), then the stream."""
     params = [f"const void *p{i}" for i in range(pointers - 1)] + ["void *out"]
     params += [f"int i{i}" for i in range(ints)]
     if cutlass_abi:
@@ -103,78 +102,90 @@ def _declaration(name: str, pointers: int, ints: int, cutlass_abi: bool) -> str:
     return f"int {name}({', '.join(params)})"
 
 
-def build_program(module: ModuleOp, arch: str = "sm80") -> Program:
+def build_program(module: ModuleOp) -> Program:
+    """The model's host program, kernels and weights. A CUTLASS unit compiles for its
+    instance's arch; plain-CUDA units and the host unit for `PLAIN_CUDA_ARCH`."""
     entry = find_entry(module)
-    pointers = _Pointers(entry)
-    weights = bytearray()
-    steps: list[Step] = []
-    calls: list[dict] = []
-    declarations: dict[str, str] = {}
-    sources: dict[str, CompileJob] = {}
-    workspace_queries: list[str] = []
-    workspace_kernels: list[str] = []
-    outputs: list[dict] = []
-
+    builder = _ProgramBuilder(_Pointers(entry), PLAIN_CUDA_ARCH)
     for op in entry.body.block.ops:
         if isinstance(op, func.ReturnOp):
-            outputs = [{"pointer": pointers[v], "bytes": _bytes(v)} for v in op.operands]
-            continue
-        if isinstance(op, ops.ConstantOp):
-            array = np.ascontiguousarray(constant_array(op.value))
-            offset = -(-len(weights) // ALIGNMENT) * ALIGNMENT
-            weights.extend(b"\0" * (offset - len(weights)))
-            weights.extend(array.tobytes())
-            pointers.expressions[op.results[0]] = f"(W + {offset})"
-            continue
-        offsets = _offsets(op)
-        for result, offset in zip(op.results, offsets, strict=True):
+            builder.outputs = [{"pointer": builder.pointers[v], "bytes": _bytes(v)} for v in op.operands]
+        elif isinstance(op, ops.ConstantOp):
+            builder.add_weight(op)
+        else:
+            builder.add_launch(op)
+    arena_attr = entry.attributes.get(ARENA_ATTR)
+    if arena_attr is None:
+        raise BoltError("@main has no arena_bytes: run plan-memory before emitting the host program")
+    return builder.finish(int(arena_attr.value.data))
+
+
+class _ProgramBuilder:
+    """Collects, op by op, the weights image, the launches and the translation units."""
+
+    def __init__(self, pointers: _Pointers, arch: str):
+        self.pointers = pointers
+        self.arch = arch
+        self.weights = bytearray()
+        self.steps: list[Step] = []
+        self.calls: list[dict] = []
+        self.declarations: dict[str, str] = {}
+        self.sources: dict[str, CompileJob] = {}
+        self.workspace_queries: list[str] = []
+        self.workspace_kernels: list[str] = []
+        self.outputs: list[dict] = []
+
+    def add_weight(self, op: ops.ConstantOp) -> None:
+        array = np.ascontiguousarray(constant_array(op.value))
+        offset = -(-len(self.weights) // ALIGNMENT) * ALIGNMENT
+        self.weights.extend(b"\0" * (offset - len(self.weights)))
+        self.weights.extend(array.tobytes())
+        self.pointers.expressions[op.results[0]] = f"(W + {offset})"
+
+    def add_launch(self, op: Operation) -> None:
+        pointers = self.pointers
+        for result, offset in zip(op.results, _offsets(op), strict=True):
             pointers.expressions[result] = f"(A + {offset})"
         if isinstance(op, ops.ReshapeOp) and pointers[op.operands[0]] == pointers[op.results[0]]:
-            continue  # aliased by plan-memory: no copy
-        if type(op) in emitter.FAMILIES:
-            arguments = launch_arguments(op)
-            instance = emitter.emit_instance(op)
-            ptrs = [pointers[v] for v in arguments.operands]
-            ints = [str(x) for x in arguments.problem]
-            call = f"{arguments.name}({', '.join(ptrs + ints)}, ws, ws_bytes, stream)"
-            declarations[arguments.name] = _declaration(arguments.name, len(ptrs), len(ints), True)
-            declarations[arguments.name + "_ws"] = f"size_t {arguments.name}_workspace_size({', '.join('int' for _ in ints)})"
-            workspace_queries.append(f"{arguments.name}_workspace_size({', '.join(ints)})")
-            workspace_kernels.append(arguments.name)
-            if arguments.name not in sources:
-                sources[arguments.name] = CompileJob(arguments.name, emitter.emit_translation_unit([op]), emitter.kernel_arch(op))
-            steps.append(Step(op, arguments.name, instance.family, generation="3.x" if instance.arch == "sm90" else "2.x"))
+            return  # aliased by plan-memory: no copy
+        generator = next((g for g in GENERATORS if g.supports(op)), None)
+        if generator is None:
+            raise BoltError(f"no CUDA kernel computes '{op.name}'", format_location(op.location))
+        arguments = generator.launch_arguments(op)
+        name = arguments.name
+        ptrs = [pointers[v] for v in arguments.operands]
+        ints = [str(x) for x in arguments.problem]
+        self.declarations[name] = launcher_declaration(name, len(ptrs), len(ints), arguments.workspace)
+        if arguments.workspace:
+            call = f"{name}({', '.join(ptrs + ints)}, ws, ws_bytes, stream)"
+            self.declarations[name + "_ws"] = f"size_t {name}_workspace_size({', '.join('int' for _ in ints)})"
+            self.workspace_queries.append(f"{name}_workspace_size({', '.join(ints)})")
+            self.workspace_kernels.append(name)
         else:
-            backend = next((b for b in _kernel_backends() if b.supports(op)), None)
-            if backend is None:
-                raise BoltError(f"no CUDA kernel computes '{op.name}'", format_location(op.location))
-            name = backend.kernel_name(op)
-            operands = backend.launch_operands(op)
-            ptrs = [pointers[v] for v in operands]
             call = f"{name}({', '.join(ptrs)}, stream)"
-            declarations[name] = _declaration(name, len(ptrs), 0, False)
-            if name not in sources:
-                sources[name] = CompileJob(name, backend.emit_translation_unit([op]), arch)
-            fallback = bool(getattr(backend, "is_fallback", lambda _: False)(op))
-            steps.append(Step(op, name, backend.FAMILIES[type(op)], fallback))
-        calls.append({
+        if name not in self.sources:
+            arch = cutlass_kernels.kernel_arch(op) if generator is cutlass_kernels else self.arch
+            self.sources[name] = CompileJob(name, generator.emit_translation_unit([op]), arch)
+        generation = None
+        if generator is cutlass_kernels:
+            generation = "3.x" if cutlass_kernels.kernel_arch(op) == "sm90" else "2.x"
+        self.steps.append(Step(op, name, generator.FAMILIES[type(op)], generator.is_fallback(op), generation))
+        self.calls.append({
             "call": call,
             "result": pointers[op.results[0]],
             "comment": f"{op.name} at {format_location(op.location) or '?'}",
         })
 
-    arena_attr = entry.attributes.get(ARENA_ATTR)
-    if arena_attr is None:
-        raise BoltError("@main has no arena_bytes: run plan-memory before emitting the host program")
-    arena_bytes = int(arena_attr.value.data)
-    source = emitter._environment().get_template("host.cu.j2").render(
-        declarations=list(declarations.values()),
-        steps=calls,
-        outputs=outputs,
-        arena_bytes=arena_bytes,
-        weights_bytes=len(weights),
-        workspace_queries=workspace_queries,
-    )
-    units = list(sources.values()) + [CompileJob("host", source, arch)]
-    return Program(units, bytes(weights), steps, arena_bytes, workspace_kernels,
-                   [s for s in steps if s.fallback])
+    def finish(self, arena_bytes: int) -> Program:
+        source = render(
+            "host.cu.j2",
+            declarations=list(self.declarations.values()),
+            steps=self.calls,
+            outputs=self.outputs,
+            arena_bytes=arena_bytes,
+            weights_bytes=len(self.weights),
+            workspace_queries=self.workspace_queries,
+        )
+        units = list(self.sources.values()) + [CompileJob("host", source, self.arch)]
+        return Program(units, bytes(self.weights), self.steps, arena_bytes, self.workspace_kernels,
+                       [s for s in self.steps if s.fallback])

@@ -26,14 +26,16 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, f16, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from boltir.backends.cuda.selection import KERNEL_ATTR, KernelChoice
+from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import cutlass
 from boltir.dialects import op as ops
 from boltir.dialects.cutlass import TileAttr
+from boltir.dialects.elementwise_body import as_elementwise
 from boltir.dialects.graph import i64_array, i64_attr, tensor_shape
 from boltir.passes import statistics
-from boltir.passes.fuse_elementwise import as_elementwise
+from boltir.passes.common import constant_of
+from boltir.weights import make_weight_attr
 
 EPILOGUE_STEPS = ("activation2", "residual", "activation")
 """What the lowering peels off an epilogue a template cannot express, outermost first."""
@@ -58,7 +60,9 @@ def unsupported_reason(op: Operation) -> str | None:
     """What the CUDA templates (2.x for arch sm80, 3.x for sm90) cannot express about this
     cutlass op, if anything."""
     try:
-        from boltir.backends.cuda.emitter import unsupported_reason as template_reason
+        from boltir.backends.cuda.codegen.cutlass_kernels import (
+            unsupported_reason as template_reason,
+        )
     except ImportError:  # the templates are not there: every epilogue is assumed expressible
         return None
     return template_reason(op)
@@ -182,8 +186,6 @@ class CutlassLowering:
         """B as N x K (column-major K x N), transposing a constant at compile time."""
         if layout == "col":
             return weight
-        from boltir.passes.common import constant_of
-        from boltir.weights import make_weight_attr
 
         array = constant_of(weight)
         if array is None:

@@ -5,11 +5,11 @@ heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x 
 kernel 2.x. `selector=db` takes the fastest recorded candidate from the tuning database
 (`tuning_db`, default ~/.cache/boltir/tuning.sqlite; `gpu` names the GPU whose records to
 use, empty: any) and the heuristic's choice for the rest; `selector=tune` first measures
-what the database lacks on this machine's GPU (boltir/backends/cuda/profiler.py).
+what the database lacks on this machine's GPU (boltir/backends/cuda/tune/tuner.py).
 
 Requires: op-level IR (after the op-level passes).
 Guarantees: every op.gemm, op.conv2d and op.b2b_* carries a `kernel` attribute with its
-template parameters (see boltir/backends/cuda/selection.py), except b2b ops the selector
+template parameters (see boltir/backends/cuda/select/heuristic.py), except b2b ops the selector
 answers "unfuse" for, which are split back into their two GEMMs or convs, each with its
 own choice. The computation is unchanged. Only a profiling selector may touch a GPU; the
 heuristic one never does, so replaying a pipeline with bolt-opt stays deterministic.
@@ -21,10 +21,16 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from boltir.backends.cuda.selection import KERNEL_ATTR, UNFUSE, make_selector
+from boltir.backends.cuda.select.choice import (
+    KERNEL_ATTR,
+    UNFUSE,
+    KernelSelector,
+    unfuse,
+)
+from boltir.backends.cuda.select.heuristic import HeuristicSelector
+from boltir.backends.cuda.tune.selectors import DatabaseSelector, TuningSelector
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
 from boltir.passes import statistics
@@ -32,21 +38,22 @@ from boltir.passes import statistics
 SELECTABLE = (ops.GemmOp, ops.Conv2dOp, ops.B2bGemmOp, ops.B2bConv2dOp)
 
 
-def unfuse(op: ops.B2bGemmOp | ops.B2bConv2dOp) -> list[Operation]:
-    """The two ops a b2b op fuses, in order."""
-    if isinstance(op, ops.B2bGemmOp):
-        first = ops.GemmOp(op.a, op.b0, bias=op.bias0, layout_a=op.prop_value("layout_a"), layout_b=op.prop_value("layout_b0"), epilogue=op.epilogue0)
-        second = ops.GemmOp(first.output, op.b1, bias=op.bias1, layout_b=op.prop_value("layout_b1"), epilogue=op.epilogue1, result_type=op.output.type)
-    else:
-        common = {"layout": op.prop_value("layout"), "filter_layout": op.prop_value("filter_layout")}
-        first = ops.Conv2dOp(
-            op.input, op.filter0, bias=op.bias0, strides=op.prop_value("strides"), pads=op.prop_value("pads"),
-            dilations=op.prop_value("dilations"), epilogue=op.epilogue0, **common,
-        )
-        second = ops.Conv2dOp(first.output, op.filter1, bias=op.bias1, epilogue=op.epilogue1, **common)
-    for new in (first, second):
-        new.location = op.location
-    return [first, second]
+SELECTORS = ("heuristic", "db", "tune")
+
+
+def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "") -> KernelSelector:
+    """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
+    (measure what the database lacks on this GPU, then as `db`)."""
+    if name not in SELECTORS:
+        raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
+    if sms < 0:
+        raise BoltError(f"sms must be a positive multiprocessor count (or 0 for the arch's), got {sms}")
+    if cutlass not in (2, 3):
+        raise BoltError(f"cutlass must be 2 (2.x kernels only) or 3 (3.x on sm90 where it runs), got {cutlass}")
+    if name == "heuristic":
+        return HeuristicSelector(sms=sms, cutlass=cutlass)
+    kind = DatabaseSelector if name == "db" else TuningSelector
+    return kind(sms=sms, cutlass=cutlass, tuning_db=tuning_db, gpu=gpu)
 
 
 @dataclass(frozen=True)

@@ -39,12 +39,10 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.epilogues import plan_epilogue
-from boltir.backends.cuda.selection import (
-    MULTIPROCESSORS,
-    UNFUSE,
+from boltir.backends.cuda.codegen.epilogues import plan_epilogue
+from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
+from boltir.backends.cuda.select.heuristic import (
     HeuristicSelector,
-    KernelChoice,
     batches_operands,
     depthwise_pixels,
     element_bits,
@@ -56,8 +54,9 @@ from boltir.backends.cuda.selection import (
     tile_score,
 )
 from boltir.dialects import op as ops
-from boltir.dialects.cutlass import SHARED_MEMORY_BYTES, Tile
+from boltir.dialects.cutlass import Tile
 from boltir.dialects.graph import tensor_shape
+from boltir.target import get_target
 
 MAX_PER_GENERATION = {"2.x": 8, "3.x": 10}
 """At most this many candidates of each CUTLASS generation survive pruning (2.x: 6 when
@@ -174,7 +173,7 @@ def legacy_tiles(a_bits: int, b_bits: int, arch: str, found: CandidateSet) -> li
         threadblock, warp = tile_for_bits(threadblock, warp, max(a_bits, b_bits))
         for stages in LEGACY_STAGES:
             tile = Tile(threadblock, warp, instruction_shape(max(a_bits, b_bits)), stages)
-            if tile.shared_memory_bytes(a_bits, b_bits) > SHARED_MEMORY_BYTES[arch]:
+            if tile.shared_memory_bytes(a_bits, b_bits) > get_target(arch).shared_memory_bytes:
                 found.prune("shared memory")
                 continue
             tiles.append(tile)
@@ -287,7 +286,7 @@ def hopper_conv(op: ops.Conv2dOp, base: KernelChoice, sms: int, found: Candidate
 def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3) -> CandidateSet:
     """The candidates of one op-level GEMM, conv or b2b op for an `arch` target on a GPU of
     `sms` multiprocessors (0: the arch's flagship), newest generation `cutlass`."""
-    sms = sms or MULTIPROCESSORS[arch]
+    sms = sms or get_target(arch).multiprocessors
     found = CandidateSet()
     heuristic = HeuristicSelector(sms=sms, cutlass=cutlass)
     first = heuristic.select(op, arch)

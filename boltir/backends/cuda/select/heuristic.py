@@ -14,138 +14,23 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, StringAttr
-from xdsl.ir import Attribute, Operation
-from xdsl.utils.exceptions import VerifyException
+from xdsl.ir import Operation
 
-from boltir.backends.cuda.emitter import depthwise_output_tile
-from boltir.backends.cuda.epilogues import plan_epilogue
+from boltir.backends.cuda.codegen import cutlass_sm90
+from boltir.backends.cuda.codegen.cutlass_common import (
+    batch_layout,
+    depthwise_output_tile,
+    gemm_batching,
+)
+from boltir.backends.cuda.codegen.epilogues import plan_epilogue
+from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
-from boltir.dialects.cutlass import SHARED_MEMORY_BYTES, Tile
-from boltir.dialects.graph import i64_array, python_value, tensor_shape
+from boltir.dialects.cutlass import Tile
+from boltir.dialects.graph import tensor_shape
 from boltir.dtypes import numpy_dtype
-
-KERNEL_ATTR = "kernel"
-"""The attribute select-kernels writes on an op-level op."""
-
-MULTIPROCESSORS = {"sm80": 108, "sm90": 132}
-
-FAMILIES = ("gemm", "conv2d_fprop", "depthwise_conv2d_fprop", "b2b_gemm", "b2b_conv2d")
-"""The template families a choice can name."""
-
-
-@dataclass(frozen=True)
-class KernelChoice:
-    """A template instance's parameters, as select-kernels records them."""
-
-    family: str  # gemm, conv2d_fprop, depthwise_conv2d_fprop, b2b_gemm, b2b_conv2d
-    arch: str
-    tile: Tile
-    alignment: tuple[int, int, int]
-    swizzle: int = 1
-    split_k: int = 1
-    iterator_algorithm: str | None = None
-    tile1: Tile | None = None
-    residency: str | None = None
-    accumulator: str = "f32"
-    cluster: tuple[int, int, int] | None = None
-    kernel_schedule: str | None = None
-    """sm90 (CUTLASS 3.x) choices only: the thread-block cluster and the kernel schedule."""
-
-    def to_attr(self) -> DictionaryAttr:
-        entries: dict[str, Attribute] = {
-            "family": StringAttr(self.family),
-            "arch": StringAttr(self.arch),
-            "threadblock": i64_array(self.tile.threadblock),
-            "warp": i64_array(self.tile.warp),
-            "instruction": i64_array(self.tile.instruction),
-            "stages": IntegerAttr(self.tile.stages, 64),
-            "alignment": i64_array(self.alignment),
-            "swizzle": IntegerAttr(self.swizzle, 64),
-            "split_k": IntegerAttr(self.split_k, 64),
-        }
-        if self.iterator_algorithm is not None:
-            entries["iterator_algorithm"] = StringAttr(self.iterator_algorithm)
-        if self.tile1 is not None:
-            entries["threadblock1"] = i64_array(self.tile1.threadblock)
-            entries["warp1"] = i64_array(self.tile1.warp)
-        if self.residency is not None:
-            entries["residency"] = StringAttr(self.residency)
-        if self.accumulator != "f32":
-            entries["accumulator"] = StringAttr(self.accumulator)
-        if self.cluster is not None:
-            entries["cluster"] = i64_array(self.cluster)
-        if self.kernel_schedule is not None:
-            entries["kernel_schedule"] = StringAttr(self.kernel_schedule)
-        return DictionaryAttr(entries)
-
-    @staticmethod
-    def from_attr(attr: Attribute) -> KernelChoice:
-        """The choice a `kernel` attribute records. A malformed one (not a dictionary, an
-        entry missing or of the wrong kind, an unknown family or arch, a tile whose shapes
-        do not divide) is a BoltError that says what is wrong."""
-        if not isinstance(attr, DictionaryAttr):
-            raise BoltError(f"a kernel choice must be a dictionary, got {attr}")
-
-        def get(name: str, kind: str, default=None, required: bool = True):
-            if name not in attr.data:
-                if required:
-                    raise BoltError(f"the kernel choice has no '{name}'")
-                return default
-            value = python_value(attr.data[name])
-            if kind == "str" and isinstance(value, str) or kind == "int" and type(value) is int:
-                return value
-            if kind == "shape" and isinstance(value, tuple) and len(value) == 3 and all(type(v) is int for v in value):
-                return value
-            expected = {"str": "a string", "int": "an integer", "shape": "3 integers (array<i64: M, N, K>)"}[kind]
-            raise BoltError(f"the kernel choice's '{name}' must be {expected}, got {attr.data[name]}")
-
-        family, arch = get("family", "str"), get("arch", "str")
-        if family not in FAMILIES:
-            raise BoltError(f"unknown kernel family '{family}'; known: {', '.join(FAMILIES)}")
-        if arch not in MULTIPROCESSORS:
-            raise BoltError(f"the kernel choice's arch must be one of {', '.join(MULTIPROCESSORS)}; got '{arch}'")
-        b2b = family.startswith("b2b_")
-        tile = Tile(get("threadblock", "shape"), get("warp", "shape"), get("instruction", "shape"), get("stages", "int"))
-        tile1 = None
-        if b2b or "threadblock1" in attr.data:
-            tile1 = Tile(get("threadblock1", "shape"), get("warp1", "shape"), tile.instruction, tile.stages)
-        try:
-            for checked in (tile, tile1):
-                if checked is not None:
-                    checked.check()
-        except VerifyException as error:
-            raise BoltError(str(error)) from error
-        return KernelChoice(
-            family=family,
-            arch=arch,
-            tile=tile,
-            alignment=get("alignment", "shape"),
-            swizzle=get("swizzle", "int", 1, required=False),
-            split_k=get("split_k", "int", 1, required=False),
-            iterator_algorithm=get("iterator_algorithm", "str", required=family == "conv2d_fprop"),
-            tile1=tile1,
-            residency=get("residency", "str", required=b2b),
-            accumulator=get("accumulator", "str", "f32", required=False),
-            cluster=get("cluster", "shape", required=False),
-            kernel_schedule=get("kernel_schedule", "str", required=arch == "sm90"),
-        )
-
-
-UNFUSE = "unfuse"
-"""A selector's answer for a b2b op that should run as two kernels."""
-
-
-class KernelSelector(Protocol):
-    """Chooses a template instance for one op-level GEMM, conv or b2b op."""
-
-    name: str
-
-    def select(self, op: Operation, arch: str) -> KernelChoice | str: ...
-
+from boltir.target import get_target
 
 # ------------------------------------------------------------------------ heuristics
 
@@ -200,7 +85,7 @@ def tile_for_bits(threadblock, warp, bits: int) -> tuple[tuple[int, int, int], t
 def most_stages(threadblock, bits: int, arch: str, cap: int = 5) -> int:
     m, n, k = threadblock
     per_stage = (m * k + k * n) * bits // 8
-    return max(2, min(cap, SHARED_MEMORY_BYTES[arch] // per_stage))
+    return max(2, min(cap, get_target(arch).shared_memory_bytes // per_stage))
 
 
 def grid_efficiency(m: int, n: int, batch: int, tile_m: int, tile_n: int, sms: int) -> tuple[float, int]:
@@ -231,7 +116,7 @@ def choose_gemm_tile(m: int, n: int, k: int, batch: int, bits: int, arch: str, s
                      tiles=GEMM_TILES) -> tuple[Tile, int]:
     """The largest of `tiles` whose grid keeps the GPU busy; then split-k for small grids.
     `sms` is the GPU's multiprocessor count (0: the arch's flagship, 108 or 132)."""
-    sms = sms or MULTIPROCESSORS[arch]
+    sms = sms or get_target(arch).multiprocessors
     best = None
     for threadblock, warp in tiles:
         threadblock, warp = tile_for_bits(threadblock, warp, bits)
@@ -314,9 +199,8 @@ def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Ti
 def batches_operands(op: ops.GemmOp) -> bool:
     """Whether the GEMM is truly batched (its batch is a grid dimension, not folded into M),
     by the emitter's own reading of its batch attributes."""
-    from boltir.backends.cuda.emitter import _gemm_batching
 
-    batching = _gemm_batching(op)
+    batching = gemm_batching(op)
     return batching["batch_mode"] != "none" and not batching["fold_batch"]
 
 
@@ -324,21 +208,19 @@ def hopper_gemm_problem(op: ops.GemmOp) -> tuple[int, int, int, int] | None:
     """(rows, N, K, batch count) of the 3.x GEMM that would run `op` (a folded batch is in
     the rows), or None where no 3.x instance can run it: element types, rows TMA cannot
     move, a batch layout the 3.x kernel lacks."""
-    from boltir.backends.cuda import sm90
-    from boltir.backends.cuda.emitter import _batch_layout, _gemm_batching
 
     elements = {str(v.type.element_type) for v in (op.a, op.b, op.output)}
-    if len(elements) != 1 or next(iter(elements)) not in sm90.ELEMENTS:
+    if len(elements) != 1 or next(iter(elements)) not in cutlass_sm90.ELEMENTS:
         return None
     m, n, k = op.problem
     batch = math.prod(tensor_shape(op.output.type)[:-2])
     contiguous_a = k if op.prop_value("layout_a") == "row" else m
     contiguous_b = n if op.prop_value("layout_b") == "row" else k
-    if any(extent % sm90.TMA_ALIGNMENT for extent in (contiguous_a, contiguous_b, n)):
+    if any(extent % cutlass_sm90.TMA_ALIGNMENT for extent in (contiguous_a, contiguous_b, n)):
         return None
-    if isinstance(_batch_layout(op), str):
+    if isinstance(batch_layout(op), str):
         return None
-    batching = _gemm_batching(op)  # the emitter's reading of the batch (same attributes)
+    batching = gemm_batching(op)  # the emitter's reading of the batch (same attributes)
     if batching["batch_mode"] not in ("none", "a+b") and not batching["fold_batch"]:
         return None  # 3.x batches A and B together, or folds the batch into M
     return (m * batch, n, k, 1) if batching["fold_batch"] else (m, n, k, batch)
@@ -347,14 +229,13 @@ def hopper_gemm_problem(op: ops.GemmOp) -> tuple[int, int, int, int] | None:
 def hopper_conv_problem(op: ops.Conv2dOp) -> tuple[int, int, int] | None:
     """(output pixels, C, K) of the 3.x implicit-GEMM conv that would run `op`, or None
     where none can (element types, groups, layouts, channels or windows TMA cannot take)."""
-    from boltir.backends.cuda import sm90
 
     elements = {str(v.type.element_type) for v in (op.input, op.filter, op.output)}
-    if len(elements) != 1 or next(iter(elements)) not in sm90.ELEMENTS or op.prop_value("groups") != 1:
+    if len(elements) != 1 or next(iter(elements)) not in cutlass_sm90.ELEMENTS or op.prop_value("groups") != 1:
         return None
     if op.prop_value("layout") != "NHWC" or op.prop_value("filter_layout") != "OHWI":
         return None
-    if sm90.conv_problem_reason(tensor_shape(op.input.type), tensor_shape(op.filter.type), tensor_shape(op.output.type),
+    if cutlass_sm90.conv_problem_reason(tensor_shape(op.input.type), tensor_shape(op.filter.type), tensor_shape(op.output.type),
                                 op.prop_value("pads"), op.prop_value("strides"), op.prop_value("dilations")) is not None:
         return None
     n, _, _, c = tensor_shape(op.input.type)
@@ -368,7 +249,7 @@ class HeuristicSelector:
     """A deterministic choice from the shapes: no GPU, same answer everywhere.
 
     On sm90 with `cutlass = 3` it prefers CUTLASS 3.x instances (arch "sm90") wherever one
-    can run the op (`sm90.py`'s rules) and keeps 2.x instances (arch "sm80", which run on
+    can run the op (`cutlass_sm90.py`'s rules) and keeps 2.x instances (arch "sm80", which run on
     sm90 too) for the rest: depthwise and b2b ops, f32, rows TMA cannot move, narrow
     problems (M of 64 or less) where a 64-row wgmma tile would be mostly padding, and K of
     64 or less. The rules come from the H200 measurements in bench/RESULTS.md."""
@@ -377,7 +258,7 @@ class HeuristicSelector:
     notes: list[str] = field(default_factory=list)
     sms: int = 0
     """The target GPU's multiprocessors, when it is not the arch's flagship (sm80
-    kernels on a 132-SM H200); 0 takes MULTIPROCESSORS[arch]."""
+    kernels on a 132-SM H200); 0 takes get_target(arch).multiprocessors."""
     cutlass: int = 3
     """The newest CUTLASS generation to pick: 3 (3.x on sm90 where it runs) or 2."""
 
@@ -387,7 +268,7 @@ class HeuristicSelector:
             if choice is not None:
                 return choice
         # 2.x instances are sm80 kernels (they run on sm90 too), their grid sized for the target.
-        legacy = self if arch == "sm80" else dataclasses.replace(self, sms=self.sms or MULTIPROCESSORS[arch])
+        legacy = self if arch == "sm80" else dataclasses.replace(self, sms=self.sms or get_target(arch).multiprocessors)
         if isinstance(op, ops.GemmOp):
             return legacy.gemm(op, "sm80")
         if isinstance(op, ops.Conv2dOp):
@@ -407,7 +288,7 @@ class HeuristicSelector:
             # A 64-row wgmma tile mostly padding, or one K tile: nothing for TMA's pipeline
             # to hide (25088x64x64 ran in 0.0070 ms on 2.x, 0.0091 at best on 3.x).
             return None
-        sms = self.sms or MULTIPROCESSORS["sm90"]
+        sms = self.sms or get_target("sm90").multiprocessors
         tile, schedule, cluster, split_k = choose_hopper_gemm(rows, n, k, count, sms)
         if count > 1:
             split_k = 1  # a batch fills the GPU by itself
@@ -421,7 +302,7 @@ class HeuristicSelector:
         pixels, c, k = problem
         if c < 16:
             return None  # the padded first layer of an image model: 2.x's fixed-channels iterator
-        tile = hopper_tile(hopper_conv_tile(pixels, k, self.sms or MULTIPROCESSORS["sm90"]), "warpspecialized")
+        tile = hopper_tile(hopper_conv_tile(pixels, k, self.sms or get_target("sm90").multiprocessors), "warpspecialized")
         return KernelChoice("conv2d_fprop", "sm90", tile, (8, 8, 8), 1, 1, "optimized",
                             cluster=(1, 1, 1), kernel_schedule="warpspecialized")
 
@@ -517,23 +398,3 @@ class HeuristicSelector:
         # wider ones accumulate in f16, as example 13 itself does.
         accumulator = "f32" if tile1.warp[1] in (32, 64) else "f16"
         return KernelChoice(family, arch, tile0, (8, 8, 8), 1, 1, None, tile1, residency, accumulator)
-
-
-SELECTORS = ("heuristic", "db", "tune")
-
-
-def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "") -> KernelSelector:
-    """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
-    (measure what the database lacks on this GPU, then as `db`)."""
-    if name not in SELECTORS:
-        raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
-    if sms < 0:
-        raise BoltError(f"sms must be a positive multiprocessor count (or 0 for the arch's), got {sms}")
-    if cutlass not in (2, 3):
-        raise BoltError(f"cutlass must be 2 (2.x kernels only) or 3 (3.x on sm90 where it runs), got {cutlass}")
-    if name == "heuristic":
-        return HeuristicSelector(sms=sms, cutlass=cutlass)
-    from boltir.backends.cuda.tuned_selection import DatabaseSelector, TuningSelector
-
-    kind = DatabaseSelector if name == "db" else TuningSelector
-    return kind(sms=sms, cutlass=cutlass, tuning_db=tuning_db, gpu=gpu)

@@ -1,7 +1,7 @@
-"""Calling the emitter's `extern "C"` launchers from Python: one op's arguments, in the
-ABI that `emitter.py` documents, and a ctypes wrapper around a compiled library.
+"""Calling CUTLASS instances' `extern "C"` launchers from Python: a ctypes wrapper around a
+compiled library, with each op's arguments in the ABI that `codegen/cutlass_kernels.py`
+documents (`launch_arguments`).
 
-    arguments = launch_arguments(op)     # LaunchArguments(name, operands, problem)
     library = KernelLibrary("kernels.so")
     library.launch(op, pointers, stream=0)   # pointers: device addresses, ABI order
 
@@ -12,61 +12,12 @@ profiler call kernels this way; no GPU is needed to compute arguments.
 from __future__ import annotations
 
 import ctypes
-import math
-from dataclasses import dataclass
 from pathlib import Path
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
-from boltir.backends.cuda.emitter import family, kernel_name
+from boltir.backends.cuda.codegen.cutlass_kernels import launch_arguments
 from boltir.diagnostics import BoltError
-from boltir.dialects.graph import tensor_shape
-
-
-@dataclass(frozen=True)
-class LaunchArguments:
-    """A launcher's name, its pointer operands in ABI order (None where the op has no such
-    operand; the output last) and the integers that follow the pointers."""
-
-    name: str
-    operands: tuple[SSAValue | None, ...]
-    problem: tuple[int, ...]
-
-
-def _conv_window(op: Operation) -> tuple[int, ...]:
-    pads, strides, dilations = op.prop_value("pads"), op.prop_value("strides"), op.prop_value("dilations")
-    # The launchers take the top and left pads; the others follow from P and Q.
-    return (pads[0], pads[1], strides[0], strides[1], dilations[0], dilations[1])
-
-
-def launch_arguments(op: Operation) -> LaunchArguments:
-    """The launcher name, pointer operands and problem integers of a cutlass template op."""
-    kind = family(op)
-    out = tensor_shape(op.output.type)
-    if kind == "gemm":
-        a = tensor_shape(op.a.type)
-        k = a[-1] if op.prop_value("layout_a") == "row" else a[-2]
-        problem = (math.prod(out[:-2]), out[-2], out[-1], k)
-        operands = (op.a, op.b, op.bias, op.residual, op.output)
-    elif kind in ("conv2d_fprop", "depthwise_conv2d_fprop"):
-        n, h, w, c = tensor_shape(op.input.type)
-        k, r, s, _ = tensor_shape(op.filter.type)
-        problem = (n, h, w, c, k, r, s, out[1], out[2], *_conv_window(op))
-        operands = (op.input, op.filter, op.bias, op.residual, op.output)
-    elif kind == "b2b_gemm":
-        a = tensor_shape(op.a.type)
-        m0, k0 = math.prod(a[:-1]), a[-1]
-        n0 = tensor_shape(op.b0.type)[0]
-        n1 = tensor_shape(op.b1.type)[0]
-        problem = (m0, n0, k0, m0, n1, n0)
-        operands = (op.a, op.b0, op.b1, op.bias0, op.bias1, op.output)
-    else:
-        n, h, w, c = tensor_shape(op.input.type)
-        k0, r, s, _ = tensor_shape(op.filter0.type)
-        k1 = tensor_shape(op.filter1.type)[0]
-        problem = (n, h, w, c, k0, r, s, out[1], out[2], *_conv_window(op), k1)
-        operands = (op.input, op.filter0, op.filter1, op.bias0, op.bias1, op.output)
-    return LaunchArguments(kernel_name(op), operands, tuple(int(x) for x in problem))
 
 
 class KernelLibrary:

@@ -11,13 +11,13 @@ nvidia-cutlass==4.2.0.0`): `cutlass_library/source/{include, tools/util/include,
 examples/13_two_tensor_op_fusion}` (the last for the back-to-back kernels). The package is
 located, never imported: importing it needs dependencies we do not install.
 
-**Flags** (measured, see shared/FACTS.md): `-std=c++17 -O3 -DNDEBUG
---expt-relaxed-constexpr -Xcompiler -fPIC`, plus per arch
+**Flags** (`CompileJob.flags`): `-std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr
+-Xcompiler -fPIC`, plus the job's arch's `-gencode` flags from its `boltir.target` record:
 - `sm90` (CUTLASS 3.x, wgmma/TMA): `-gencode=arch=compute_90a,code=sm_90a`; plain sm_90
   compiles the kernel body out and fails only at launch.
-- `sm80` (CUTLASS 2.x, mma.sync): `-gencode=arch=compute_80,code=[sm_80,sm_90]`: one
-  front-end pass, then SASS for the A100 and the H100/H200. Two separate `-gencode`s run
-  the front end twice (26 s against 19 s for a small GEMM on 2 cores).
+- `sm80` (CUTLASS 2.x, mma.sync, and plain CUDA): `-gencode=arch=compute_80,code=[sm_80,sm_90]`:
+  one front-end pass, then SASS for the A100 and the H100/H200 (two separate `-gencode`s
+  would run the front end twice).
 No PTX is embedded, so nothing is JIT-compiled at load time. The link is `nvcc --shared`
 with nvcc's default static cudart: the library needs only the driver.
 
@@ -72,25 +72,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from boltir.backends.cuda.codegen.generator import SHARED_OBJECT_FLAGS, CompileJob
 from boltir.diagnostics import BoltError
-
-# --------------------------------------------------------------------------- flags
-
-BASE_FLAGS = ("-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr")
-"""Without -DNDEBUG device asserts serialize wgmma; without --expt-relaxed-constexpr
-CUTLASS prints hundreds of warnings."""
-
-SHARED_OBJECT_FLAGS = ("-Xcompiler", "-fPIC")
-
-ARCH_FLAGS: dict[str, tuple[str, ...]] = {
-    "sm80": ("-gencode=arch=compute_80,code=[sm_80,sm_90]",),
-    "sm90": ("-gencode=arch=compute_90a,code=sm_90a",),
-}
-"""Per kernel arch (the cutlass dialect's `arch`): sm80 = a 2.x kernel, which runs on
-sm_80 and sm_90; sm90 = a 3.x Hopper kernel, which needs the arch-specific sm_90a."""
-
-COMPILE_MEMORY_BYTES = {"sm80": 800_000_000, "sm90": 4_000_000_000}
-"""Peak memory of one compile, with a margin over FACTS.md's 0.6 GB and 3.4 GB."""
 
 CUTLASS_INCLUDE_DIRS = ("include", "tools/util/include", "examples/13_two_tensor_op_fusion")
 """Relative to the wheel's `cutlass_library/source`."""
@@ -103,36 +86,6 @@ CACHE_FORMAT = "boltir-nvcc-object-v1"
 
 STALE_TEMPORARY_SECONDS = 24 * 3600
 """A tmp/ entry this old belongs to a build that was killed: removed at the next build."""
-
-
-# ------------------------------------------------------------------------ the jobs
-
-
-@dataclass(frozen=True)
-class CompileJob:
-    """One translation unit to compile: `name` (the kernel, used in messages and log
-    names; not part of the cache key), the CUDA `source` text, the kernel `arch` ("sm80"
-    for CUTLASS 2.x, "sm90" for 3.x) and flags added after boltir's own."""
-
-    name: str
-    source: str
-    arch: str
-    extra_flags: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        if self.arch not in ARCH_FLAGS:
-            raise BoltError(f"kernel '{self.name}': unknown arch '{self.arch}'; expected one of {', '.join(ARCH_FLAGS)}")
-        # a list passed as extra_flags would make the job unhashable
-        object.__setattr__(self, "extra_flags", tuple(self.extra_flags))
-
-    @property
-    def flags(self) -> tuple[str, ...]:
-        """nvcc's flags for this job, without the include paths and file names."""
-        return BASE_FLAGS + ARCH_FLAGS[self.arch] + SHARED_OBJECT_FLAGS + self.extra_flags
-
-    @property
-    def memory_bytes(self) -> int:
-        return COMPILE_MEMORY_BYTES[self.arch]
 
 
 # ------------------------------------------------------------------- the toolchain

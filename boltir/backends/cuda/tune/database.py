@@ -38,11 +38,13 @@ from pathlib import Path
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.selection import UNFUSE, KernelChoice
+from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
+from boltir.backends.cuda.toolchain.nvcc import cache_root
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
 from boltir.dialects.cutlass import Tile
-from boltir.dialects.graph import tensor_shape
+from boltir.dialects.graph import python_value, tensor_shape
+from boltir.version import __version__
 
 FORMAT = "boltir-tuning-v1"
 FILE_NAME = "tuning.sqlite"
@@ -52,8 +54,6 @@ FRESH_HINT = "pass --fresh-tuning-db to move it aside and start a new one"
 
 
 def default_path() -> Path:
-    from boltir.backends.cuda.nvcc import cache_root
-
     return cache_root() / FILE_NAME
 
 
@@ -80,8 +80,6 @@ _EPILOGUE_PROPERTIES = ("epilogue", "epilogue0", "epilogue1")
 
 
 def _text(value) -> str:
-    from boltir.dialects.graph import python_value
-
     value = python_value(value) if not isinstance(value, str | int | tuple) else value
     return "x".join(map(str, value)) if isinstance(value, tuple | list) else str(value)
 
@@ -304,8 +302,6 @@ class TuningDatabase:
 
     def store(self, record: TuningRecord) -> None:
         """Writes one record (replacing the key's old one) in its own transaction."""
-        from boltir import __version__
-
         record.version = record.version or __version__
         record.measured_at = record.measured_at or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         row = (*dataclasses.astuple(record.key), json.dumps(choice_to_json(record.best), sort_keys=True),

@@ -19,8 +19,11 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.selection import UNFUSE, HeuristicSelector, KernelChoice
-from boltir.backends.cuda.tuning_db import TuningDatabase, tuning_key
+from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
+from boltir.backends.cuda.select.heuristic import HeuristicSelector
+from boltir.backends.cuda.tune.database import TuningDatabase, default_path, tuning_key
+from boltir.backends.cuda.tune.tuner import Tuner, lower_alone, single_op_module
+from boltir.diagnostics import BoltError
 
 
 def allowed_generations(arch: str, cutlass: int):
@@ -50,8 +53,6 @@ class DatabaseSelector:
     def database(self) -> TuningDatabase | None:
         """The database, or None when the default one does not exist yet (nothing tuned)."""
         if self._database is None:
-            from boltir.backends.cuda.tuning_db import default_path
-
             from pathlib import Path
 
             path = Path(self.tuning_db).expanduser() if self.tuning_db else default_path()
@@ -77,9 +78,6 @@ class DatabaseSelector:
             return None
         choice = best[0]
         if choice != UNFUSE:
-            from boltir.backends.cuda.profiler import lower_alone, single_op_module
-            from boltir.diagnostics import BoltError
-
             try:
                 lower_alone(single_op_module(op), choice)
             except BoltError as error:
@@ -112,8 +110,6 @@ class TuningSelector(DatabaseSelector):
     def prepare(self, ops: list[Operation], arch: str) -> None:
         """Measures what the database lacks, for all of `ops` at once (their instances are
         compiled together)."""
-        from boltir.backends.cuda.profiler import Tuner
-
         tuner = Tuner(self.database, arch, self.cutlass, progress=self.progress)
         self.gpu = tuner.gpu[0]
         tuner.tune(ops)

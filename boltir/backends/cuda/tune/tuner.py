@@ -59,11 +59,39 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 
-from boltir.backends.cuda.candidates import candidates
-from boltir.backends.cuda.selection import KERNEL_ATTR, MULTIPROCESSORS, UNFUSE, KernelChoice
-from boltir.backends.cuda.tuning_db import Measurement, TuningDatabase, TuningKey, TuningRecord, describe_choice, tuning_key
+from boltir.backends.cuda.codegen.cutlass_common import FAMILIES
+from boltir.backends.cuda.codegen.cutlass_kernels import (
+    emit_translation_unit,
+    kernel_arch,
+    kernel_name,
+    launch_arguments,
+    unsupported_reason,
+)
+from boltir.backends.cuda.codegen.generator import CompileJob, render
+from boltir.backends.cuda.codegen.host_program import launcher_declaration
+from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
+from boltir.backends.cuda.select.candidates import candidates
+from boltir.backends.cuda.select.choice import KERNEL_ATTR, UNFUSE, KernelChoice, unfuse
+from boltir.backends.cuda.toolchain.nvcc import (
+    compile_objects_keep_going,
+    link_shared_library,
+    objects_in_cache,
+    record_members,
+    show_progress,
+)
+from boltir.backends.cuda.tune.database import (
+    Measurement,
+    TuningDatabase,
+    TuningKey,
+    TuningRecord,
+    describe_choice,
+    tuning_key,
+)
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
+from boltir.dialects.graph import tensor_shape
+from boltir.ir import make_context, print_module, verify_module
+from boltir.target import get_target
 
 GROUP_SIZE = {"sm90": 3, "sm80": 4}
 """Template instances per translation unit (3.x ones are the expensive ones)."""
@@ -109,8 +137,6 @@ class _NoBar:
 
 
 def _progress_bar(total: int, description: str, progress):
-    from boltir.backends.cuda.nvcc import show_progress
-
     if not total or not show_progress(progress):
         return _NoBar()
     from tqdm import tqdm
@@ -138,10 +164,6 @@ def lower_alone(module: ModuleOp, choice: KernelChoice) -> tuple[ModuleOp, Opera
     on the function's arguments."""
     from xdsl.utils.exceptions import VerifyException
 
-    from boltir.backends.cuda.emitter import FAMILIES, unsupported_reason
-    from boltir.ir import make_context, verify_module
-    from boltir.passes.lower_op_to_cutlass import LowerOpToCutlassPass
-
     lowered = module.clone()
     entry = lowered.body.block.first_op
     target = entry.body.block.first_op
@@ -163,8 +185,6 @@ def lower_alone(module: ModuleOp, choice: KernelChoice) -> tuple[ModuleOp, Opera
 def operand_scales(op: Operation) -> list[float]:
     """Random-data scale per operand: weights by sqrt(3 / fan-in), so outputs stay near 1
     whatever K is; activations, biases and residuals uniform in [-1, 1]."""
-    from boltir.dialects.graph import tensor_shape
-
     scales = [1.0] * len(op.operands)
     if isinstance(op, ops.GemmOp):
         scales[1] = (3.0 / op.problem[2]) ** 0.5
@@ -208,7 +228,7 @@ class Tuner:
         self.work_dir = Path(work_dir) if work_dir else None
         self._gpu = gpu
         self.report: list[str] = []
-        self.worker_command = [sys.executable, "-m", "boltir.backends.cuda.profile_worker"]
+        self.worker_command = [sys.executable, "-m", "boltir.backends.cuda.tune.worker"]
         """The measuring process (tests substitute a fake one); the request file is appended."""
 
     @property
@@ -249,11 +269,9 @@ class Tuner:
         if found is not None:
             self.report.append(f"{op.name} {key.problem.split(' ')[0]}: measured again (its record was timed {found.timing})")
         sms = self.gpu[1]
-        found_candidates = candidates(op, self.arch, sms or MULTIPROCESSORS[self.arch], self.cutlass)
+        found_candidates = candidates(op, self.arch, sms or get_target(self.arch).multiprocessors, self.cutlass)
         job = OpJob(op, key, single_op_module(op), pruned=found_candidates.pruned)
         if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp) and UNFUSE in found_candidates.choices:
-            from boltir.passes.select_kernels import unfuse
-
             first, second = unfuse(op)
             job.halves = (self._plan(first, records, jobs), self._plan(second, records, jobs))
         for choice in found_candidates.choices:
@@ -283,9 +301,6 @@ class Tuner:
         the cached object that holds it already}). Kernels the cache holds (compiled alone,
         or inside an earlier tuning's unit) are not grouped again, so another set of ops
         reuses what an earlier tuning compiled. Also names each candidate's kernel."""
-        from boltir.backends.cuda.emitter import emit_translation_unit, kernel_arch, kernel_name
-        from boltir.backends.cuda.nvcc import CompileJob, objects_in_cache
-
         instances: dict[str, Operation] = {}
         order: list[str] = []
         for job in jobs:
@@ -326,8 +341,6 @@ class Tuner:
         return groups, unit, ready
 
     def _build(self, jobs: list[OpJob], work: Path) -> Path | None:
-        from boltir.backends.cuda.nvcc import CompileJob, compile_objects_keep_going, link_shared_library, record_members
-
         groups, unit, ready = self.compile_units(jobs)
         objects, failures = compile_objects_keep_going([unit(g) for g in groups], jobs_limit=self.jobs_limit,
                                                       progress=self.progress, description="compiling candidates")
@@ -367,9 +380,6 @@ class Tuner:
 
     @staticmethod
     def _stub(job: OpJob, candidate: Candidate) -> dict:
-        from boltir.backends.cuda.host import _declaration
-        from boltir.backends.cuda.launch import launch_arguments
-
         arguments = launch_arguments(candidate.template)
         entry = candidate.template.parent_op()
         index = {arg: i for i, arg in enumerate(entry.body.block.args)}
@@ -387,22 +397,18 @@ class Tuner:
             "pointers": ", ".join(pointers),
             "problem": ints,
             "workspace": f"{arguments.name}_workspace_size({ints})",
-            "declarations": [_declaration(arguments.name, len(arguments.operands), len(arguments.problem), True),
+            "declarations": [launcher_declaration(arguments.name, len(arguments.operands), len(arguments.problem), True),
                              f"size_t {arguments.name}_workspace_size({', '.join('int' for _ in arguments.problem)})"],
             "operands": len(arguments.operands),
         }
 
     @staticmethod
     def _profiler_source(stubs: list[dict]) -> str:
-        from boltir.backends.cuda.emitter import _environment
-
         declarations = list(dict.fromkeys(d for stub in stubs for d in stub["declarations"]))
-        return _environment().get_template("profile.cu.j2").render(stubs=stubs, declarations=declarations,
+        return render("profile.cu.j2", stubs=stubs, declarations=declarations,
                                                                    max_pointers=MAX_POINTERS)
 
     def _measure(self, jobs: list[OpJob], library: Path | None, work: Path, records: dict, all_jobs: list[OpJob]) -> None:
-        from boltir.ir import print_module
-
         plan = []
         for i, job in enumerate(jobs):
             module_path = work / f"op{i}.mlir"

@@ -1,6 +1,6 @@
 """The profiler's measuring process (started by `profiler.Tuner`, one at a time):
 
-    python -m boltir.backends.cuda.profile_worker REQUEST.json
+    python -m boltir.backends.cuda.tune.worker REQUEST.json
 
 For each op of the request: random operands (a fixed seed per op), the op-level
 interpreter's result as the reference, then each candidate stub of the generated profiler

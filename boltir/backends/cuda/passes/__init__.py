@@ -1,0 +1,8 @@
+"""The CUDA target's passes, registered in bolt-opt under their names beside the
+target-independent ones (`boltir.passes`)."""
+
+PASS_MODULES: dict[str, tuple[str, str]] = {
+    "select-kernels": ("boltir.backends.cuda.passes.select_kernels", "SelectKernelsPass"),
+    "lower-op-to-cutlass": ("boltir.backends.cuda.passes.lower_op_to_cutlass", "LowerOpToCutlassPass"),
+}
+"""Pass name -> (module, class)."""

@@ -1,0 +1,2 @@
+"""Choosing CUTLASS template instances: the kernel choice record, the shape heuristic and
+the tuner's candidate sets. Nothing here touches a GPU."""
