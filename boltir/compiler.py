@@ -23,9 +23,22 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 
-from boltir.version import __version__
+from boltir.backends.cuda.codegen.host_program import build_program
+from boltir.backends.cuda.toolchain.nvcc import build_shared_library
 from boltir.diagnostics import BoltError
+from boltir.frontends.onnx import import_model
+from boltir.ir import find_entry, input_names, make_context, output_names, print_module
+from boltir.manifest import manifest_entries
+from boltir.passes import statistics
+from boltir.pipelines import (
+    available_passes,
+    default_pipeline,
+    parse_pipeline_spec,
+    run_passes,
+)
 from boltir.target import get_target
+from boltir.version import __version__
+
 
 def backend_passes(arch: str = "sm90", cutlass: int = 3, selector: str = "db", tuning_db: str = "") -> list[str]:
     """Kernel selection for `arch` (3.x instances on sm90 unless `cutlass` = 2) by
@@ -38,8 +51,6 @@ def backend_passes(arch: str = "sm90", cutlass: int = 3, selector: str = "db", t
 
 
 def full_pipeline(*, dtype: str = "f16", arch: str = "sm90", cutlass: int = 3, selector: str = "db", tuning_db: str = "") -> str:
-    from boltir.pipelines import default_pipeline
-
     return ",".join([default_pipeline(dtype=dtype, arch=arch), *backend_passes(arch, cutlass, selector, tuning_db)])
 
 
@@ -66,23 +77,12 @@ def lower_model(model, *, arch: str, dtype: str, input_shapes: Mapping[str, Sequ
                 tuning_db: str = "") -> tuple[ModuleOp, str, object]:
     """Imports (an ONNX path, a ModelProto or a graph-level ModuleOp) and runs the pipeline;
     returns the module, the pipeline string and the pass statistics."""
-    from boltir.frontends.onnx import import_model
-    from boltir.ir import make_context
-    from boltir.passes import statistics
-    from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
-
     pipeline = pipeline or full_pipeline(dtype=dtype, arch=arch, cutlass=cutlass, selector=selector, tuning_db=tuning_db)
     passes = parse_pipeline_spec(pipeline, available_passes(plugins))
     module = model if isinstance(model, ModuleOp) else import_model(model, input_shapes)
     with statistics.collecting() as collected:
         run_passes(module, passes, make_context())
     return module, pipeline, collected
-
-
-def _tensor_specs(names, types) -> list[dict]:
-    from boltir.dtypes import element_type_name
-
-    return [{"name": n, "shape": list(t.get_shape()), "dtype": element_type_name(t.element_type)} for n, t in zip(names, types, strict=True)]
 
 
 def compile(model, output_dir: str | os.PathLike, *, arch: str = "sm90", dtype: str = "f16",
@@ -93,11 +93,6 @@ def compile(model, output_dir: str | os.PathLike, *, arch: str = "sm90", dtype: 
     Kernels come from the tuning database (`tuning_db`, default ~/.cache/boltir/tuning.sqlite)
     where it has them and from the heuristic elsewhere; `tune` first measures the missing
     ones on this machine's GPU."""
-    from boltir.backends.cuda.codegen.host_program import build_program
-    from boltir.backends.cuda.toolchain.nvcc import build_shared_library
-    from boltir.interp import find_entry, input_names, output_names
-    from boltir.ir import print_module
-
     module, pipeline, collected = lower_model(model, arch=arch, dtype=dtype, input_shapes=input_shapes,
                                               pipeline=pipeline, plugins=plugins, cutlass=cutlass,
                                               selector="tune" if tune else "db", tuning_db=str(tuning_db or ""))
@@ -121,8 +116,8 @@ def compile(model, output_dir: str | os.PathLike, *, arch: str = "sm90", dtype: 
         "library": "libmodel.so",
         "weights": "weights.bin",
         "module": "module.mlir",
-        "inputs": _tensor_specs(input_names(entry), entry.function_type.inputs),
-        "outputs": _tensor_specs(output_names(entry), entry.function_type.outputs),
+        "inputs": manifest_entries(input_names(entry), entry.function_type.inputs),
+        "outputs": manifest_entries(output_names(entry), entry.function_type.outputs),
         "arena_bytes": program.arena_bytes,
         "weights_bytes": len(program.weights),
         "launches": [

@@ -9,13 +9,19 @@ per launch to stderr otherwise.
 
 from __future__ import annotations
 
-import ctypes
 import sys
 
 import numpy as np
 from xdsl.dialects import func
 
+from boltir.backends.cuda.codegen.host_program import ALIGNMENT, MEMORY_ATTR
 from boltir.diagnostics import BoltError
+from boltir.dialects import op as ops
+from boltir.dtypes import numpy_dtype
+from boltir.interp import make_interpreter
+from boltir.ir import find_entry, make_context, parse_module
+from boltir.manifest import TensorSpec
+from boltir.weights import make_weight_attr
 
 TOLERANCE = {"f16": 1e-2, "bf16": 2e-2, "f32": 1e-3}
 
@@ -31,13 +37,6 @@ def relative_error(got: np.ndarray, expected: np.ndarray) -> float:
 def load_lowered_module(model):
     """`module.mlir` of a compiled model, with its constants rebound from `weights.bin`
     (the host program lays them out in order, 256-byte aligned)."""
-    from boltir.backends.cuda.codegen.host_program import ALIGNMENT
-    from boltir.dialects import op as ops
-    from boltir.dtypes import numpy_dtype
-    from boltir.interp import find_entry
-    from boltir.ir import make_context, parse_module
-    from boltir.weights import make_weight_attr
-
     directory = model.directory
     module = parse_module((directory / model.manifest["module"]).read_text(), str(directory / "module.mlir"), make_context())
     weights = (directory / model.manifest["weights"]).read_bytes()
@@ -56,11 +55,6 @@ def load_lowered_module(model):
 
 
 def compare_launches(model, inputs, pointers, host, stream=sys.stderr) -> None:
-    from boltir.backends.cuda.codegen.host_program import MEMORY_ATTR
-    from boltir.dialects import op as ops
-    from boltir.interp import find_entry, make_interpreter
-    from boltir.runtime import TensorSpec
-
     module = load_lowered_module(model)
     entry = find_entry(module)
     interpreter = make_interpreter(module)
@@ -84,10 +78,7 @@ def compare_launches(model, inputs, pointers, host, stream=sys.stderr) -> None:
         launch = launches[index]
         model._check(model.library.boltir_model_step(model.context, index, inputs, None), f"launch {index} ({launch['kernel']}): ")
         model._check(model.library.boltir_synchronize(), f"launch {index} ({launch['kernel']}): ")
-        result_type = op.results[0].type
-        from boltir.dtypes import element_type_name
-
-        spec = TensorSpec("", tuple(result_type.get_shape()), element_type_name(result_type.element_type))
+        spec = TensorSpec.of_type("", op.results[0].type)
         pointer = model.library.boltir_model_value(model.context, index, inputs)
         got = model._download(pointer, spec)
         error = relative_error(got, expected)
@@ -104,8 +95,6 @@ def compare_launches(model, inputs, pointers, host, stream=sys.stderr) -> None:
 
 
 def _same_offset(op) -> bool:
-    from boltir.backends.cuda.codegen.host_program import MEMORY_ATTR
-
     source = op.operands[0].owner
     if not hasattr(source, "attributes") or MEMORY_ATTR not in source.attributes:
         return False

@@ -1,6 +1,6 @@
 """The named pipelines, and turning a pipeline string into passes.
 
-The default pipeline is DESIGN.md's, with precision after layout:
+The default pipeline, with precision after layout:
 
     canonicalize, fold-constants, recognize-activations, fold-batchnorm,
     reparameterize-branches, convert-layout{layout=NHWC},
@@ -22,13 +22,14 @@ from xdsl.universe import Universe
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from boltir.diagnostics import BoltError
 from boltir.backends.cuda.passes import PASS_MODULES as CUDA_PASS_MODULES
+from boltir.diagnostics import BoltError
+from boltir.ir import verify_module
 from boltir.passes import PASS_MODULES, pass_loader
 from boltir.plugins import entry_point_passes, load_pass_plugin, register_passes
+from boltir.target import ARCHS, DEFAULT_ARCH
 
 DTYPES = ("f16", "bf16", "f32")
-ARCHS = ("sm80", "sm90")
 
 PassRegistry = dict[str, Callable[[], type[ModulePass]]]
 
@@ -45,11 +46,11 @@ def graph_passes(dtype: str = "f16") -> list[str]:
     ]
 
 
-def op_passes(arch: str = "sm90") -> list[str]:
+def op_passes(arch: str = DEFAULT_ARCH) -> list[str]:
     return [f"pad-alignment{{arch={arch}}}", "fuse-epilogue", "form-persistent-kernels", "fuse-elementwise"]
 
 
-def default_pipeline(*, dtype: str = "f16", arch: str = "sm90") -> str:
+def default_pipeline(*, dtype: str = "f16", arch: str = DEFAULT_ARCH) -> str:
     """The pipeline boltc runs, up to the op level."""
     if dtype not in DTYPES:
         raise BoltError(f"--dtype must be one of {', '.join(DTYPES)}, got '{dtype}'")
@@ -101,8 +102,6 @@ def run_passes(
     """Runs passes in order, verifying the input and each pass's output. A pass that
     raises becomes one BoltError naming it; `after_pass(pass, module)` sees each result."""
     from xdsl.utils.exceptions import DiagnosticException, VerifyException
-
-    from boltir.ir import verify_module
 
     if verify:
         verify_module(module)

@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from boltir.diagnostics import BoltError
-from boltir.dtypes import ir_name_of_numpy, numpy_dtype_from_name
+from boltir.dtypes import ir_name_of_numpy
+from boltir.manifest import TensorSpec
 
 HOST_TO_DEVICE, DEVICE_TO_HOST = 1, 2
 
@@ -37,24 +38,6 @@ class LaunchTime:
     kernel: str
     family: str
     ms: float
-
-
-@dataclass(frozen=True)
-class TensorSpec:
-    name: str
-    shape: tuple[int, ...]
-    dtype: str
-
-    @property
-    def numpy_dtype(self) -> np.dtype:
-        return numpy_dtype_from_name(self.dtype)
-
-    @property
-    def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.numpy_dtype.itemsize
-
-    def describe(self) -> str:
-        return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
 
 
 def _device_pointer(value) -> tuple[int, tuple[int, ...], str] | None:
@@ -88,8 +71,8 @@ class CompiledModel:
         if not manifest_path.is_file():
             raise BoltError(f"{directory} is not a compiled boltir model: no manifest.json")
         self.manifest = json.loads(manifest_path.read_text())
-        self.inputs = [TensorSpec(t["name"], tuple(t["shape"]), t["dtype"]) for t in self.manifest["inputs"]]
-        self.outputs = [TensorSpec(t["name"], tuple(t["shape"]), t["dtype"]) for t in self.manifest["outputs"]]
+        self.inputs = [TensorSpec.from_manifest(t) for t in self.manifest["inputs"]]
+        self.outputs = [TensorSpec.from_manifest(t) for t in self.manifest["outputs"]]
         self.debug = debug
         try:
             self.library = ctypes.CDLL(str(directory / self.manifest["library"]))

@@ -14,12 +14,18 @@ from xdsl.universe import Universe
 from xdsl.utils.exceptions import ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from boltir.version import __version__
 from boltir.diagnostics import BoltError
-from boltir.ir import LocatingParser, boltir_dialect_factories, parse_error_to_bolt, print_module, weight_resources
+from boltir.ir import (
+    LocatingParser,
+    boltir_dialect_factories,
+    parse_error_to_bolt,
+    print_module,
+    weight_resources,
+)
 from boltir.passes import statistics
 from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
 from boltir.tools.common import run_tool
+from boltir.version import __version__
 from boltir.weights import intern_parsed_weights
 
 

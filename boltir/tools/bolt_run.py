@@ -17,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from boltir.version import __version__
 from boltir.diagnostics import BoltError
+from boltir.dtypes import numpy_dtype
 from boltir.interp import find_entry, input_names, run
 from boltir.ir import parse_module
 from boltir.tools.common import run_tool
-from boltir.dtypes import numpy_dtype
+from boltir.version import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,9 +15,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from boltir.version import __version__
 from boltir.diagnostics import BoltError
+from boltir.target import DEFAULT_ARCH
 from boltir.tools.common import run_tool
+from boltir.version import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     model = commands.add_parser("model", help="tune a model's kernels on this GPU (records them; builds nothing)")
     model.add_argument("model", metavar="MODEL.onnx")
-    model.add_argument("--arch", default="sm90", help="the build's arch: sm90 (default) or sm80")
+    model.add_argument("--arch", default=DEFAULT_ARCH, help="the build's target: sm90 (default) or sm80")
     model.add_argument("--dtype", default="f16")
     model.add_argument("--cutlass", type=int, default=3, choices=(2, 3))
     model.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS")

@@ -26,9 +26,10 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from boltir.version import __version__
 from boltir.diagnostics import BoltError
+from boltir.target import DEFAULT_ARCH
 from boltir.tools.common import run_tool
+from boltir.version import __version__
 
 EMIT_LEVELS = ("graph", "op", "cutlass", "cuda")
 
@@ -65,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="after compiling, run the model launch by launch on random inputs on the GPU and compare "
                         "every result with the interpreter; names the first launch that diverges")
     parser.add_argument("--dtype", default="f16", help="precision of activations and weights: f16 (default), bf16, f32")
-    parser.add_argument("--arch", default="sm90", help="the GPU: sm90 (H100/H200, default) or sm80 (A100)")
+    parser.add_argument("--arch", default=DEFAULT_ARCH, help="the GPU target: sm90 (H100/H200, default) or sm80 (A100)")
     parser.add_argument("--cutlass", type=int, default=3, choices=(2, 3),
                         help="the newest CUTLASS generation: 3 (default: 3.x kernels on sm90 where they run) or 2")
     tuning = parser.add_mutually_exclusive_group()
@@ -121,7 +122,12 @@ def boltc(args: argparse.Namespace) -> None:
     from boltir.frontends.onnx import import_model
     from boltir.ir import make_context, print_module
     from boltir.passes import statistics
-    from boltir.pipelines import available_passes, default_pipeline, parse_pipeline_spec, run_passes
+    from boltir.pipelines import (
+        available_passes,
+        default_pipeline,
+        parse_pipeline_spec,
+        run_passes,
+    )
 
     pipeline = args.pipeline if args.pipeline is not None else default_pipeline(dtype=args.dtype, arch=args.arch)
     if args.print_pipeline:
