@@ -11,14 +11,14 @@ inputs and returns the graph outputs, in order, with their names kept.
   arithmetic ends as constants.
 - Every graph input needs a static shape; `input_shapes` fixes dynamic dimensions.
 
-Each op's conversion lives in `onnx_converters.py`.
+Each op's conversion lives in `onnx_converters.py`; what a converter sees of its node
+(`NodeContext`) lives in `onnx_context.py`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from boltir.builder import ModelBuilder
+from boltir.builder import ModelBuilder, _name_hint
 from boltir.diagnostics import BoltError
+from boltir.dtypes import is_bfloat16
+from boltir.frontends.onnx_context import NodeContext, Value, onnx_dtype, supported_onnx_dtypes
+from boltir.frontends.onnx_converters import CONVERTERS
 from boltir.interp import run as interpret
-from boltir.dtypes import element_type_for, is_bfloat16
-
-Value = SSAValue | np.ndarray
-"""An ONNX value during import: an SSA value, or a constant known at import."""
+from boltir.ir import verify_module
 
 MIN_NATIVE_OPSET = 11
 UPGRADE_TARGET_OPSET = 13
@@ -89,33 +89,6 @@ def upgrade_old_opsets(proto: onnx.ModelProto) -> onnx.ModelProto:
             f"the model uses opset {version}; upgrading it to opset {UPGRADE_TARGET_OPSET} with onnx's "
             f"version converter failed: {error}"
         ) from error
-
-
-def onnx_dtype(elem_type: int, what: str) -> np.dtype:
-    """The numpy dtype of an ONNX element type that boltir's tensors support."""
-    try:
-        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
-        element_type_for(dtype)
-    except (KeyError, ValueError, TypeError, BoltError) as error:
-        name = onnx.TensorProto.DataType.Name(elem_type) if elem_type in onnx.TensorProto.DataType.values() else elem_type
-        raise BoltError(
-            f"{what} has element type {name}, which boltir does not support; supported: {', '.join(supported_onnx_dtypes())}"
-        ) from error
-    return dtype
-
-
-def supported_onnx_dtypes() -> list[str]:
-    """ONNX's names of the element types boltir's tensors hold."""
-    from boltir.dtypes import ELEMENT_KINDS, numpy_dtype_named
-
-    names = []
-    for kind in ELEMENT_KINDS:
-        try:
-            code = onnx.helper.np_dtype_to_tensor_dtype(numpy_dtype_named(kind.numpy_name))
-        except (KeyError, ValueError, TypeError):
-            continue
-        names.append(onnx.TensorProto.DataType.Name(code))
-    return names
 
 
 def checked_shape(name: str, value: object) -> tuple[int, ...]:
@@ -178,82 +151,10 @@ def attribute_values(node: onnx.NodeProto) -> dict[str, Any]:
     return values
 
 
-@dataclass
-class NodeContext:
-    """What a converter sees of one node: its inputs, attributes and the importer."""
-
-    node: onnx.NodeProto
-    inputs: list[Value | None]
-    attrs: dict[str, Any]
-    opset: int
-    importer: OnnxImporter
-    used_attrs: set[str] = field(default_factory=set)
-
-    @property
-    def op_type(self) -> str:
-        return self.node.op_type
-
-    def describe(self) -> str:
-        return f"{self.node.op_type} node '{self.node.name or self.node.output[0]}'"
-
-    def error(self, message: str) -> BoltError:
-        return BoltError(f"{self.describe()}: {message}")
-
-    def attr(self, name: str, default: Any = None) -> Any:
-        self.used_attrs.add(name)
-        return self.attrs.get(name, default)
-
-    def unsupported(self, name: str, value: Any, supported: str) -> BoltError:
-        return self.error(f"attribute {name}={value!r} is not supported; supported: {supported}")
-
-    def has_input(self, index: int) -> bool:
-        return index < len(self.inputs) and self.inputs[index] is not None
-
-    def constant(self, index: int, what: str) -> np.ndarray | None:
-        """An input that must be known at import (a shape, pads, axes...)."""
-        if not self.has_input(index):
-            return None
-        value = self.inputs[index]
-        if not isinstance(value, np.ndarray):
-            raise self.error(
-                f"input {index} ({what}) must be known at import, but it is computed at run time; "
-                "boltir needs static shapes"
-            )
-        return value
-
-    def value(self, index: int) -> SSAValue:
-        """An input as an SSA value (a constant becomes a graph.constant)."""
-        if not self.has_input(index):
-            raise self.error(f"input {index} is required")
-        return self.importer.materialize(self.node.input[index], self.inputs[index])
-
-    def shape(self, index: int) -> tuple[int, ...]:
-        value = self.inputs[index]
-        if isinstance(value, np.ndarray):
-            return tuple(value.shape)
-        return tuple(value.type.get_shape())
-
-    def dtype(self, index: int) -> np.dtype:
-        value = self.inputs[index]
-        if isinstance(value, np.ndarray):
-            return value.dtype
-        from boltir.dtypes import numpy_dtype
-
-        return numpy_dtype(value.type.element_type)
-
-    def emit(self, op: Operation) -> Operation:
-        return self.importer.emit(op)
-
-    def output_used(self, index: int) -> bool:
-        return index < len(self.node.output) and self.node.output[index] in self.importer.consumed
-
-
 class OnnxImporter:
     """Converts one ModelProto into a graph module."""
 
     def __init__(self, proto: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]] | None):
-        from boltir.frontends.onnx_converters import CONVERTERS
-
         self.converters = CONVERTERS
         self.proto = upgrade_old_opsets(proto)
         self.opset = default_opset(self.proto)
@@ -364,8 +265,6 @@ class OnnxImporter:
             if name:
                 self.values[name] = value
                 if isinstance(value, SSAValue) and not value.name_hint:
-                    from boltir.builder import _name_hint
-
                     value.name_hint = _name_hint(name)
 
     def fold(self, context: NodeContext, converter) -> list[Value]:
@@ -392,11 +291,9 @@ def import_model(
     model: str | os.PathLike | onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]] | None = None
 ) -> ModuleOp:
     """Imports an ONNX model (a path or a ModelProto) into a verified graph module."""
-    from boltir.ir import verify_module
-
     module = OnnxImporter(load_model_proto(model), input_shapes).run()
     verify_module(module)
     return module
 
 
-__all__ = ["import_model", "load_model_proto"]
+__all__ = ["import_model", "load_model_proto", "supported_onnx_dtypes"]

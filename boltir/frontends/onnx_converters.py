@@ -10,28 +10,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
-import onnx
 from onnx import numpy_helper
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from boltir.dialects import graph
 from boltir.dialects.shapes import broadcast_shapes
-from boltir.frontends.onnx import NodeContext, Value, onnx_dtype
 from boltir.dtypes import element_type_for
+from boltir.frontends.onnx_context import NodeContext, Value, onnx_dtype
+from boltir.frontends.registry import registrar
 
 Converter = Callable[[NodeContext], list[Value]]
 CONVERTERS: dict[str, Converter] = {}
+"""The converter of each ONNX op type."""
 
-
-def converter(*op_types: str):
-    def register(function: Converter) -> Converter:
-        for op_type in op_types:
-            CONVERTERS[op_type] = function
-        return function
-
-    return register
+converter = registrar(CONVERTERS)
 
 
 def result(op) -> list[Value]:
@@ -243,13 +238,13 @@ def to_2d_pads(pads: list[int]) -> tuple[int, int, int, int]:
     return tuple(pads)
 
 
-def lift_1d(ctx: NodeContext, value: SSAValue) -> SSAValue:
-    """N×C×L -> N×C×1×L, so 1-D convs and pools run as 2-D ones."""
-    return ctx.emit(graph.UnsqueezeOp(value, [2])).output
-
-
-def lower_1d(ctx: NodeContext, value: SSAValue) -> SSAValue:
-    return ctx.emit(graph.SqueezeOp(value, [2])).output
+def emit_as_2d(ctx: NodeContext, rank: int, make_op: Callable[..., Operation], *operands: SSAValue) -> list[Value]:
+    """Emits the 2-D conv or pool `make_op(*operands)`; 1-D operands (N×C×L) run as
+    N×C×1×L, and the result is squeezed back."""
+    if rank == 1:
+        operands = tuple(ctx.emit(graph.UnsqueezeOp(value, [2])).output for value in operands)
+    output = ctx.emit(make_op(*operands)).output
+    return [ctx.emit(graph.SqueezeOp(output, [2])).output if rank == 1 else output]
 
 
 def spatial_rank(ctx: NodeContext) -> int:
@@ -264,84 +259,102 @@ def pair(values, rank: int, fill: int = 1) -> tuple[int, int]:
     return (1, values[0]) if rank == 1 else tuple(values)
 
 
+def window_2d(rank: int, strides, pads: list[int], dilations=None) -> dict[str, tuple[int, ...]]:
+    """The strides, pads (and dilations) keywords of a 2-D conv or pool op, from the
+    node's 1-D or 2-D attributes."""
+    window = {"strides": pair(strides, rank), "pads": to_2d_pads(pads)}
+    if dilations is not None:
+        window["dilations"] = pair(dilations, rank)
+    return window
+
+
+class ConvInputs(NamedTuple):
+    """What Conv and ConvTranspose read alike."""
+
+    rank: int
+    """1 or 2 spatial axes."""
+    x: SSAValue
+    w: SSAValue
+    bias: SSAValue | None
+    kernel: list[int]
+    strides: list[int]
+    dilations: list[int]
+    group: int
+
+
+def conv_inputs(ctx: NodeContext) -> ConvInputs:
+    rank = spatial_rank(ctx)
+    x, w = ctx.value(0), ctx.value(1)
+    bias = ctx.value(2) if ctx.has_input(2) else None
+    kernel = ctx.attr("kernel_shape", list(ctx.shape(1)[2:]))
+    strides = ctx.attr("strides", [1] * rank)
+    dilations = ctx.attr("dilations", [1] * rank)
+    return ConvInputs(rank, x, w, bias, kernel, strides, dilations, ctx.attr("group", 1))
+
+
 @converter("Conv")
 def convert_conv(ctx: NodeContext) -> list[Value]:
-    rank = spatial_rank(ctx)
-    x, w = ctx.value(0), ctx.value(1)
-    bias = ctx.value(2) if ctx.has_input(2) else None
-    kernel = ctx.attr("kernel_shape", list(ctx.shape(1)[2:]))
-    strides = ctx.attr("strides", [1] * rank)
-    dilations = ctx.attr("dilations", [1] * rank)
-    pads = explicit_pads(ctx, ctx.shape(0)[2:], kernel, strides, dilations)
-    if rank == 1:
-        x, w = lift_1d(ctx, x), lift_1d(ctx, w)
-    op = ctx.emit(
-        graph.Conv2dOp(
-            x,
-            w,
-            bias,
-            strides=pair(strides, rank),
-            pads=to_2d_pads(pads),
-            dilations=pair(dilations, rank),
-            group=ctx.attr("group", 1),
-        )
-    )
-    return [lower_1d(ctx, op.output) if rank == 1 else op.output]
+    conv = conv_inputs(ctx)
+    rank = conv.rank
+    pads = explicit_pads(ctx, ctx.shape(0)[2:], conv.kernel, conv.strides, conv.dilations)
+
+    def conv2d(x: SSAValue, w: SSAValue) -> Operation:
+        return graph.Conv2dOp(x, w, conv.bias, **window_2d(rank, conv.strides, pads, conv.dilations), group=conv.group)
+
+    return emit_as_2d(ctx, rank, conv2d, conv.x, conv.w)
 
 
-@converter("ConvTranspose")
-def convert_conv_transpose(ctx: NodeContext) -> list[Value]:
-    rank = spatial_rank(ctx)
-    x, w = ctx.value(0), ctx.value(1)
-    bias = ctx.value(2) if ctx.has_input(2) else None
-    spatial = ctx.shape(0)[2:]
-    kernel = ctx.attr("kernel_shape", list(ctx.shape(1)[2:]))
-    strides = ctx.attr("strides", [1] * rank)
-    dilations = ctx.attr("dilations", [1] * rank)
+def conv_transpose_padding(ctx: NodeContext, rank: int, kernel, strides, dilations) -> tuple[list[int], list[int]]:
+    """ConvTranspose's pads and output_padding; output_shape or auto_pad SAME, where
+    given, set the pads (and grow output_padding where the pads cannot reach the size)."""
     output_padding = list(ctx.attr("output_padding", [0] * rank))
+    spatial = ctx.shape(0)[2:]
     auto_pad = ctx.attr("auto_pad", "NOTSET")
     output_shape = ctx.attr("output_shape")
     explicit = list(ctx.attr("pads", [0] * (2 * rank)))  # ignored when output_shape is given
     if auto_pad not in ("NOTSET", "", "VALID", "SAME_UPPER", "SAME_LOWER"):
         raise ctx.unsupported("auto_pad", auto_pad, "NOTSET, VALID, SAME_UPPER, SAME_LOWER")
-    if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        if output_shape is None:
-            output_shape = [size * s for size, s in zip(spatial, strides, strict=True)]
-        output_shape = list(output_shape)[-rank:]
-        begins, ends = [], []
-        for axis in range(rank):
-            total = (
-                strides[axis] * (spatial[axis] - 1)
-                + output_padding[axis]
-                + (kernel[axis] - 1) * dilations[axis]
-                + 1
-                - output_shape[axis]
-            )
-            if total < 0:
-                output_padding[axis] -= total
-                total = 0
-            # The ONNX spec: SAME_UPPER puts the smaller half first, anything else the larger.
-            small, large = total // 2, total - total // 2
-            begins.append(small if auto_pad == "SAME_UPPER" else large)
-            ends.append(large if auto_pad == "SAME_UPPER" else small)
-        pads = begins + ends
-    else:
-        pads = [0] * (2 * rank) if auto_pad == "VALID" else explicit
-    if rank == 1:
-        x, w = lift_1d(ctx, x), lift_1d(ctx, w)
-    op = ctx.emit(
-        graph.ConvTranspose2dOp(
+    if output_shape is None and auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        return ([0] * (2 * rank) if auto_pad == "VALID" else explicit), output_padding
+    if output_shape is None:
+        output_shape = [size * s for size, s in zip(spatial, strides, strict=True)]
+    output_shape = list(output_shape)[-rank:]
+    begins, ends = [], []
+    for axis in range(rank):
+        total = (
+            strides[axis] * (spatial[axis] - 1)
+            + output_padding[axis]
+            + (kernel[axis] - 1) * dilations[axis]
+            + 1
+            - output_shape[axis]
+        )
+        if total < 0:
+            output_padding[axis] -= total
+            total = 0
+        # The ONNX spec: SAME_UPPER puts the smaller half first, anything else the larger.
+        small, large = total // 2, total - total // 2
+        begins.append(small if auto_pad == "SAME_UPPER" else large)
+        ends.append(large if auto_pad == "SAME_UPPER" else small)
+    return begins + ends, output_padding
+
+
+@converter("ConvTranspose")
+def convert_conv_transpose(ctx: NodeContext) -> list[Value]:
+    conv = conv_inputs(ctx)
+    rank = conv.rank
+    pads, output_padding = conv_transpose_padding(ctx, rank, conv.kernel, conv.strides, conv.dilations)
+
+    def conv_transpose(x: SSAValue, w: SSAValue) -> Operation:
+        return graph.ConvTranspose2dOp(
             x,
             w,
-            bias,
-            strides=pair(strides, rank),
-            pads=to_2d_pads(pads),
-            dilations=pair(dilations, rank),
-            group=ctx.attr("group", 1),
+            conv.bias,
+            **window_2d(rank, conv.strides, pads, conv.dilations),
+            group=conv.group,
             output_padding=pair(output_padding, rank, 0) if rank == 2 else (0, output_padding[0]),
         )
-    )
-    return [lower_1d(ctx, op.output) if rank == 1 else op.output]
+
+    return emit_as_2d(ctx, rank, conv_transpose, conv.x, conv.w)
 
 
 def pool_attributes(ctx: NodeContext, rank: int):
@@ -365,19 +378,12 @@ def convert_max_pool(ctx: NodeContext) -> list[Value]:
     rank = spatial_rank(ctx)
     kernel, strides, dilations, pads = pool_attributes(ctx, rank)
     x = ctx.value(0)
-    if rank == 1:
-        x = lift_1d(ctx, x)
-    op = ctx.emit(
-        graph.MaxPool2dOp(
-            x,
-            pair(kernel, rank),
-            strides=pair(strides, rank),
-            pads=to_2d_pads(pads),
-            dilations=pair(dilations, rank),
-            ceil_mode=bool(ctx.attr("ceil_mode", 0)),
-        )
-    )
-    return [lower_1d(ctx, op.output) if rank == 1 else op.output]
+    ceil_mode = bool(ctx.attr("ceil_mode", 0))
+
+    def max_pool(x: SSAValue) -> Operation:
+        return graph.MaxPool2dOp(x, pair(kernel, rank), **window_2d(rank, strides, pads, dilations), ceil_mode=ceil_mode)
+
+    return emit_as_2d(ctx, rank, max_pool, x)
 
 
 @converter("AveragePool")
@@ -387,19 +393,15 @@ def convert_average_pool(ctx: NodeContext) -> list[Value]:
     if any(d != 1 for d in dilations):
         raise ctx.unsupported("dilations", list(dilations), "all 1 for AveragePool")
     x = ctx.value(0)
-    if rank == 1:
-        x = lift_1d(ctx, x)
-    op = ctx.emit(
-        graph.AvgPool2dOp(
-            x,
-            pair(kernel, rank),
-            strides=pair(strides, rank),
-            pads=to_2d_pads(pads),
-            ceil_mode=bool(ctx.attr("ceil_mode", 0)),
-            count_include_pad=bool(ctx.attr("count_include_pad", 0)),
+    ceil_mode = bool(ctx.attr("ceil_mode", 0))
+    count_include_pad = bool(ctx.attr("count_include_pad", 0))
+
+    def average_pool(x: SSAValue) -> Operation:
+        return graph.AvgPool2dOp(
+            x, pair(kernel, rank), **window_2d(rank, strides, pads), ceil_mode=ceil_mode, count_include_pad=count_include_pad
         )
-    )
-    return [lower_1d(ctx, op.output) if rank == 1 else op.output]
+
+    return emit_as_2d(ctx, rank, average_pool, x)
 
 
 @converter("GlobalAveragePool")
@@ -619,30 +621,25 @@ def convert_pad(ctx: NodeContext) -> list[Value]:
 RESIZE_COORDINATE_MODES = graph.ResizeOp.COORDINATE_MODES
 
 
-@converter("Resize")
-def convert_resize(ctx: NodeContext) -> list[Value]:
+def resize_roi(ctx: NodeContext, rank: int, axes: list[int], coordinate_mode: str) -> list[float] | None:
+    """tf_crop_and_resize's region of interest over all axes (starts, then ends)."""
+    if coordinate_mode != "tf_crop_and_resize":
+        return None
+    given = ctx.constant(1, "roi")
+    if given is None or given.size != 2 * len(axes):
+        raise ctx.error(f"tf_crop_and_resize needs a roi of {2 * len(axes)} values")
+    roi = [0.0] * rank + [1.0] * rank
+    for i, a in enumerate(axes):
+        roi[a], roi[a + rank] = float(given[i]), float(given[i + len(axes)])
+    return roi
+
+
+def resize_target(
+    ctx: NodeContext, axes: list[int], roi: list[float] | None, scales: np.ndarray | None, sizes: np.ndarray | None
+) -> tuple[list[float], list[int]]:
+    """Resize's scale and output size of every axis, from its sizes or scales input."""
     shape = ctx.shape(0)
     rank = len(shape)
-    mode = ctx.attr("mode", "nearest")
-    if mode not in graph.ResizeOp.MODES:
-        raise ctx.unsupported("mode", mode, ", ".join(graph.ResizeOp.MODES))
-    coordinate_mode = ctx.attr("coordinate_transformation_mode", "half_pixel")
-    if coordinate_mode not in RESIZE_COORDINATE_MODES:
-        raise ctx.unsupported("coordinate_transformation_mode", coordinate_mode, ", ".join(RESIZE_COORDINATE_MODES))
-    nearest_mode = ctx.attr("nearest_mode", "round_prefer_floor")
-    if ctx.attr("antialias", 0):
-        raise ctx.unsupported("antialias", 1, "0")
-    scales = ctx.constant(2, "scales")
-    sizes = ctx.constant(3, "sizes")
-    axes = [a % rank for a in ctx.attr("axes", list(range(rank)))]
-    roi = None
-    if coordinate_mode == "tf_crop_and_resize":
-        given = ctx.constant(1, "roi")
-        if given is None or given.size != 2 * len(axes):
-            raise ctx.error(f"tf_crop_and_resize needs a roi of {2 * len(axes)} values")
-        roi = [0.0] * rank + [1.0] * rank
-        for i, a in enumerate(axes):
-            roi[a], roi[a + rank] = float(given[i]), float(given[i + len(axes)])
     full_scales = [1.0] * rank
     full_sizes = list(shape)
     policy = ctx.attr("keep_aspect_ratio_policy", "stretch")  # read always: scales ignore it
@@ -668,6 +665,26 @@ def convert_resize(ctx: NodeContext) -> list[Value]:
             full_sizes[a] = int(math.floor(extent * float(scales[i])))
     else:
         raise ctx.error("has neither scales nor sizes")
+    return full_scales, full_sizes
+
+
+@converter("Resize")
+def convert_resize(ctx: NodeContext) -> list[Value]:
+    rank = len(ctx.shape(0))
+    mode = ctx.attr("mode", "nearest")
+    if mode not in graph.ResizeOp.MODES:
+        raise ctx.unsupported("mode", mode, ", ".join(graph.ResizeOp.MODES))
+    coordinate_mode = ctx.attr("coordinate_transformation_mode", "half_pixel")
+    if coordinate_mode not in RESIZE_COORDINATE_MODES:
+        raise ctx.unsupported("coordinate_transformation_mode", coordinate_mode, ", ".join(RESIZE_COORDINATE_MODES))
+    nearest_mode = ctx.attr("nearest_mode", "round_prefer_floor")
+    if ctx.attr("antialias", 0):
+        raise ctx.unsupported("antialias", 1, "0")
+    scales = ctx.constant(2, "scales")
+    sizes = ctx.constant(3, "sizes")
+    axes = [a % rank for a in ctx.attr("axes", list(range(rank)))]
+    roi = resize_roi(ctx, rank, axes, coordinate_mode)
+    full_scales, full_sizes = resize_target(ctx, axes, roi, scales, sizes)
     op = graph.ResizeOp(
         ctx.value(0),
         full_scales,
