@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, f16, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from boltir.backends.cuda.codegen.cutlass_kernels import unsupported_reason
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import cutlass
@@ -54,18 +55,6 @@ def template_properties(choice: KernelChoice) -> dict:
     if choice.kernel_schedule is not None:
         props["kernel_schedule"] = StringAttr(choice.kernel_schedule)
     return props
-
-
-def unsupported_reason(op: Operation) -> str | None:
-    """What the CUDA templates (2.x for arch sm80, 3.x for sm90) cannot express about this
-    cutlass op, if anything."""
-    try:
-        from boltir.backends.cuda.codegen.cutlass_kernels import (
-            unsupported_reason as template_reason,
-        )
-    except ImportError:  # the templates are not there: every epilogue is assumed expressible
-        return None
-    return template_reason(op)
 
 
 def peel(epilogue: ops.EpilogueAttr, step: str) -> tuple[ops.EpilogueAttr, str] | None:

@@ -19,6 +19,10 @@ import sys
 
 import numpy as np
 
+from boltir.dtypes import numpy_dtype
+from boltir.interp import run
+from boltir.ir import find_entry, make_context, parse_module
+
 STICKY = 3
 HOST_TO_DEVICE, DEVICE_TO_HOST = 1, 2
 
@@ -77,10 +81,6 @@ def relative_error(ours: np.ndarray, reference: np.ndarray) -> float:
 
 
 def measure_op(library: Library, request: dict, item: dict) -> None:
-    from boltir.dtypes import numpy_dtype
-    from boltir.interp import find_entry, run
-    from boltir.ir import make_context, parse_module
-
     module = parse_module(open(item["module"]).read(), item["module"], ctx=make_context())
     entry = find_entry(module)
     rng = np.random.default_rng(1234 + item["op"])
