@@ -1,9 +1,9 @@
 """Keeps in the object cache only what one GPU call needs, so that `.kcache/objects` fits
 the device call's carry limit (64 MiB with the wheels); the rest waits in `.kcache/aside/`.
 
-    python3 bench/carry_objects.py --models resnet50,bert --batches 1,32 --skip bert:1 \
+    python3 -m bench.carry_objects --models resnet50,bert --batches 1,32 --skip bert:1 \
         --builds sm90,sm90-2x --tune-models resnet50:1,resnet50:32,bert:32
-    python3 bench/carry_objects.py --restore        # everything back into objects/
+    python3 -m bench.carry_objects --restore        # everything back into objects/
 
 Needed: the candidate units the tuner compiles for each tuned model, in order (its
 `compile_units`: an earlier tuning's objects serve the later ones; their members,
@@ -22,14 +22,11 @@ import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def model_units(name: str, batch: int, build: str, work: Path) -> list:
-    import models
-
+    from bench import models
     from boltir.backends.cuda.codegen.host_program import build_program
     from boltir.compiler import lower_model
 
@@ -42,14 +39,13 @@ def model_units(name: str, batch: int, build: str, work: Path) -> list:
 
 
 def tuning_objects(name: str, batch: int, work: Path, arch: str, compile_missing: bool) -> tuple[list, list[Path]]:
-    """A model's tuning (`name` "facts": FACTS.md's workloads), as `bench/tune.py` runs it
+    """A model's tuning (`name` "facts": the reference workloads of `bench/tune.py --facts`), as `bench/tune.py` runs it
     after the tunings before it: the candidate units still to compile, and the cached
     objects that hold the others. `compile_missing` compiles them first, the tuner's way
     (its units and their members), so that the GPU's tuner finds them all."""
     import tempfile
 
-    from tune import facts_ops, model_ops
-
+    from bench.tune import facts_ops, model_ops
     from boltir.backends.cuda.tune.database import TuningDatabase
     from boltir.backends.cuda.tune.tuner import Tuner
 
@@ -70,7 +66,7 @@ def main() -> int:
     parser.add_argument("--batches", default="1,32")
     parser.add_argument("--skip", default="", help="model:batch pairs to leave out")
     parser.add_argument("--builds", default="sm90")
-    parser.add_argument("--tune-models", default="", help="model:batch pairs whose candidates the tuner compiles (facts:0: FACTS.md's workloads)")
+    parser.add_argument("--tune-models", default="", help="model:batch pairs whose candidates the tuner compiles (facts:0: the reference workloads)")
     parser.add_argument("--arch", default="sm90")
     parser.add_argument("--work", default="/tmp/boltir-models")
     parser.add_argument("--restore", action="store_true", help="move every object back and stop")

@@ -4,9 +4,9 @@ runs each case on the GPU with torch tensors through ctypes, and compares the re
 the op-level interpreter on fresh random inputs. The bar: ‖Δ‖/‖ref‖ < 1e-2 for f16/bf16,
 1e-4 for f32. Prints a pass/fail table last; exits 1 if any case fails.
 
-    source bench/setup_gpu.sh && python3 bench/check_compute_kernels.py [--only TEXT]
-    python3 bench/check_compute_kernels.py --list          # emit every case; no GPU, no nvcc
-    python3 bench/check_compute_kernels.py --build-only    # compile and link; no GPU
+    source bench/setup_gpu.sh && python3 -m bench.check_compute_kernels [--only TEXT]
+    python3 -m bench.check_compute_kernels --list          # emit every case; no GPU, no nvcc
+    python3 -m bench.check_compute_kernels --build-only    # compile and link; no GPU
 
 Each case is one op in `func.func @main` whose operands are the function's arguments,
 built with the op dialect's constructors.
@@ -36,19 +36,16 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from harness import to_numpy_f32, to_torch  # noqa: E402
-
-from boltir.backends.cuda.codegen import compute_kernels as ck  # noqa: E402
+from boltir.backends.cuda.codegen import compute_kernels as ck
 from boltir.backends.cuda.codegen.generator import CompileJob
-from boltir.backends.cuda.toolchain.nvcc import build_shared_library  # noqa: E402
-from boltir.dialects import op as ops  # noqa: E402
-from boltir.dialects.graph import tensor_shape  # noqa: E402
-from boltir.dialects.op import EpilogueAttr  # noqa: E402
-from boltir.dtypes import numpy_dtype  # noqa: E402
-from boltir.interp import run  # noqa: E402
-from boltir.ir import make_context, verify_module  # noqa: E402
+from boltir.backends.cuda.toolchain.nvcc import build_shared_library
+from boltir.dialects import op as ops
+from boltir.dialects.graph import tensor_shape
+from boltir.dialects.op import EpilogueAttr
+from boltir.dtypes import numpy_dtype
+from boltir.interp import run
+from boltir.ir import make_context, verify_module
+from tests.support.torch_arrays import to_numpy_f32, to_torch
 
 ELEMENTS = {"f16": Float16Type, "bf16": BFloat16Type, "f32": Float32Type}
 WEIGHTS = ("b", "b0", "b1", "filter", "filter0", "filter1")

@@ -2,7 +2,7 @@
 debug mode (launch by launch against the interpreter), then once normally against PyTorch
 fp32: the tool for a model whose output is wrong.
 
-    python3 bench/debug_model.py resnet50 1 [sm90|sm90-2x|sm80]
+    python3 -m bench.debug_model resnet50 1 [sm90|sm90-2x|sm80]
 """
 
 import sys
@@ -10,13 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import models  # noqa: E402
-
-import boltir.compiler  # noqa: E402
-from boltir import BoltError  # noqa: E402
-from boltir.runtime import load  # noqa: E402
+import boltir.compiler
+from bench import models
+from boltir import BoltError
+from boltir.runtime import load
 
 name, batch = sys.argv[1], int(sys.argv[2])
 arch, cutlass = models.BUILDS[sys.argv[3] if len(sys.argv) > 3 else "sm90"]
@@ -37,7 +34,7 @@ try:
 except BoltError as error:
     print("RUN:", error.message)
     sys.exit(1)
-import torch  # noqa: E402
+import torch  # noqa: E402 - only after the boltir runs, which need no torch
 
 with torch.no_grad():
     out = model(**inputs) if name == "bert" else model(*inputs.values())

@@ -8,7 +8,7 @@ bench/models.py) and one random input, ‖Δ‖/‖ref‖ against the fp32 model
   run in the numpy interpreter: f16 storage, f32 accumulation, as the CUDA kernels do);
 - PyTorch's own fp16 run on the CPU, where torch has the kernels.
 
-    python3 bench/f16_error_budget.py resnet50 [--batch 1]
+    python3 -m bench.f16_error_budget resnet50 [--batch 1]
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 
 def relative(got, reference) -> float:
     got, reference = np.asarray(got, np.float64), np.asarray(reference, np.float64)
@@ -30,9 +28,9 @@ def relative(got, reference) -> float:
 
 
 def main() -> int:
-    import models
     import torch
 
+    from bench import models
     from boltir.compiler import lower_model
     from boltir.interp import run
     from boltir.pipelines import default_pipeline

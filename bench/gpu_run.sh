@@ -14,15 +14,15 @@ OUT="${OUT:-/tmp/boltir-out}"
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 declare -A commands=(
-  [check]="python3 bench/check_kernels.py"
-  [data]="python3 bench/check_data_kernels.py"
-  [compute]="python3 bench/check_compute_kernels.py"
+  [check]="python3 -m bench.check_kernels"
+  [data]="python3 -m bench.check_data_kernels"
+  [compute]="python3 -m bench.check_compute_kernels"
   [tests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_compiler.py tests/backends"
-  [kernels]="python3 bench/kernels.py ${KERNELS_ARGS:-}"
-  [models]="python3 bench/models.py ${MODELS_ARGS:-}"
-  [debug]="python3 bench/debug_model.py ${DEBUG_ARGS:-resnet50 1}"
-  [tune]="python3 bench/tune.py ${TUNE_ARGS:-}"
-  [sanitize]="compute-sanitizer --tool memcheck --error-exitcode 1 python3 bench/run_once.py ${SANITIZE_DIR:-/tmp/boltir-models/resnet50_b1}"
+  [kernels]="python3 -m bench.kernels ${KERNELS_ARGS:-}"
+  [models]="python3 -m bench.models ${MODELS_ARGS:-}"
+  [debug]="python3 -m bench.debug_model ${DEBUG_ARGS:-resnet50 1}"
+  [tune]="python3 -m bench.tune ${TUNE_ARGS:-}"
+  [sanitize]="compute-sanitizer --tool memcheck --error-exitcode 1 python3 -m bench.run_once ${SANITIZE_DIR:-/tmp/boltir-models/resnet50_b1}"
 )
 # A stage may carry its own limit in seconds: `kernels:260` (else $STAGE_TIMEOUT or 400).
 stages=()

@@ -1,13 +1,14 @@
 """Times boltir's kernels against PyTorch eager (cuBLAS / cuDNN) and torch.compile (default
-mode) on the FACTS.md GEMM, conv and back-to-back workloads, all fp16, in one run: the
-heuristic's choice for an sm80 build (CUTLASS 2.x) and for an sm90 build (3.x where it
-runs), and a set of 3.x candidates (`--no-candidates` skips them). Prints one table last.
+mode) on the reference GEMM, conv and back-to-back workloads (`workloads()`), all fp16, in
+one run: the heuristic's choice for an sm80 build (CUTLASS 2.x) and for an sm90 build (3.x
+where it runs), and a set of 3.x candidates (`--no-candidates` skips them). Prints one
+table last.
 
-    source bench/setup_gpu.sh && python3 bench/kernels.py [--only TEXT]
+    source bench/setup_gpu.sh && python3 -m bench.kernels [--only TEXT]
 
-Timing follows the device METHOD.md: CUDA events around 10 back-to-back calls (so host
-launch cost is not counted), after a warm-up, the median of 30 such samples; inputs rotate among enough copies to exceed the 60 MB L2 when one
-set fits in it. Every boltir result is also checked against eager (‖Δ‖/‖ref‖ column).
+Timing (docs/BENCHMARKING.md): CUDA events around 10 back-to-back calls (so host launch
+cost is not counted), after a warm-up, the median of 30 such samples; inputs rotate among
+enough copies to exceed the 60 MB L2 when one set fits in it. Every boltir result is also checked against eager (‖Δ‖/‖ref‖ column).
 The b2b rows also time boltir's two unfused kernels (what select-kernels would emit
 without the fusion).
 """
@@ -20,19 +21,15 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from harness import (  # noqa: E402
+from bench.harness import (
     BoundKernel,
     Case,
-    b2b_gemm_text,
     build_library,
-    conv_text,
     describe_choice,
-    gemm_text,
     hopper,
     lower,
 )
+from tests.support.op_modules import b2b_gemm_text, conv_text, gemm_text
 
 L2_BYTES = 60 * 2**20
 REPEATS = 30
@@ -75,7 +72,8 @@ def candidate_cases(label: str, text: str, candidates, element: str = "f16") -> 
 
 
 def workloads():
-    """(label, kind, params): FACTS.md's peers table."""
+    """(label, kind, params): the reference workloads, the shapes boltir is timed against its
+    PyTorch peers on."""
     gemms = [(4096, 3072, 768), (4096, 768, 3072), (32, 4096, 4096), (8192, 8192, 8192), (25088, 64, 64), (1024, 1024, 1024)]
     for m, n, k in gemms:
         yield f"linear+bias+relu {m}x{n}x{k}", "gemm", (m, n, k)

@@ -6,8 +6,8 @@ run. Checks each compiled model against PyTorch fp32 on the same input: correct 
 deep random network's output by a few percent). Prints each model's slowest launches
 (`CompiledModel.profile`) and one table last.
 
-    source bench/setup_gpu.sh && python3 bench/models.py [--models resnet50,bert] [--batches 1,32]
-    python3 bench/models.py --compile-only    # no GPU: cold/warm compile times, fills the object cache
+    source bench/setup_gpu.sh && python3 -m bench.models [--models resnet50,bert] [--batches 1,32]
+    python3 -m bench.models --compile-only    # no GPU: cold/warm compile times, fills the object cache
 
 Models are exported to ONNX with random weights (torchvision, timm, transformers on the
 GPU machine); RepVGG-A0 is exported in its train-time (three-branch) form and

@@ -1,7 +1,7 @@
 """Loads a compiled model directory and runs it once on random numpy inputs, without
 torch: what `compute-sanitizer --tool memcheck` watches.
 
-    compute-sanitizer --tool memcheck --error-exitcode 1 python3 bench/run_once.py DIR
+    compute-sanitizer --tool memcheck --error-exitcode 1 python3 -m bench.run_once DIR
 """
 
 import sys

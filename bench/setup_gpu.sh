@@ -1,7 +1,7 @@
 # Sourced at the start of every command on the GPU machine (a bare machine each time):
-#   source bench/setup_gpu.sh && python3 bench/check_kernels.py
+#   source bench/setup_gpu.sh && python3 -m bench.check_kernels
 # with `carry: [".whl", ".kcache"]` (.kcache: optional, an object cache filled here by
-# `BOLTIR_CACHE_DIR=.kcache python3 bench/check_kernels.py --build-only`).
+# `BOLTIR_CACHE_DIR=.kcache python3 -m bench.check_kernels --build-only`).
 # It installs the carried wheels (.whl/, made by bench/fetch_wheels.sh) into /tmp/site,
 # without dependencies or an index, and puts them and this checkout on PYTHONPATH; the
 # machine's own python3 already has torch, numpy, onnx, jinja2, networkx, tqdm, ml_dtypes.

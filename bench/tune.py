@@ -1,12 +1,12 @@
 """Hardware-native search on the GPU (issue 8): tunes the distinct GEMM / conv / b2b ops of
-ResNet-50 and BERT-base (batch 32) and FACTS.md's GEMM, conv and back-to-back workloads into
+ResNet-50 and BERT-base (batch 32) and the reference GEMM, conv and back-to-back workloads (bench/kernels.py's) into
 a tuning database, timing each model's tuning cold (its keys absent) and warm (present);
 then prints one row per op, all measured in this run: the heuristic's choice and time (it is
 always candidate 1 of the search, timed by the same profiler), the tuned choice and time,
 PyTorch eager (cuBLAS / cuDNN) and torch.compile (default mode) on the same op.
 
-    source bench/setup_gpu.sh && python3 bench/tune.py --db /tmp/tuning.sqlite [--models resnet50,bert] [--facts]
-    python3 bench/tune.py --plan-only      # no GPU: the ops and their candidate counts
+    source bench/setup_gpu.sh && python3 -m bench.tune --db /tmp/tuning.sqlite [--models resnet50,bert] [--facts]
+    python3 -m bench.tune --plan-only      # no GPU: the ops and their candidate counts
 
 Timing: the profiler's (ours) is the median of 15 replays of a CUDA graph of 10 launches,
 inputs rotated past L2: device time. The peers' follows bench/kernels.py (CUDA events, median
@@ -24,15 +24,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from harness import b2b_gemm_text, conv_text, gemm_text  # noqa: E402
-
-from boltir.backends.cuda.tune.database import describe_choice  # noqa: E402
-from boltir.dialects import op as ops  # noqa: E402
-from boltir.dialects.graph import tensor_shape  # noqa: E402
+from boltir.backends.cuda.tune.database import describe_choice
+from boltir.dialects import op as ops
+from boltir.dialects.graph import tensor_shape
+from tests.support.op_modules import b2b_gemm_text, conv_text, gemm_text
 
 SELECTABLE = (ops.GemmOp, ops.Conv2dOp, ops.B2bGemmOp, ops.B2bConv2dOp)
+# the reference workloads (`--facts`), the shapes of bench/kernels.py's `workloads()`
 FACTS_GEMMS = [(4096, 3072, 768), (4096, 768, 3072), (32, 4096, 4096), (8192, 8192, 8192), (25088, 64, 64), (1024, 1024, 1024)]
 FACTS_CONVS = [(32, 56, 56, 64, 64, 3, 1), (32, 56, 56, 256, 64, 1, 1), (32, 28, 28, 128, 128, 3, 1), (32, 7, 7, 512, 512, 3, 1),
                (32, 224, 224, 4, 64, 7, 2)]
@@ -55,8 +53,7 @@ def facts_ops() -> list[tuple[str, object]]:
 
 def model_ops(name: str, batch: int, work: Path, arch: str) -> list[tuple[str, object]]:
     """The distinct selectable ops of a bench model after the op-level passes (first use order)."""
-    import models
-
+    from bench import models
     from boltir.compiler import lower_model
     from boltir.pipelines import default_pipeline
 
@@ -164,7 +161,8 @@ def peer_times(op, compile_budget: dict) -> dict[str, str]:
     (`graph_time_ms`: device time, as the profiler times ours), and torch.compile's default
     mode while `compile_budget["left"]` seconds last."""
     import torch
-    from kernels import graph_time_ms, rotations_for, time_ms
+
+    from bench.kernels import graph_time_ms, rotations_for, time_ms
 
     peer = torch_peer(op)
     if peer is None:
@@ -192,7 +190,7 @@ def peer_times(op, compile_budget: dict) -> dict[str, str]:
 
 
 def floors(rows: list[dict]) -> list[str]:
-    """Issue 8's kernel floors from the FACTS rows, on device time for both sides."""
+    """Issue 8's kernel floors from the reference workloads' rows, on device time for both sides."""
     def ms(row, column):
         try:
             return float(row[column])
@@ -223,7 +221,7 @@ def main() -> int:
     parser.add_argument("--db", default="/tmp/boltir-tuning.sqlite")
     parser.add_argument("--models", default="resnet50,bert")
     parser.add_argument("--batches", default="32", help="comma-separated batch sizes of the models")
-    parser.add_argument("--facts", action="store_true", help="tune FACTS.md's workloads too")
+    parser.add_argument("--facts", action="store_true", help="tune the reference workloads (FACTS_*) too")
     parser.add_argument("--arch", default="sm90")
     parser.add_argument("--work", default="/tmp/boltir-models")
     parser.add_argument("--plan-only", action="store_true", help="list the ops and their candidates; no GPU")
@@ -310,7 +308,7 @@ def main() -> int:
                           f"{len(ok)}/{len(record.measurements)}" + (f" ({failed} failed)" if failed else "")))
             print("row:", " | ".join(cells[-1]), flush=True)
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; times in ms (ours: {records and next(iter(records.values())).timing} timing)")
-    from models import print_table
+    from bench.models import print_table
 
     print_table(header, cells)
     for line in floors(rows):

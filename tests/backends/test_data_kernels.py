@@ -4,16 +4,14 @@ Without a GPU: every family emits a namespaced instance with the ABI's launcher,
 dedupe identical ops and separate different shapes, vectors are chosen where the innermost
 extent allows and not elsewhere, bodies become the expected C++, and what has no kernel
 is refused in one line. `slow`: representative units compile with the real nvcc (and the
-vector kernels do use 16-byte accesses). `gpu`: every case of bench/check_data_kernels.py
-runs on the GPU and matches the interpreter.
+vector kernels do use 16-byte accesses). `gpu`: every case of
+tests/support/data_kernel_cases.py runs on the GPU and matches the interpreter.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -24,11 +22,10 @@ from boltir.backends.cuda.toolchain import nvcc
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
 from boltir.dtypes import numpy_dtype
-from boltir.interp import find_entry
+from boltir.interp import find_entry, run
 from boltir.ir import make_context, parse_module
 from boltir.passes.fuse_elementwise import FuseElementwisePass
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.support import data_kernel_cases
 
 
 def tensor(shape, element: str) -> str:
@@ -501,17 +498,9 @@ def test_vector_kernels_use_16_byte_accesses(compiled):
 # ----------------------------------------------------------------------- on a GPU
 
 
-def _check_script():
-    spec = importlib.util.spec_from_file_location("check_data_kernels", REPO_ROOT / "bench" / "check_data_kernels.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("check_data_kernels", module)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def gpu_library(tmp_path_factory):
-    check = _check_script()
+    check = data_kernel_cases
     cases = [check.prepare(case) for case in check.cases()]
     try:
         library = check.build_library(cases, str(tmp_path_factory.mktemp("gpu") / "data_kernels.so"))
@@ -522,7 +511,7 @@ def gpu_library(tmp_path_factory):
 
 def _labels() -> list[str]:
     try:
-        return [case.label for case in _check_script().cases()]
+        return [case.label for case in data_kernel_cases.cases()]
     except Exception:  # noqa: BLE001 - collection must not fail for the GPU tests' sake
         return []
 
@@ -537,7 +526,7 @@ def test_the_kernel_matches_the_interpreter_on_the_gpu(gpu_library, label):
     rng = np.random.default_rng(zlib.crc32(label.encode()))
     inputs = check.random_inputs(case, rng)
     with np.errstate(all="ignore"):
-        (expected,) = check.run(case.module, inputs)
+        (expected,) = run(case.module, inputs)
     for offset in (0, 1):  # aligned (vector kernel) and one element off (the fallback)
         error, passed = check.compare(case, check.run_on_gpu(library, case, inputs, offset), np.asarray(expected))
         assert passed, f"{label} (offset {offset}): error {error}"

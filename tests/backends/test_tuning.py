@@ -33,9 +33,7 @@ from boltir.backends.cuda.tune.database import (
 from boltir.backends.cuda.tune.tuner import Tuner, lower_alone, single_op_module
 from boltir.dialects import op as ops
 from boltir.ir import make_context, parse_module, print_module
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from harness import b2b_gemm_text, conv_text, gemm_text  # noqa: E402
+from tests.support.op_modules import b2b_gemm_text, conv_text, gemm_text
 
 GPU = ("Fake GPU", 132, "sm90")
 
@@ -173,8 +171,7 @@ def test_key_separates_epilogues_layouts_and_windows():
 
 WRITER = textwrap.dedent("""
     import sys
-    sys.path.insert(0, sys.argv[3])
-    from harness import gemm_text
+    from tests.support.op_modules import gemm_text
     from boltir.backends.cuda.tune.database import TuningDatabase, TuningRecord, Measurement, tuning_key
     from boltir.backends.cuda.select.heuristic import HeuristicSelector
     from boltir.ir import make_context, parse_module
@@ -188,13 +185,11 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def test_two_processes_write_at_once(tmp_path):
+def test_two_processes_write_at_once(tmp_path, repo_root):
     path = tmp_path / "shared.sqlite"
     TuningDatabase.open(path).close()
-    script = tmp_path / "writer.py"
-    script.write_text(WRITER)
-    bench = str(Path(__file__).resolve().parents[2] / "bench")
-    writers = [subprocess.Popen([sys.executable, str(script), str(path), str(i), bench], stderr=subprocess.PIPE, text=True)
+    # `python -c` from the repository root: tests.support is importable there
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(i)], cwd=repo_root, stderr=subprocess.PIPE, text=True)
                for i in (1, 2)]
     for writer in writers:
         assert writer.wait(timeout=120) == 0, writer.stderr.read()

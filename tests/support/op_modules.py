@@ -1,0 +1,97 @@
+"""Op-level test modules of one GEMM, conv or back-to-back op: `func.func @main` whose every
+operand is a function argument, so that the op lowers to exactly one cutlass op whose
+operands are those arguments. Shapes follow boltir's operator level: NHWC activations, OHWI
+filters, Linear-style ("col") GEMM weights."""
+
+from __future__ import annotations
+
+
+def tensor(shape, element: str) -> str:
+    return f"tensor<{'x'.join(map(str, shape))}x{element}>"
+
+
+def _module(args: list[tuple[str, str]], op_text: str, result: str) -> str:
+    params = ", ".join(f"%{n}: {t}" for n, t in args)
+    types = ", ".join(t for _, t in args)
+    return (
+        f"func.func @main({params}) -> {result} {{\n"
+        f"  %0 = {op_text} : ({types}) -> {result}\n"
+        f"  func.return %0 : {result}\n}}\n"
+    )
+
+
+def _epilogue_operands(args, epilogue: str, out_shape, channels: int, element: str) -> str:
+    text = ""
+    if "bias" in [part.strip() for part in epilogue.split(",")]:
+        args.append(("bias", tensor((channels,), element)))
+        text += " bias %bias"
+    if "residual" in epilogue:
+        args.append(("residual", tensor(out_shape, element)))
+        text += " residual %residual"
+    return text
+
+
+def gemm_text(m: int, n: int, k: int, element: str = "f16", epilogue: str = "bias, relu", batch: int | None = None,
+              shared_b: bool = False) -> str:
+    """A Linear-style GEMM: x (m×k, or batch×m×k) times a weight n×k ("col" B)."""
+    lead = (batch,) if batch else ()
+    a_shape, out_shape = (*lead, m, k), (*lead, m, n)
+    b_shape = (n, k) if (shared_b or not batch) else (batch, n, k)
+    args = [("x", tensor(a_shape, element)), ("w", tensor(b_shape, element))]
+    extra = _epilogue_operands(args, epilogue, out_shape, n, element)
+    op = f'op.gemm %x, %w{extra} {{layout_b = "col", epilogue = #op.epilogue<{epilogue}>}}'
+    return _module(args, op, tensor(out_shape, element))
+
+
+def conv_text(n: int, h: int, w: int, c: int, k: int, r: int, s: int, stride: int = 1, pad: int | None = None,
+              element: str = "f16", epilogue: str = "bias, relu", depthwise: bool = False) -> str:
+    """An NHWC conv with OHWI filters (depthwise: groups = c = k, filter k×r×s×1)."""
+    pad = (r // 2) if pad is None else pad
+    p = (h + 2 * pad - r) // stride + 1
+    q = (w + 2 * pad - s) // stride + 1
+    out_shape = (n, p, q, k)
+    args = [("x", tensor((n, h, w, c), element)), ("w", tensor((k, r, s, 1 if depthwise else c), element))]
+    extra = _epilogue_operands(args, epilogue, out_shape, k, element)
+    groups = f", groups = {c}" if depthwise else ""
+    op = (
+        f"op.conv2d %x, %w{extra} {{layout = \"NHWC\", filter_layout = \"OHWI\", strides = array<i64: {stride}, {stride}>, "
+        f"pads = array<i64: {pad}, {pad}, {pad}, {pad}>{groups}, epilogue = #op.epilogue<{epilogue}>}}"
+    )
+    return _module(args, op, tensor(out_shape, element))
+
+
+def b2b_gemm_text(m: int, k0: int, n0: int, n1: int, epilogue0: str = "bias, relu", epilogue1: str = "bias, relu") -> str:
+    args = [("x", tensor((m, k0), "f16")), ("w0", tensor((n0, k0), "f16")), ("w1", tensor((n1, n0), "f16"))]
+    extra = ""
+    if "bias" in epilogue0:
+        args.append(("bias0", tensor((n0,), "f16")))
+        extra += " bias0 %bias0"
+    if "bias" in epilogue1:
+        args.append(("bias1", tensor((n1,), "f16")))
+        extra += " bias1 %bias1"
+    op = (
+        f'op.b2b_gemm %x, %w0, %w1{extra} {{layout_b0 = "col", layout_b1 = "col", '
+        f"epilogue0 = #op.epilogue<{epilogue0}>, epilogue1 = #op.epilogue<{epilogue1}>}}"
+    )
+    return _module(args, op, tensor((m, n1), "f16"))
+
+
+def b2b_conv_text(n: int, h: int, w: int, c: int, k0: int, k1: int, r: int = 3, stride: int = 1,
+                  epilogue0: str = "bias, relu", epilogue1: str = "bias, relu") -> str:
+    pad = r // 2
+    p = (h + 2 * pad - r) // stride + 1
+    q = (w + 2 * pad - r) // stride + 1
+    args = [("x", tensor((n, h, w, c), "f16")), ("w0", tensor((k0, r, r, c), "f16")), ("w1", tensor((k1, 1, 1, k0), "f16"))]
+    extra = ""
+    if "bias" in epilogue0:
+        args.append(("bias0", tensor((k0,), "f16")))
+        extra += " bias0 %bias0"
+    if "bias" in epilogue1:
+        args.append(("bias1", tensor((k1,), "f16")))
+        extra += " bias1 %bias1"
+    op = (
+        f"op.b2b_conv2d %x, %w0, %w1{extra} {{strides = array<i64: {stride}, {stride}>, "
+        f"pads = array<i64: {pad}, {pad}, {pad}, {pad}>, epilogue0 = #op.epilogue<{epilogue0}>, "
+        f"epilogue1 = #op.epilogue<{epilogue1}>}}"
+    )
+    return _module(args, op, tensor((n, p, q, k1), "f16"))
