@@ -341,6 +341,26 @@ def _conv_reason(op: cutlass.Conv2dFpropOp) -> str | None:
     return _epilogue_reason(op, op.prop_value("split_k"))
 
 
+DEPTHWISE_WARP_SHAPES = frozenset({(4, 4), (4, 2), (4, 1), (8, 1), (8, 2), (8, 4), (16, 1), (16, 2), (16, 4),
+                                    (25, 1), (32, 1), (32, 2), (32, 4)})
+"""(warp tile M, threads along M) pairs CUTLASS's direct depthwise conv specializes
+`SimtWarpShape` for (conv/threadblock/depthwise_mma_core_with_lane_access_size.h); any
+other pair fails to compile ("SimtWarpShape<16, 8> has no member kP")."""
+
+
+def _depthwise_warp_reason(warp: tuple[int, int, int]) -> str | None:
+    """The direct conv spreads a warp's 32 threads over its channels two groups per thread
+    (min(N / 2, 32) threads along N) and the rest over its output pixels."""
+    threads_n = min(warp[1] // 2, 32)
+    if threads_n < 1 or 32 % threads_n or warp[1] % threads_n:
+        return f"the depthwise warp tile's N ({warp[1]}) must be 2 to 64 channels in a power of two"
+    threads_m = 32 // threads_n
+    if warp[0] % threads_m or (warp[0], threads_m) not in DEPTHWISE_WARP_SHAPES:
+        return (f"CUTLASS's direct depthwise conv has no SimtWarpShape<{warp[0]}, {threads_m}> for a {warp[0]} x {warp[1]} "
+                f"warp tile ({threads_m} threads along its pixels): use at least 16 channels per warp")
+    return None
+
+
 def _depthwise_reason(op: cutlass.DepthwiseConv2dFpropOp) -> str | None:
     if (reason := check_elements(op, (op.input, op.filter), ("f16", "bf16", "f32"))) is not None:
         return reason
@@ -360,6 +380,8 @@ def _depthwise_reason(op: cutlass.DepthwiseConv2dFpropOp) -> str | None:
         )
     if tile.warp[1] != tile.threadblock[1]:
         return f"one warp covers all of a threadblock's channels: the warp tile's N ({tile.warp[1]}) must be the threadblock's ({tile.threadblock[1]})"
+    if (reason := _depthwise_warp_reason(tile.warp)) is not None:
+        return reason
     vector = 128 // cutlass.element_bits(op.input.type.element_type)
     align_a, align_b, align_c = op.prop_value("alignment")
     if align_a != vector or align_b != vector:

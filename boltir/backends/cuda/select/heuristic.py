@@ -336,7 +336,8 @@ class HeuristicSelector:
         gemm_m, gemm_n, gemm_k = n * p * q, k, c * r * s
         if groups > 1 and groups == c == k:
             taps = r * s
-            channels = 64 if c >= 64 else 1 << max(3, (c - 1).bit_length())
+            # At least 16 channels: a narrower warp has no SimtWarpShape specialization in CUTLASS.
+            channels = 64 if c >= 64 else 1 << max(4, (c - 1).bit_length())
             pixels = depthwise_pixels(r, s, op.prop_value("strides"), op.prop_value("dilations"), bits, channels)
             tile = Tile((pixels, channels, taps), (16, channels, taps), (1, 1, 1), 2)
             # The direct conv reads input channels and filters in vectors of up to 128 bits.

@@ -1,0 +1,136 @@
+"""Selection never picks what will not compile (issue 17): over a grid of channel counts
+(1 to 4096, the awkward ones included), kernel sizes, strides, groups and batch sizes, every
+choice of the heuristic and of the tuner's candidate generator lowers to a cutlass op that
+the template rules (`unsupported_reason`, which encode CUTLASS's own static constraints:
+warp shapes, alignments, tile divisibility, shared memory) accept.
+
+CI sweeps a grid; the slow suite sweeps a larger one. `tests/backends/test_cutlass_kernels.py`
+and the slow nvcc tests compile samples of what these choices emit.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from xdsl.utils.exceptions import VerifyException
+
+import boltir
+from boltir.backends.cuda.codegen.cutlass_common import FAMILIES
+from boltir.backends.cuda.codegen.cutlass_kernels import unsupported_reason
+from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
+from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
+from boltir.backends.cuda.select.candidates import candidates
+from boltir.backends.cuda.select.choice import KERNEL_ATTR, UNFUSE
+from boltir.backends.cuda.tune.tuner import single_op_module
+from boltir.diagnostics import BoltError
+from boltir.dialects import op as ops
+from boltir.ir import make_context, verify_module
+from tests.support.op_modules import conv_text, gemm_text
+
+CHANNELS = (1, 3, 8, 12, 16, 24, 40, 64, 72, 120, 200, 256, 4096)
+CHANNELS_SLOW = (1, 2, 3, 4, 5, 8, 12, 16, 24, 32, 40, 48, 56, 64, 72, 96, 120, 128, 144, 160, 192, 200, 256, 320,
+                 384, 512, 576, 960, 1024, 2048, 4096)
+WINDOWS = ((1, 1), (3, 1), (3, 2), (5, 1), (7, 2))
+BATCHES = (1, 32)
+TARGETS = (("sm80", 2), ("sm90", 3))
+
+
+def conv_cases(channels, windows=WINDOWS, batches=BATCHES):
+    for c, (r, stride), n in itertools.product(channels, windows, batches):
+        side = 14 if c * n > 4096 else 28
+        for k in sorted({c, 64}):
+            yield f"conv n{n} {side}² c{c} k{k} {r}x{r}/{stride}", conv_text(n, side, side, c, k, r, r, stride=stride)
+        if r > 1 and c % 8 == 0:  # depthwise takes whole 128-bit vectors of channels
+            yield f"depthwise n{n} {side}² c{c} {r}x{r}/{stride}", conv_text(n, side, side, c, c, r, r, stride=stride, depthwise=True)
+
+
+def gemm_cases(sizes):
+    for m, n, k in itertools.product((1, 128, 4096), sizes, sizes):
+        yield f"gemm {m}x{n}x{k}", gemm_text(m, n, k)
+
+
+def check_module(text: str, arch: str, cutlass: int) -> list[str]:
+    """What is wrong with the heuristic's and the candidates' choices for the module's op."""
+    problems = []
+    module = boltir.parse_module(text)
+    selected = module.clone()
+    SelectKernelsPass(arch=arch, cutlass=cutlass, selector="heuristic").apply(make_context(), selected)
+    LowerOpToCutlassPass().apply(make_context(), selected)
+    for op in selected.walk():
+        if type(op) in FAMILIES and (reason := unsupported_reason(op)) is not None:
+            problems.append(f"heuristic {arch}: {reason}")
+    op = next(o for o in module.walk() if isinstance(o, (ops.GemmOp, ops.Conv2dOp)))
+    alone = single_op_module(op)
+    for choice in candidates(op, arch, cutlass=cutlass).choices:
+        if choice == UNFUSE:
+            continue
+        lowered = alone.clone()
+        target = next(o for o in lowered.walk() if isinstance(o, (ops.GemmOp, ops.Conv2dOp)))
+        target.attributes[KERNEL_ATTR] = choice.to_attr()
+        try:
+            LowerOpToCutlassPass().apply(make_context(), lowered)
+            verify_module(lowered)
+        except (BoltError, VerifyException) as error:
+            problems.append(f"candidate {arch} {choice}: {str(error).splitlines()[0]}")
+            continue
+        # an op no template computes stays an op-level op (a plain kernel): no instance to check
+        for template in (o for o in lowered.walk() if type(o) in FAMILIES):
+            if (reason := unsupported_reason(template)) is not None:
+                problems.append(f"candidate {arch} {choice}: {reason}")
+    return problems
+
+
+def sweep(cases) -> list[str]:
+    failures = []
+    for name, text in cases:
+        for arch, cutlass in TARGETS:
+            failures += [f"{name}: {p}" for p in check_module(text, arch, cutlass)]
+    return failures
+
+
+def summary(failures: list[str]) -> str:
+    reasons = {}
+    for failure in failures:
+        reasons.setdefault(failure.split(": ", 2)[-1], failure)
+    return f"{len(failures)} invalid choices; one per reason:\n" + "\n".join(reasons.values())
+
+
+def test_convs_and_depthwise_convs_select_only_valid_instances():
+    failures = sweep(conv_cases(CHANNELS))
+    assert not failures, summary(failures)
+
+
+def test_gemms_select_only_valid_instances():
+    failures = sweep(gemm_cases((8, 24, 72, 200, 768, 4096)))
+    assert not failures, summary(failures)
+
+
+def test_the_reported_depthwise_8_channel_conv_gets_a_warp_cutlass_has():
+    """Issue 17's build failure: 8 channels chose threadblock [64, 8, 9], warp [16, 8, 9];
+    CUTLASS has no SimtWarpShape<16, 8>."""
+    module = boltir.parse_module(conv_text(1, 24, 96, 8, 8, 3, 3, depthwise=True))
+    SelectKernelsPass(arch="sm90", selector="heuristic").apply(make_context(), module)
+    LowerOpToCutlassPass().apply(make_context(), module)
+    (conv,) = [op for op in module.walk() if type(op) in FAMILIES]
+    assert conv.tile.value.warp[1] >= 16
+    assert unsupported_reason(conv) is None
+
+
+def test_the_template_rules_refuse_a_warp_cutlass_lacks():
+    module = boltir.parse_module(conv_text(1, 24, 96, 8, 8, 3, 3, depthwise=True))
+    SelectKernelsPass(arch="sm90", selector="heuristic").apply(make_context(), module)
+    LowerOpToCutlassPass().apply(make_context(), module)
+    (conv,) = [op for op in module.walk() if type(op) in FAMILIES]
+    tile = conv.tile.value
+    narrow = type(tile)((64, 8, 9), (16, 8, 9), tile.instruction, tile.stages)
+    conv.properties["tile"] = type(conv.tile).make(narrow)
+    conv.properties["alignment"] = conv.properties["alignment"]
+    assert "SimtWarpShape<16, 8>" in unsupported_reason(conv)
+
+
+@pytest.mark.slow
+def test_the_larger_sweep_selects_only_valid_instances():
+    cases = itertools.chain(conv_cases(CHANNELS_SLOW), gemm_cases((1, 3, 8, 12, 40, 72, 120, 200, 256, 1000, 3072)))
+    failures = sweep(cases)
+    assert not failures, summary(failures)
