@@ -25,39 +25,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, ArrayAttr, IntAttr, IntegerAttr, StringAttr, TensorType, TypeAttribute
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
-from xdsl.irdl import (
-    AttrSizedOperandSegments,
-    ParsePropInAttrDict,
-    irdl_attr_definition,
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    opt_prop_def,
-    param_def,
-    prop_def,
-    result_def,
-)
+from xdsl.irdl import irdl_attr_definition, irdl_op_definition, opt_prop_def, param_def, prop_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from boltir.dialects import shapes
-from boltir.dialects.graph import I64_ARRAY, i64_array, i64_attr, tensor_shape
+from boltir.dialects.common import I64_ARRAY, check_choice, expect_type, i64_attr, static_tensors, tensor_shape
 from boltir.dialects.op import (
-    IDENTITY_EPILOGUE,
-    EpilogueAttr,
+    B2bConvOperands,
+    B2bGemmOperands,
+    ConvOperands,
+    GemmOperands,
     KeywordOperandsFormat,
     OpBase,
-    check_choice,
     check_epilogue_operands,
     conv_output_shape,
-    expect_type,
     gemm_shape,
-    static_tensors,
 )
 from boltir.dtypes import numpy_dtype
 
@@ -171,7 +158,6 @@ class TemplateOp(KeywordOperandsFormat, OpBase):
     """A, B and C, in elements."""
     cluster = opt_prop_def(I64_ARRAY)
     kernel_schedule = opt_prop_def(StringAttr)
-    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
 
     def check_template(self, a_type: TensorType, b_type: TensorType, c_type: TensorType) -> None:
         arch = self.prop_value("arch")
@@ -214,34 +200,19 @@ def check_window(op: TemplateOp, *tensors) -> None:
         if value.type.get_num_dims() != 4:
             raise VerifyException(f"expects 4-D activations and filters, got {value.type}")
     strides, pads, dilations = op.prop_value("strides"), op.prop_value("pads"), op.prop_value("dilations")
-    shapes.require_length(strides, 2, "strides")
-    shapes.require_length(pads, 4, "pads")
-    shapes.require_length(dilations, 2, "dilations")
-    shapes.require_positive(strides, "strides")
-    shapes.require_positive(dilations, "dilations")
-    shapes.require_non_negative(pads, "pads")
+    shapes.check_window(strides, pads, dilations)
 
 
 # ----------------------------------------------------------------------------- GEMM
 
 
 @irdl_op_definition
-class GemmOp(TemplateOp):
+class GemmOp(TemplateOp, GemmOperands):
     """A CUTLASS GEMM (`GemmUniversal`): batched when the operands have a batch dimension,
     split-k in series when `split_k` > 1."""
 
     name = "cutlass.gemm"
-    a = operand_def(TensorType)
-    b = operand_def(TensorType)
-    bias = opt_operand_def(TensorType)
-    residual = opt_operand_def(TensorType)
-    output = result_def(TensorType)
-    layout_a = opt_prop_def(StringAttr, default_value=StringAttr("row"))
-    layout_b = opt_prop_def(StringAttr, default_value=StringAttr("row"))
     split_k = opt_prop_def(IntegerAttr[I64], default_value=i64_attr(1))
-    epilogue = opt_prop_def(EpilogueAttr, default_value=IDENTITY_EPILOGUE)
-    REQUIRED: ClassVar = ("a", "b")
-    OPTIONAL: ClassVar = ("bias", "residual")
 
     def verify_(self) -> None:
         static_tensors(self)
@@ -263,7 +234,7 @@ class GemmOp(TemplateOp):
 
 
 @irdl_op_definition
-class Conv2dFpropOp(TemplateOp):
+class Conv2dFpropOp(TemplateOp, ConvOperands):
     """A CUTLASS implicit-GEMM conv2d fprop, NHWC activations and KRSC (OHWI) filters.
 
     `iterator_algorithm`: "analytic" (any C), "optimized" (C a multiple of the A
@@ -271,19 +242,8 @@ class Conv2dFpropOp(TemplateOp):
     layer of an image model), "few_channels" (C of 1, 2 or 3 with alignment 1 or 2)."""
 
     name = "cutlass.conv2d_fprop"
-    input = operand_def(TensorType)
-    filter = operand_def(TensorType)
-    bias = opt_operand_def(TensorType)
-    residual = opt_operand_def(TensorType)
-    output = result_def(TensorType)
     iterator_algorithm = opt_prop_def(StringAttr, default_value=StringAttr("optimized"))
-    strides = opt_prop_def(I64_ARRAY, default_value=i64_array([1, 1]))
-    pads = opt_prop_def(I64_ARRAY, default_value=i64_array([0, 0, 0, 0]))
-    dilations = opt_prop_def(I64_ARRAY, default_value=i64_array([1, 1]))
     split_k = opt_prop_def(IntegerAttr[I64], default_value=i64_attr(1))
-    epilogue = opt_prop_def(EpilogueAttr, default_value=IDENTITY_EPILOGUE)
-    REQUIRED: ClassVar = ("input", "filter")
-    OPTIONAL: ClassVar = ("bias", "residual")
 
     def window(self) -> tuple:
         return self.prop_value("strides"), self.prop_value("pads"), self.prop_value("dilations"), 1
@@ -314,24 +274,13 @@ class Conv2dFpropOp(TemplateOp):
 
 
 @irdl_op_definition
-class DepthwiseConv2dFpropOp(TemplateOp):
+class DepthwiseConv2dFpropOp(TemplateOp, ConvOperands):
     """A CUTLASS 2.x direct depthwise conv (groups = C = K), NHWC, with a K×R×S×1 filter.
 
     The tile's threadblock shape is (output pixels of one block, channels, filter taps);
     the warp shape splits it among warps."""
 
     name = "cutlass.depthwise_conv2d_fprop"
-    input = operand_def(TensorType)
-    filter = operand_def(TensorType)
-    bias = opt_operand_def(TensorType)
-    residual = opt_operand_def(TensorType)
-    output = result_def(TensorType)
-    strides = opt_prop_def(I64_ARRAY, default_value=i64_array([1, 1]))
-    pads = opt_prop_def(I64_ARRAY, default_value=i64_array([0, 0, 0, 0]))
-    dilations = opt_prop_def(I64_ARRAY, default_value=i64_array([1, 1]))
-    epilogue = opt_prop_def(EpilogueAttr, default_value=IDENTITY_EPILOGUE)
-    REQUIRED: ClassVar = ("input", "filter")
-    OPTIONAL: ClassVar = ("bias", "residual")
 
     def window(self) -> tuple:
         c = tensor_shape(self.input.type)[3]
@@ -359,8 +308,6 @@ class DepthwiseConv2dFpropOp(TemplateOp):
 class B2bTemplateOp(TemplateOp):
     tile1 = prop_def(TileAttr)
     residency = prop_def(StringAttr)
-    epilogue0 = opt_prop_def(EpilogueAttr, default_value=IDENTITY_EPILOGUE)
-    epilogue1 = opt_prop_def(EpilogueAttr, default_value=IDENTITY_EPILOGUE)
 
     def check_b2b(self, n0: int, n1: int) -> None:
         """Example 13's rules: each threadblock computes whole rows of the intermediate
@@ -393,18 +340,10 @@ class B2bTemplateOp(TemplateOp):
 
 
 @irdl_op_definition
-class B2bGemmOp(B2bTemplateOp):
+class B2bGemmOp(B2bTemplateOp, B2bGemmOperands):
     """Two GEMMs in one kernel (CUTLASS example 13's B2bGemm), f16."""
 
     name = "cutlass.b2b_gemm"
-    a = operand_def(TensorType)
-    b0 = operand_def(TensorType)
-    b1 = operand_def(TensorType)
-    bias0 = opt_operand_def(TensorType)
-    bias1 = opt_operand_def(TensorType)
-    output = result_def(TensorType)
-    REQUIRED: ClassVar = ("a", "b0", "b1")
-    OPTIONAL: ClassVar = ("bias0", "bias1")
 
     def verify_(self) -> None:
         static_tensors(self)
@@ -425,21 +364,10 @@ class B2bGemmOp(B2bTemplateOp):
 
 
 @irdl_op_definition
-class B2bConv2dOp(B2bTemplateOp):
+class B2bConv2dOp(B2bTemplateOp, B2bConvOperands):
     """A conv and a 1×1 conv in one kernel (example 13's B2bImplicitGemmConvolution), f16."""
 
     name = "cutlass.b2b_conv2d"
-    input = operand_def(TensorType)
-    filter0 = operand_def(TensorType)
-    filter1 = operand_def(TensorType)
-    bias0 = opt_operand_def(TensorType)
-    bias1 = opt_operand_def(TensorType)
-    output = result_def(TensorType)
-    strides = opt_prop_def(I64_ARRAY, default_value=i64_array([1, 1]))
-    pads = opt_prop_def(I64_ARRAY, default_value=i64_array([0, 0, 0, 0]))
-    dilations = opt_prop_def(I64_ARRAY, default_value=i64_array([1, 1]))
-    REQUIRED: ClassVar = ("input", "filter0", "filter1")
-    OPTIONAL: ClassVar = ("bias0", "bias1")
 
     def verify_(self) -> None:
         static_tensors(self)

@@ -145,3 +145,31 @@ def unsqueeze_shape(shape: Shape, axes: Sequence[int]) -> Shape:
 
 def element_count(shape: Sequence[int]) -> int:
     return math.prod(shape)
+
+
+def permute_shape(shape: Shape, perm: Sequence[int]) -> Shape:
+    """The shape after a transpose: axis i is the input's axis `perm[i]`."""
+    if sorted(perm) != list(range(len(shape))):
+        raise VerifyException(f"perm {list(perm)} is not a permutation of {len(shape)} axes")
+    return tuple(shape[p] for p in perm)
+
+
+def pad_shape(shape: Shape, pads: Sequence[int]) -> Shape:
+    """ONNX Pad's result: `pads` holds every axis' begin, then every axis' end."""
+    return tuple(d + pads[i] + pads[i + len(shape)] for i, d in enumerate(shape))
+
+
+def reduce_shape(shape: Shape, axes: Sequence[int], keepdims: bool) -> Shape:
+    """A reduction's result over the (normalized) `axes`: size 1 with `keepdims`, else dropped."""
+    return tuple(1 if i in axes else d for i, d in enumerate(shape) if keepdims or i not in axes)
+
+
+def check_window(strides: Sequence[int], pads: Sequence[int], dilations: Sequence[int], rank: int = 2) -> None:
+    """A conv's or pool's window over `rank` spatial axes: one positive stride and
+    dilation per axis, and non-negative pads (every axis' begin, then every axis' end)."""
+    require_length(strides, rank, "strides")
+    require_length(pads, 2 * rank, "pads")
+    require_length(dilations, rank, "dilations")
+    require_positive(strides, "strides")
+    require_positive(dilations, "dilations")
+    require_non_negative(pads, "pads")

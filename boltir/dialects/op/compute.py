@@ -1,0 +1,521 @@
+"""`op` dialect compute ops: GEMMs and convs with their epilogues, back-to-back pairs
+of them, pooling, softmax, layer norm and reductions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import I64, Float32Type, FloatAttr, IntegerAttr, StringAttr, TensorType, UnitAttr
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from boltir.dialects import shapes
+from boltir.dialects.common import (
+    I64_ARRAY,
+    LayerNormBase,
+    ReduceBase,
+    SlidingWindowBase,
+    SoftmaxBase,
+    TensorToTensorBase,
+    check_choice,
+    expect_type,
+    f32_attr,
+    i64_array,
+    i64_attr,
+    is_float,
+    python_value,
+    static_tensors,
+    tensor_shape,
+)
+from boltir.dialects.op.core import (
+    ACTIVATION_LAYOUTS,
+    FILTER_LAYOUTS,
+    MATRIX_LAYOUTS,
+    TRANSPOSED_FILTER_LAYOUTS,
+    KeywordOperandsFormat,
+    OpBase,
+    layout_string,
+    same_element_type,
+)
+from boltir.dialects.op.epilogue import IDENTITY_EPILOGUE, EpilogueAttr, check_epilogue_operands
+from boltir.dialects.shapes import Shape
+
+# ------------------------------------------------------------------------- GEMM
+
+
+def gemm_shape(a: Shape, b: Shape, layout_a: str, layout_b: str) -> tuple[Shape, int, int, int]:
+    """Output shape and (M, N, K) of a (batched, broadcast) GEMM."""
+    if len(a) < 2 or len(b) < 2:
+        raise VerifyException(f"GEMM operands need rank 2 or more, got {len(a)} and {len(b)}")
+    m, k = (a[-2], a[-1]) if layout_a == "row" else (a[-1], a[-2])
+    kb, n = (b[-2], b[-1]) if layout_b == "row" else (b[-1], b[-2])
+    if k != kb:
+        raise VerifyException(f"contraction mismatch: A is {m}x{k} but B is {kb}x{n}")
+    batch = shapes.broadcast_shapes(a[:-2], b[:-2])
+    return (*batch, m, n), m, n, k
+
+
+class GemmOperands(KeywordOperandsFormat, OpBase):
+    """A GEMM's operands, layouts and epilogue (`op.gemm`, `cutlass.gemm`): A, B, and the
+    bias and residual the epilogue reads."""
+
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    residual = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    layout_a = layout_string(MATRIX_LAYOUTS)
+    layout_b = layout_string(MATRIX_LAYOUTS)
+    epilogue = opt_prop_def(EpilogueAttr, default_value=IDENTITY_EPILOGUE)
+    REQUIRED: ClassVar = ("a", "b")
+    OPTIONAL: ClassVar = ("bias", "residual")
+
+
+@irdl_op_definition
+class GemmOp(GemmOperands):
+    """`D = epilogue(A @ B)`. A is M×K ("row") or stored K×M ("col"); B is K×N ("row") or
+    stored N×K ("col", like a Linear layer's weight). Leading batch dimensions broadcast
+    (attention's batched GEMMs); the output is row-major [batch..., M, N]."""
+
+    name = "op.gemm"
+
+    def __init__(self, a, b, *, bias=None, residual=None, layout_a="row", layout_b="row", epilogue=None, result_type=None):
+        epilogue = epilogue or EpilogueAttr.make(bias=bias is not None, residual="add" if residual is not None else "none")
+        props = {"layout_a": StringAttr(layout_a), "layout_b": StringAttr(layout_b), "epilogue": epilogue}
+        if result_type is None:
+            shape, *_ = gemm_shape(tensor_shape(a.type), tensor_shape(b.type), layout_a, layout_b)
+            result_type = TensorType(a.type.element_type, shape)
+        super().__init__(
+            operands=[a, b, [bias] if bias is not None else [], [residual] if residual is not None else []],
+            properties=props,
+            result_types=[result_type],
+        )
+
+    @property
+    def problem(self) -> tuple[int, int, int]:
+        _, m, n, k = gemm_shape(tensor_shape(self.a.type), tensor_shape(self.b.type), self.prop_value("layout_a"), self.prop_value("layout_b"))
+        return m, n, k
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        check_choice("layout_a", self.prop_value("layout_a"), MATRIX_LAYOUTS)
+        check_choice("layout_b", self.prop_value("layout_b"), MATRIX_LAYOUTS)
+        if self.a.type.element_type != self.b.type.element_type:
+            raise VerifyException("A and B must share one element type")
+        shape, _, n, _ = gemm_shape(tensor_shape(self.a.type), tensor_shape(self.b.type), self.prop_value("layout_a"), self.prop_value("layout_b"))
+        expected = TensorType(self.output.type.element_type, shape)
+        expect_type("result", self.output.type, expected)
+        check_epilogue_operands(self.epilogue, self.bias, self.residual, n, self.output.type)
+
+
+# ------------------------------------------------------------------------- convs
+
+
+def conv_output_shape(
+    x: Shape, w: Shape, layout: str, filter_layout: str, strides, pads, dilations, groups: int
+) -> tuple[Shape, int]:
+    """NHWC or NCHW output shape of a conv, and its output channels."""
+    n, h, wd, c = (x[0], x[1], x[2], x[3]) if layout == "NHWC" else (x[0], x[2], x[3], x[1])
+    if filter_layout == "OHWI":
+        k, kh, kw, cg = w
+    else:
+        k, cg, kh, kw = w
+    if groups < 1 or c % groups or k % groups:
+        raise VerifyException(f"groups {groups} must divide input channels {c} and output channels {k}")
+    if cg != c // groups:
+        raise VerifyException(f"filter has {cg} input channels per group, expected {c // groups}")
+    oh = shapes.window_output_size(h, kh, strides[0], pads[0], pads[2], dilations[0])
+    ow = shapes.window_output_size(wd, kw, strides[1], pads[1], pads[3], dilations[1])
+    return ((n, oh, ow, k) if layout == "NHWC" else (n, k, oh, ow)), k
+
+
+class ConvOperands(KeywordOperandsFormat, OpBase, SlidingWindowBase):
+    """A conv's operands, window and epilogue (`op.conv2d`, the `cutlass` convs): input,
+    filter, and the bias and residual the epilogue reads."""
+
+    input = operand_def(TensorType)
+    filter = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    residual = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    epilogue = opt_prop_def(EpilogueAttr, default_value=IDENTITY_EPILOGUE)
+    REQUIRED: ClassVar = ("input", "filter")
+    OPTIONAL: ClassVar = ("bias", "residual")
+
+
+class ConvBase(ConvOperands):
+    layout = layout_string(ACTIVATION_LAYOUTS)
+    groups = opt_prop_def(IntegerAttr[I64], default_value=i64_attr(1))
+
+    def window(self) -> tuple:
+        return (self.prop_value("strides"), self.prop_value("pads"), self.prop_value("dilations"), self.prop_value("groups"))
+
+    def check_window(self) -> None:
+        strides, pads, dilations, _ = self.window()
+        shapes.check_window(strides, pads, dilations)
+
+    @property
+    def output_channels(self) -> int:
+        shape = tensor_shape(self.output.type)
+        return shape[3] if self.prop_value("layout") == "NHWC" else shape[1]
+
+
+def _conv_props(layout, filter_layout, strides, pads, dilations, groups, epilogue) -> dict:
+    return {
+        "layout": StringAttr(layout),
+        "filter_layout": StringAttr(filter_layout),
+        "strides": i64_array(strides),
+        "pads": i64_array(pads),
+        "dilations": i64_array(dilations),
+        "groups": i64_attr(groups),
+        "epilogue": epilogue,
+    }
+
+
+@irdl_op_definition
+class Conv2dOp(ConvBase):
+    """An implicit-GEMM conv: NHWC activations with OHWI filters (or NCHW with OIHW),
+    grouped and depthwise included, with a fused epilogue."""
+
+    name = "op.conv2d"
+    filter_layout = opt_prop_def(StringAttr, default_value=StringAttr("OHWI"))
+
+    def __init__(
+        self, input, filter, *, bias=None, residual=None, layout="NHWC", filter_layout=None, strides=(1, 1),
+        pads=(0, 0, 0, 0), dilations=(1, 1), groups=1, epilogue=None,
+    ):
+        filter_layout = filter_layout or FILTER_LAYOUTS[layout]
+        epilogue = epilogue or EpilogueAttr.make(bias=bias is not None, residual="add" if residual is not None else "none")
+        shape, _ = conv_output_shape(
+            tensor_shape(input.type), tensor_shape(filter.type), layout, filter_layout, strides, pads, dilations, groups
+        )
+        super().__init__(
+            operands=[input, filter, [bias] if bias is not None else [], [residual] if residual is not None else []],
+            properties=_conv_props(layout, filter_layout, strides, pads, dilations, groups, epilogue),
+            result_types=[TensorType(input.type.element_type, shape)],
+        )
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        check_choice("layout", self.prop_value("layout"), ACTIVATION_LAYOUTS)
+        check_choice("filter_layout", self.prop_value("filter_layout"), tuple(FILTER_LAYOUTS.values()))
+        self.check_window()
+        if self.input.type.get_num_dims() != 4 or self.filter.type.get_num_dims() != 4:
+            raise VerifyException("expects a 4-D input and a 4-D filter")
+        same_element_type([self.input, self.filter], "the input and the filter")
+        strides, pads, dilations, groups = self.window()
+        shape, k = conv_output_shape(
+            tensor_shape(self.input.type), tensor_shape(self.filter.type), self.prop_value("layout"),
+            self.prop_value("filter_layout"), strides, pads, dilations, groups,
+        )
+        expect_type("result", self.output.type, TensorType(self.output.type.element_type, shape))
+        check_epilogue_operands(self.epilogue, self.bias, self.residual, k, self.output.type)
+
+
+@irdl_op_definition
+class ConvTranspose2dOp(ConvBase):
+    """A transposed conv (ONNX ConvTranspose): filters C×(K/groups)×kH×kW ("IOHW") or
+    C×kH×kW×(K/groups) ("IHWO"), with a fused epilogue."""
+
+    name = "op.conv_transpose2d"
+    filter_layout = opt_prop_def(StringAttr, default_value=StringAttr("IHWO"))
+    output_padding = opt_prop_def(I64_ARRAY, default_value=i64_array([0, 0]))
+
+    def __init__(
+        self, input, filter, *, bias=None, residual=None, layout="NHWC", filter_layout=None, strides=(1, 1),
+        pads=(0, 0, 0, 0), dilations=(1, 1), groups=1, output_padding=(0, 0), epilogue=None,
+    ):
+        filter_layout = filter_layout or TRANSPOSED_FILTER_LAYOUTS[layout]
+        epilogue = epilogue or EpilogueAttr.make(bias=bias is not None, residual="add" if residual is not None else "none")
+        props = _conv_props(layout, filter_layout, strides, pads, dilations, groups, epilogue)
+        props["output_padding"] = i64_array(output_padding)
+        shape = self._shape(tensor_shape(input.type), tensor_shape(filter.type), layout, filter_layout, strides, pads, dilations, groups, output_padding)
+        super().__init__(
+            operands=[input, filter, [bias] if bias is not None else [], [residual] if residual is not None else []],
+            properties=props,
+            result_types=[TensorType(input.type.element_type, shape)],
+        )
+
+    @staticmethod
+    def _shape(x, w, layout, filter_layout, strides, pads, dilations, groups, output_padding) -> Shape:
+        n, h, wd, c = (x[0], x[1], x[2], x[3]) if layout == "NHWC" else (x[0], x[2], x[3], x[1])
+        if filter_layout == "IHWO":
+            wc, kh, kw, kg = w
+        else:
+            wc, kg, kh, kw = w
+        if wc != c or groups < 1 or c % groups:
+            raise VerifyException(f"filter has {wc} input channels for an input of {c} in {groups} groups")
+        k = kg * groups
+        oh = shapes.conv_transpose_output_size(h, kh, strides[0], pads[0], pads[2], dilations[0], output_padding[0])
+        ow = shapes.conv_transpose_output_size(wd, kw, strides[1], pads[1], pads[3], dilations[1], output_padding[1])
+        return (n, oh, ow, k) if layout == "NHWC" else (n, k, oh, ow)
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        check_choice("layout", self.prop_value("layout"), ACTIVATION_LAYOUTS)
+        check_choice("filter_layout", self.prop_value("filter_layout"), tuple(TRANSPOSED_FILTER_LAYOUTS.values()))
+        self.check_window()
+        same_element_type([self.input, self.filter], "the input and the filter")
+        strides, pads, dilations, groups = self.window()
+        shape = self._shape(
+            tensor_shape(self.input.type), tensor_shape(self.filter.type), self.prop_value("layout"),
+            self.prop_value("filter_layout"), strides, pads, dilations, groups, self.prop_value("output_padding"),
+        )
+        expect_type("result", self.output.type, TensorType(self.output.type.element_type, shape))
+        check_epilogue_operands(self.epilogue, self.bias, self.residual, self.output_channels, self.output.type)
+
+
+# ------------------------------------------------------------ back-to-back (persistent)
+
+
+class B2bEpilogues(KeywordOperandsFormat, OpBase):
+    """The two epilogues of a back-to-back pair, each with its optional bias."""
+
+    epilogue0 = opt_prop_def(EpilogueAttr, default_value=IDENTITY_EPILOGUE)
+    epilogue1 = opt_prop_def(EpilogueAttr, default_value=IDENTITY_EPILOGUE)
+    OPTIONAL: ClassVar = ("bias0", "bias1")
+
+    def check_epilogues(self, channels0: int, channels1: int, intermediate: TensorType) -> None:
+        """Each epilogue takes no residual, and its bias has its GEMM's output channels."""
+        for epilogue, bias, channels in ((self.epilogue0, self.bias0, channels0), (self.epilogue1, self.bias1, channels1)):
+            if epilogue.residual_kind != "none":
+                raise VerifyException("back-to-back epilogues take no residual")
+            check_epilogue_operands(epilogue, bias, None, channels, intermediate)
+
+
+class B2bGemmOperands(B2bEpilogues):
+    """`op.b2b_gemm` and `cutlass.b2b_gemm`'s operands: A, B0, B1 and the two biases."""
+
+    a = operand_def(TensorType)
+    b0 = operand_def(TensorType)
+    b1 = operand_def(TensorType)
+    bias0 = opt_operand_def(TensorType)
+    bias1 = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    REQUIRED: ClassVar = ("a", "b0", "b1")
+
+
+class B2bConvOperands(B2bEpilogues, SlidingWindowBase):
+    """`op.b2b_conv2d` and `cutlass.b2b_conv2d`'s operands: the input, both filters and
+    the two biases, with the first conv's window."""
+
+    input = operand_def(TensorType)
+    filter0 = operand_def(TensorType)
+    filter1 = operand_def(TensorType)
+    bias0 = opt_operand_def(TensorType)
+    bias1 = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    REQUIRED: ClassVar = ("input", "filter0", "filter1")
+
+
+@irdl_op_definition
+class B2bGemmOp(B2bGemmOperands):
+    """Two GEMMs in one persistent kernel: `D1 = epilogue1(epilogue0(A @ B0) @ B1)`; the
+    intermediate (M×N0) never leaves the chip. No residuals: bias and activation only."""
+
+    name = "op.b2b_gemm"
+    layout_a = layout_string(MATRIX_LAYOUTS)
+    layout_b0 = layout_string(MATRIX_LAYOUTS)
+    layout_b1 = layout_string(MATRIX_LAYOUTS)
+
+    def __init__(self, a, b0, b1, *, bias0=None, bias1=None, layout_a="row", layout_b0="row", layout_b1="row", epilogue0, epilogue1, result_type):
+        super().__init__(
+            operands=[a, b0, b1, [bias0] if bias0 is not None else [], [bias1] if bias1 is not None else []],
+            properties={
+                "layout_a": StringAttr(layout_a),
+                "layout_b0": StringAttr(layout_b0),
+                "layout_b1": StringAttr(layout_b1),
+                "epilogue0": epilogue0,
+                "epilogue1": epilogue1,
+            },
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        for name in ("layout_a", "layout_b0", "layout_b1"):
+            check_choice(name, self.prop_value(name), MATRIX_LAYOUTS)
+        same_element_type([self.a, self.b0, self.b1], "A, B0 and B1")
+        first, m, n0, _ = gemm_shape(tensor_shape(self.a.type), tensor_shape(self.b0.type), self.prop_value("layout_a"), self.prop_value("layout_b0"))
+        second, _, n1, _ = gemm_shape(first, tensor_shape(self.b1.type), "row", self.prop_value("layout_b1"))
+        expect_type("result", self.output.type, TensorType(self.output.type.element_type, second))
+        self.check_epilogues(n0, n1, TensorType(self.output.type.element_type, first))
+
+
+@irdl_op_definition
+class B2bConv2dOp(B2bConvOperands):
+    """Two convs in one persistent kernel: any conv, then a 1×1 stride-1 unpadded conv of
+    its output, each with a bias + activation epilogue."""
+
+    name = "op.b2b_conv2d"
+    layout = layout_string(ACTIVATION_LAYOUTS)
+    filter_layout = opt_prop_def(StringAttr, default_value=StringAttr("OHWI"))
+
+    def __init__(self, input, filter0, filter1, *, bias0=None, bias1=None, layout="NHWC", filter_layout=None, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), epilogue0, epilogue1, result_type):
+        super().__init__(
+            operands=[input, filter0, filter1, [bias0] if bias0 is not None else [], [bias1] if bias1 is not None else []],
+            properties={
+                "layout": StringAttr(layout),
+                "filter_layout": StringAttr(filter_layout or FILTER_LAYOUTS[layout]),
+                "strides": i64_array(strides),
+                "pads": i64_array(pads),
+                "dilations": i64_array(dilations),
+                "epilogue0": epilogue0,
+                "epilogue1": epilogue1,
+            },
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        layout, filter_layout = self.prop_value("layout"), self.prop_value("filter_layout")
+        check_choice("layout", layout, ACTIVATION_LAYOUTS)
+        check_choice("filter_layout", filter_layout, tuple(FILTER_LAYOUTS.values()))
+        same_element_type([self.input, self.filter0, self.filter1], "the input and the filters")
+        strides, pads, dilations = self.prop_value("strides"), self.prop_value("pads"), self.prop_value("dilations")
+        first, k0 = conv_output_shape(tensor_shape(self.input.type), tensor_shape(self.filter0.type), layout, filter_layout, strides, pads, dilations, 1)
+        w1 = tensor_shape(self.filter1.type)
+        spatial = w1[1:3] if filter_layout == "OHWI" else w1[2:4]
+        if spatial != (1, 1):
+            raise VerifyException(f"the second conv must be 1x1, got a {spatial[0]}x{spatial[1]} filter")
+        second, k1 = conv_output_shape(first, w1, layout, filter_layout, (1, 1), (0, 0, 0, 0), (1, 1), 1)
+        expect_type("result", self.output.type, TensorType(self.output.type.element_type, second))
+        self.check_epilogues(k0, k1, TensorType(self.output.type.element_type, first))
+
+
+# ------------------------------------------------------------------------- pooling
+
+POOL_KINDS = ("max", "avg", "global_avg", "global_max")
+
+
+@irdl_op_definition
+class Pool2dOp(OpBase, TensorToTensorBase, SlidingWindowBase):
+    """Max, average or global pooling over H and W, in NHWC or NCHW."""
+
+    name = "op.pool2d"
+    kind = prop_def(StringAttr)
+    layout = layout_string(ACTIVATION_LAYOUTS)
+    kernel_shape = opt_prop_def(I64_ARRAY)
+    ceil_mode = opt_prop_def(UnitAttr)
+    count_include_pad = opt_prop_def(UnitAttr)
+
+    def __init__(self, input, kind: str, *, layout="NHWC", kernel_shape=None, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), ceil_mode=False, count_include_pad=False):
+        props = {
+            "kind": StringAttr(kind),
+            "layout": StringAttr(layout),
+            "strides": i64_array(strides),
+            "pads": i64_array(pads),
+            "dilations": i64_array(dilations),
+        }
+        if kernel_shape is not None:
+            props["kernel_shape"] = i64_array(kernel_shape)
+        if ceil_mode:
+            props["ceil_mode"] = UnitAttr()
+        if count_include_pad:
+            props["count_include_pad"] = UnitAttr()
+        shape = self._shape(tensor_shape(input.type), props)
+        super().__init__(operands=[input], properties=props, result_types=[TensorType(input.type.element_type, shape)])
+
+    @classmethod
+    def _shape(cls, x: Shape, props) -> Shape:
+        get = lambda name, default=None: python_value(props[name]) if name in props else default  # noqa: E731
+        layout = get("layout", "NHWC")
+        kind = get("kind")
+        n, h, w, c = (x[0], x[1], x[2], x[3]) if layout == "NHWC" else (x[0], x[2], x[3], x[1])
+        if kind.startswith("global"):
+            oh = ow = 1
+        else:
+            kernel = get("kernel_shape")
+            if kernel is None:
+                raise VerifyException(f"a {kind} pool needs kernel_shape")
+            strides, pads, dilations = get("strides", (1, 1)), get("pads", (0, 0, 0, 0)), get("dilations", (1, 1))
+            oh = shapes.window_output_size(h, kernel[0], strides[0], pads[0], pads[2], dilations[0], get("ceil_mode", False))
+            ow = shapes.window_output_size(w, kernel[1], strides[1], pads[1], pads[3], dilations[1], get("ceil_mode", False))
+        return (n, oh, ow, c) if layout == "NHWC" else (n, c, oh, ow)
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        check_choice("kind", self.kind.data, POOL_KINDS)
+        check_choice("layout", self.prop_value("layout"), ACTIVATION_LAYOUTS)
+        if self.input.type.get_num_dims() != 4:
+            raise VerifyException("expects a 4-D input")
+        if self.kind.data in ("avg", "global_avg") and not is_float(self.input.type.element_type):
+            raise VerifyException("average pooling needs a floating-point tensor")
+        if self.kind.data == "avg" and tuple(self.prop_value("dilations")) != (1, 1):
+            raise VerifyException(f"an avg pool takes no dilations, got {list(self.prop_value('dilations'))}")
+        shape = self._shape(tensor_shape(self.input.type), dict(self.properties))
+        expect_type("result", self.output.type, TensorType(self.input.type.element_type, shape))
+
+
+# ------------------------------------------------------- normalization and reduction
+
+
+@irdl_op_definition
+class SoftmaxOp(OpBase, SoftmaxBase):
+    """Softmax along one axis, computed in f32 inside the kernel."""
+
+    name = "op.softmax"
+    axis = prop_def(IntegerAttr[I64])
+
+    def __init__(self, input, axis: int):
+        super().__init__(operands=[input], properties={"axis": i64_attr(axis)}, result_types=[input.type])
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        shapes.normalize_axis(self.prop_value("axis"), self.input.type.get_num_dims())
+
+
+@irdl_op_definition
+class LayerNormOp(OpBase, LayerNormBase):
+    """Normalizes the axes from `axis` on, in f32, then scales (and shifts)."""
+
+    name = "op.layer_norm"
+    axis = prop_def(IntegerAttr[I64])
+    epsilon = prop_def(FloatAttr[Float32Type])
+
+    def __init__(self, input, scale, bias=None, *, axis: int, epsilon: float):
+        super().__init__(
+            operands=[input, scale, [bias] if bias is not None else []],
+            properties={"axis": i64_attr(axis), "epsilon": f32_attr(epsilon)},
+            result_types=[input.type],
+        )
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        x = tensor_shape(self.input.type)
+        axis = shapes.normalize_axis(self.prop_value("axis"), len(x))
+        for value in (self.scale, self.bias):
+            if value is not None and not shapes.broadcasts_to(tensor_shape(value.type), x[axis:]):
+                raise VerifyException(f"{value.type} does not broadcast to the normalized shape {x[axis:]}")
+        expect_type("result", self.output.type, self.input.type)
+
+
+REDUCE_KINDS = ("mean", "sum", "max")
+
+
+@irdl_op_definition
+class ReduceOp(OpBase, ReduceBase):
+    """Reduces over `axes` by `kind` (mean, sum or max); `keepdims` keeps them as size 1."""
+
+    name = "op.reduce"
+    kind = prop_def(StringAttr)
+
+    def __init__(self, input, kind: str, axes: Sequence[int], keepdims: bool):
+        x = tensor_shape(input.type)
+        normalized = shapes.normalize_axes(axes, len(x))
+        shape = shapes.reduce_shape(x, normalized, keepdims)
+        props = {"kind": StringAttr(kind), "axes": i64_array(axes)}
+        if keepdims:
+            props["keepdims"] = UnitAttr()
+        super().__init__(operands=[input], properties=props, result_types=[TensorType(input.type.element_type, shape)])
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        check_choice("kind", self.kind.data, REDUCE_KINDS)
+        x = tensor_shape(self.input.type)
+        axes = shapes.normalize_axes(self.prop_value("axes"), len(x))
+        shape = shapes.reduce_shape(x, axes, self.prop_value("keepdims"))
+        expect_type("result", self.output.type, TensorType(self.input.type.element_type, shape))
+
+
