@@ -19,6 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 from boltir.diagnostics import BoltError
 from boltir.frontends.onnx import import_model, supported_onnx_dtypes
 from boltir.frontends.onnx_converters import CONVERTERS
+from boltir.ir import find_entry
 from tests.frontends.onnx_models import check_against_onnxruntime, resnet_onnx, seeded_rng
 
 SUPPORTED_OPS = ", ".join(sorted(CONVERTERS))
@@ -546,3 +547,45 @@ def test_opset9_model_is_upgraded_and_matches_onnxruntime(rng):
     x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
     check_against_onnxruntime(model, {"x": x})
     assert model.opset_import[0].version == 9  # the caller's proto is not upgraded in place
+
+
+def exporter_dynamic_model(kind: str) -> onnx.ModelProto:
+    """A Relu over x[?, 3, 48, 192] whose first dimension is dynamic the way exporters write
+    it: Paddle's dim_value -1, a dim_value 0, an empty dim, or a dim_param."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 48, 192])
+    first = x.type.tensor_type.shape.dim[0]
+    first.Clear()
+    if kind == "minus_one":
+        first.dim_value = -1
+    elif kind == "zero":
+        first.dim_value = 0
+    elif kind == "param":
+        first.dim_param = "batch"
+    return model_of([helper.make_node("Relu", ["x"], ["y"], name="relu")], inputs=[x])
+
+
+@pytest.mark.parametrize("kind", ["minus_one", "zero", "empty", "param"])
+def test_exporters_dynamic_dimensions_are_fixed_by_input_shapes(kind):
+    """Issue 17: `dim_value: -1` was read as a fixed -1, and input_shapes was refused."""
+    module = import_model(exporter_dynamic_model(kind), input_shapes={"x": (1, 3, 48, 192)})
+    entry = find_entry(module)
+    assert tuple(entry.function_type.inputs.data[0].get_shape()) == (1, 3, 48, 192)
+
+
+@pytest.mark.parametrize("kind", ["minus_one", "zero", "empty", "param"])
+def test_exporters_dynamic_dimensions_without_input_shapes_name_input_and_dimension(kind):
+    label = "batch" if kind == "param" else "N"
+    assert import_error(exporter_dynamic_model(kind)) == (
+        f"input 'x' has dynamic dimension 0 ('{label}'); fix it with input_shapes={{'x': (<{label}>, 3, 48, 192)}} "
+        f"(boltc: --input-shape x=<{label}>x3x48x192)"
+    )
+
+
+def test_boltc_input_shape_fixes_a_minus_one_dimension(tmp_path):
+    from boltir.tools import boltc
+
+    path = tmp_path / "paddle_style.onnx"
+    onnx.save(exporter_dynamic_model("minus_one"), path)
+    out = tmp_path / "model.mlir"
+    assert boltc.main([str(path), "--emit", "graph", "--input-shape", "x=1x3x48x192", "-o", str(out)]) == 0
+    assert "tensor<1x3x48x192xf32>" in out.read_text()
