@@ -10,8 +10,6 @@ and the slow nvcc tests compile samples of what these choices emit.
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 from xdsl.utils.exceptions import VerifyException
 
@@ -20,54 +18,26 @@ from boltir.backends.cuda.codegen.cutlass_common import FAMILIES
 from boltir.backends.cuda.codegen.cutlass_kernels import unsupported_reason
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
-from boltir.backends.cuda.select.candidates import candidates
-from boltir.backends.cuda.select.choice import KERNEL_ATTR, UNFUSE
-from boltir.backends.cuda.tune.tuner import single_op_module
 from boltir.diagnostics import BoltError
-from boltir.dialects import op as ops
 from boltir.ir import make_context, verify_module
-from tests.support.op_modules import conv_text, gemm_text
-
-CHANNELS = (1, 3, 8, 12, 16, 24, 40, 64, 72, 120, 200, 256, 4096)
-CHANNELS_SLOW = (1, 2, 3, 4, 5, 8, 12, 16, 24, 32, 40, 48, 56, 64, 72, 96, 120, 128, 144, 160, 192, 200, 256, 320,
-                 384, 512, 576, 960, 1024, 2048, 4096)
-WINDOWS = ((1, 1), (3, 1), (3, 2), (5, 1), (7, 2))
-BATCHES = (1, 32)
-TARGETS = (("sm80", 2), ("sm90", 3))
-
-
-def conv_cases(channels, windows=WINDOWS, batches=BATCHES):
-    for c, (r, stride), n in itertools.product(channels, windows, batches):
-        side = 14 if c * n > 4096 else 28
-        for k in sorted({c, 64}):
-            yield f"conv n{n} {side}² c{c} k{k} {r}x{r}/{stride}", conv_text(n, side, side, c, k, r, r, stride=stride)
-        if r > 1 and c % 8 == 0:  # depthwise takes whole 128-bit vectors of channels
-            yield f"depthwise n{n} {side}² c{c} {r}x{r}/{stride}", conv_text(n, side, side, c, c, r, r, stride=stride, depthwise=True)
-
-
-def gemm_cases(sizes):
-    for m, n, k in itertools.product((1, 128, 4096), sizes, sizes):
-        yield f"gemm {m}x{n}x{k}", gemm_text(m, n, k)
+from tests.support.op_modules import conv_text
+from tests.support.selection_sweep import (
+    CHANNELS,
+    GEMM_SIZES,
+    TARGETS,
+    all_cases,
+    candidate_modules,
+    conv_cases,
+    gemm_cases,
+    heuristic_instances,
+)
 
 
 def check_module(text: str, arch: str, cutlass: int) -> list[str]:
     """What is wrong with the heuristic's and the candidates' choices for the module's op."""
-    problems = []
-    module = boltir.parse_module(text)
-    selected = module.clone()
-    SelectKernelsPass(arch=arch, cutlass=cutlass, selector="heuristic").apply(make_context(), selected)
-    LowerOpToCutlassPass().apply(make_context(), selected)
-    for op in selected.walk():
-        if type(op) in FAMILIES and (reason := unsupported_reason(op)) is not None:
-            problems.append(f"heuristic {arch}: {reason}")
-    op = next(o for o in module.walk() if isinstance(o, (ops.GemmOp, ops.Conv2dOp)))
-    alone = single_op_module(op)
-    for choice in candidates(op, arch, cutlass=cutlass).choices:
-        if choice == UNFUSE:
-            continue
-        lowered = alone.clone()
-        target = next(o for o in lowered.walk() if isinstance(o, (ops.GemmOp, ops.Conv2dOp)))
-        target.attributes[KERNEL_ATTR] = choice.to_attr()
+    problems = [f"heuristic {arch}: {reason}" for op in heuristic_instances(text, arch, cutlass)
+                if (reason := unsupported_reason(op)) is not None]
+    for choice, lowered in candidate_modules(text, arch, cutlass):
         try:
             LowerOpToCutlassPass().apply(make_context(), lowered)
             verify_module(lowered)
@@ -102,7 +72,7 @@ def test_convs_and_depthwise_convs_select_only_valid_instances():
 
 
 def test_gemms_select_only_valid_instances():
-    failures = sweep(gemm_cases((8, 24, 72, 200, 768, 4096)))
+    failures = sweep(gemm_cases(GEMM_SIZES))
     assert not failures, summary(failures)
 
 
@@ -131,6 +101,5 @@ def test_the_template_rules_refuse_a_warp_cutlass_lacks():
 
 @pytest.mark.slow
 def test_the_larger_sweep_selects_only_valid_instances():
-    cases = itertools.chain(conv_cases(CHANNELS_SLOW), gemm_cases((1, 3, 8, 12, 40, 72, 120, 200, 256, 1000, 3072)))
-    failures = sweep(cases)
+    failures = sweep(all_cases(slow=True))
     assert not failures, summary(failures)
