@@ -20,43 +20,19 @@ helpers, family bases) is in `boltir.dialects.common`.
 
 from __future__ import annotations
 
+# Every name graph.py had stays importable from here, the xdsl ones included (tests use
+# `graph.Float32Type`).
 from collections.abc import Sequence
 from typing import ClassVar
 
-# Names graph.py imported and its users reach through it (`graph.Float32Type`, ...).
 from xdsl.dialects.builtin import (
-    I64,
-    AnyFloat,
-    BoolAttr,
-    DenseArrayBase,
-    DenseIntOrFPElementsAttr,
-    DenseResourceAttr,
-    Float32Type,
-    Float64Type,
-    FloatAttr,
-    IntegerAttr,
-    IntegerType,
-    StringAttr,
-    TensorType,
-    UnitAttr,
-    i1,
-    i64,
+    I64, AnyFloat, BoolAttr, DenseArrayBase, DenseIntOrFPElementsAttr, DenseResourceAttr, Float32Type, Float64Type,
+    FloatAttr, IntegerAttr, IntegerType, StringAttr, TensorType, UnitAttr, i1, i64,
 )
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    VarConstraint,
-    base,
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    opt_prop_def,
-    prop_def,
-    result_def,
-    traits_def,
-    var_operand_def,
-    var_result_def,
+    IRDLOperation, ParsePropInAttrDict, VarConstraint, base, irdl_op_definition, operand_def, opt_operand_def,
+    opt_prop_def, prop_def, result_def, traits_def, var_operand_def, var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -65,22 +41,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from boltir.dialects import shapes
 from boltir.dialects.common import (
-    F64_ARRAY,
-    I64_ARRAY,
-    Props,
-    check_choice,
-    describe,
-    f32_attr,
-    f64_array,
-    f64_attr,
-    flag,
-    i64_array,
-    i64_attr,
-    is_float,
-    parse_constant,
-    print_constant,
-    python_value,
-    tensor_shape,
+    F64_ARRAY, I64_ARRAY, Props, check_choice, describe, f32_attr, f64_array, f64_attr, flag, i64_array, i64_attr,
+    is_float, parse_constant, print_constant, python_value, tensor_shape,
 )
 from boltir.dialects.graph.core import (
     FILTER_LAYOUTS,

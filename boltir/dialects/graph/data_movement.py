@@ -281,31 +281,34 @@ class ResizeOp(GraphOp, ResizeBase):
 
 
 class AxesOp(GraphOp, TensorToTensorBase):
+    """Removes or inserts the size-1 `axes`; `axes_shape` gives the result's shape."""
+
     axes = prop_def(I64_ARRAY)
 
     def __init__(self, input: SSAValue, axes: Sequence[int]):
         props = {"axes": i64_array(axes)}
         self.init_inferred([input], props)
 
+    @staticmethod
+    def axes_shape(shape: Shape, axes: Sequence[int]) -> Shape:
+        raise NotImplementedError
+
+    @classmethod
+    def infer(cls, operand_types, props):
+        shape = cls.axes_shape(tensor_shape(operand_types[0]), cls.prop(props, "axes"))
+        return [TensorType(operand_types[0].element_type, shape)]
+
 
 @irdl_op_definition
 class SqueezeOp(AxesOp):
     name = "graph.squeeze"
-
-    @classmethod
-    def infer(cls, operand_types, props):
-        shape = shapes.squeeze_shape(tensor_shape(operand_types[0]), cls.prop(props, "axes"))
-        return [TensorType(operand_types[0].element_type, shape)]
+    axes_shape = staticmethod(shapes.squeeze_shape)
 
 
 @irdl_op_definition
 class UnsqueezeOp(AxesOp):
     name = "graph.unsqueeze"
-
-    @classmethod
-    def infer(cls, operand_types, props):
-        shape = shapes.unsqueeze_shape(tensor_shape(operand_types[0]), cls.prop(props, "axes"))
-        return [TensorType(operand_types[0].element_type, shape)]
+    axes_shape = staticmethod(shapes.unsqueeze_shape)
 
 
 @irdl_op_definition

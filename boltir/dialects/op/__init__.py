@@ -19,49 +19,22 @@ shares with `graph` (property helpers, family bases) is in `boltir.dialects.comm
 
 from __future__ import annotations
 
+# Every name op.py had stays importable from here, the xdsl ones included.
 import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-# Names op.py imported, still reachable through it.
 from xdsl.dialects.builtin import (
-    I64,
-    ArrayAttr,
-    BoolAttr,
-    DenseArrayBase,
-    DenseIntOrFPElementsAttr,
-    DenseResourceAttr,
-    Float32Type,
-    Float64Type,
-    FloatAttr,
-    IntAttr,
-    IntegerAttr,
-    IntegerType,
-    StringAttr,
-    TensorType,
-    UnitAttr,
-    i1,
+    I64, ArrayAttr, BoolAttr, DenseArrayBase, DenseIntOrFPElementsAttr, DenseResourceAttr, Float32Type, Float64Type,
+    FloatAttr, IntAttr, IntegerAttr, IntegerType, StringAttr, TensorType, UnitAttr, i1,
 )
 from xdsl.ir import Attribute, Block, Dialect, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
-    AttrSizedOperandSegments,
-    IRDLOperation,
-    ParsePropInAttrDict,
-    VarConstraint,
-    base,
-    irdl_attr_definition,
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    opt_prop_def,
-    param_def,
-    prop_def,
-    region_def,
-    result_def,
-    traits_def,
-    var_operand_def,
+    AttrSizedOperandSegments, IRDLOperation, ParsePropInAttrDict, VarConstraint, base, irdl_attr_definition,
+    irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, param_def, prop_def, region_def, result_def,
+    traits_def, var_operand_def,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -70,20 +43,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from boltir.dialects import shapes
 from boltir.dialects.common import (
-    F64_ARRAY,
-    I64_ARRAY,
-    check_choice,
-    expect_type,
-    f32_attr,
-    f64_array,
-    i64_array,
-    i64_attr,
-    is_float,
-    parse_constant,
-    print_constant,
-    python_value,
-    static_tensors,
-    tensor_shape,
+    F64_ARRAY, I64_ARRAY, check_choice, expect_type, f32_attr, f64_array, i64_array, i64_attr, is_float,
+    parse_constant, print_constant, python_value, static_tensors, tensor_shape,
 )
 from boltir.dialects.op.compute import (
     POOL_KINDS,
