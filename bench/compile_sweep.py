@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(jobs)} distinct instances ({len(chosen)} chosen by the heuristic), "
           f"listed in {time.time() - start:.0f} s", flush=True)
     start = time.time()
-    objects, failures = compile_objects_keep_going(jobs, jobs_limit=args.jobs, progress=True, description="compiling the sweep")
+    objects, failures = compile_objects_keep_going(jobs, jobs_limit=args.jobs, progress="always", description="compiling the sweep")
     seconds = time.time() - start
     by_arch = Counter(job.arch for job in jobs)
     ok_by_arch = Counter(job.arch for job, path in zip(jobs, objects) if path is not None)
