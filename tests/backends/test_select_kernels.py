@@ -631,7 +631,7 @@ def test_bad_cutlass_generation_is_an_error():
 
 @pytest.mark.parametrize(
     ("pixels", "k", "tile"),
-    # FACTS.md's convs at batch 32 (the fastest of five tiles on the H200), and a narrow grid
+    # the reference convs (bench/kernels.py) at batch 32 (the fastest of five tiles on the H200), and a narrow grid
     [(100352, 64, (128, 64, 64)), (25088, 128, (128, 128, 64)), (1568, 512, (64, 128, 64)), (196, 64, (64, 64, 64))],
 )
 def test_sm90_conv_tiles(pixels, k, tile):

@@ -109,7 +109,7 @@ BATCHED_GEMM_TILES = tuple(pair for pair in GEMM_TILES if pair[0][0] == pair[0][
 """The tiles a truly batched 2.x GEMM (A and B both batched: attention) may take. On the
 H200 every non-square 2.x tile (128x64, 64x128, K 32 or 64) failed to launch for BERT-base
 b32's batched products (384 batches, CUTLASS kErrorInternal), while 128x128 and 64x64 ran
-(the tuner's run of 2026-12-03, bench/RESULTS.md); the cause is not known."""
+(a tuner run recorded in bench/RESULTS.md); the cause is not known."""
 
 
 def choose_gemm_tile(m: int, n: int, k: int, batch: int, bits: int, arch: str, sms: int = 0,
@@ -152,14 +152,14 @@ HOPPER_GEMM_TILES: tuple[tuple[tuple[int, int, int], str], ...] = (
 )
 """CUTLASS 3.x GEMM tiles and schedules the sm90 heuristic picks from, largest first.
 128x192 is there for N = 768 (BERT's hidden size): four column tiles, one wave of 128 CTAs
-at M = 4096; on the H200 it ran 4096x768x3072 in 0.0302 ms against 0.0431 for the
-128x64 tile the list chose without it (bench/RESULTS.md, 2026-12-03)."""
+at M = 4096, where it measured faster on the H200 than the 128x64 tile the list chose
+without it (bench/RESULTS.md)."""
 
 def hopper_conv_tile(pixels: int, k: int, sms: int) -> tuple[int, int, int]:
     """The 3.x implicit-GEMM conv's tile (one consumer warpgroup: M is 64 or 128): N = 128
     once K has 128 channels (filter reuse), else 64; M = 128 unless that leaves fewer
-    tiles than SMs. On the H200 this picked the fastest of five tiles on four of FACTS.md's
-    convs (bench/RESULTS.md, 2026-12-03); the wave-quantization score of the GEMMs did
+    tiles than SMs. On the H200 this picked the fastest of five tiles on four of the five
+    reference convs (bench/RESULTS.md); the wave-quantization score of the GEMMs did
     not (this kernel is not persistent: two CTAs share an SM)."""
     n = 128 if k >= 128 else 64
     m = 128 if math.ceil(pixels / 128) * math.ceil(k / n) >= sms else 64

@@ -142,7 +142,7 @@ def nvcc_version(nvcc: Path) -> str:
     with _nvcc_versions_lock:
         if memo_key not in _nvcc_versions:
             try:
-                result = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, timeout=60)
+                result = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, timeout=60, check=False)
             except (OSError, subprocess.SubprocessError) as error:
                 raise BoltError(f"{nvcc} --version failed: {error}") from None
             if result.returncode != 0:
@@ -492,8 +492,9 @@ def compile_objects_keep_going(
     progress: bool | Literal["always"] = True,
     description: str = "nvcc",
 ) -> tuple[list[Path | None], list[CompileFailure]]:
-    """`compile_objects` for the profiler: a failed compile does not stop the others. Returns
-    each job's object (None where it failed) and the failures (with their logs)."""
+    """`compile_objects` for the profiler and model builds: a failed compile does not stop
+    the others. Returns each job's object (None where it failed) and the failures (with
+    their logs); `compile_error(failures)` makes them one BoltError."""
     return _compile(list(jobs), jobs_limit, progress, description, keep_going=True)
 
 
@@ -621,7 +622,10 @@ def compile_in_parallel(
     return failures
 
 
-def compile_error(failures: list[CompileFailure], cache: ObjectCache) -> BoltError:
+def compile_error(failures: list[CompileFailure], cache: ObjectCache | None = None) -> BoltError:
+    """One error for failed compiles: the first's kernel, nvcc's first error line and log,
+    then the others' names."""
+    cache = cache or ObjectCache(cache_root())
     first = failures[0]
     message = f"kernel '{first.job.name}' failed to compile: {first.first_error}"
     if first.log_path is not None:
@@ -652,7 +656,7 @@ def link_shared_library(objects: Iterable[Path | str], output_path: Path | str, 
     command = [str(nvcc), "--shared", *SHARED_OBJECT_FLAGS, *extra_flags, "-o", temporary, *map(str, objects)]
     try:
         try:
-            result = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            result = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
         except OSError as error:
             raise BoltError(f"linking {output_path.name} failed: cannot run {nvcc}: {error.strerror}") from None
         if result.returncode != 0:

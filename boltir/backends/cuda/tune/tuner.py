@@ -15,8 +15,8 @@ and records the results in the tuning database.
    refuse is recorded as "refused". A b2b op's unfused candidate is timed as the sum of its
    two halves' best times, the halves being tuned as ops of their own.
 3. *Compilation.* Compile cost follows template instances, not problems: the distinct
-   instances of all the ops are compiled once, `GROUP_SIZE` to a translation unit (FACTS.md:
-   three Hopper kernels in one unit take 80 s, against 160 s as three), in parallel through
+   instances of all the ops are compiled once, `GROUP_SIZE` to a translation unit (three Hopper kernels
+   in one unit compile in about half the time of three units), in parallel through
    the object cache. A unit that fails is retried instance by instance, so one bad
    candidate is recorded as "compile failed" and the rest go on. Each unit's kernels are
    recorded as its members (`nvcc.record_members`), so the model build that follows links
