@@ -144,6 +144,7 @@ def test_the_python_api_writes_the_same_directory(compiled, small_resnet, tmp_pa
 
     result = boltir.compile(small_resnet / "small_resnet.onnx", tmp_path / "api", arch="sm80", dtype="f16", progress=False)
     assert result.fallbacks == []
+    assert result.compile_fallbacks == [] and result.manifest["compile_fallbacks"] == 0
     ours = json.loads((tmp_path / "api/manifest.json").read_text())
     theirs = json.loads((compiled / "manifest.json").read_text())
     assert ours["launches"] == theirs["launches"] and ours["pipeline"] == theirs["pipeline"]
