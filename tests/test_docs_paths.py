@@ -169,4 +169,4 @@ def tracked_files() -> list[Path]:
 def test_no_tracked_file_points_outside_the_repository():
     needle = ("../" + "shared").encode()  # spelled in two parts so that this file does not match itself
     hits = [str(path.relative_to(ROOT)) for path in tracked_files() if path.is_file() and needle in path.read_bytes()]
-    assert not hits, "these files refer to ../shared, which a clone does not have: " + ", ".join(hits)
+    assert not hits, "these files refer to the shared folder beside the checkout, which a clone does not have: " + ", ".join(hits)

@@ -116,9 +116,10 @@ def static_input_shape(value_info: onnx.ValueInfoProto, override: object | None)
                 f"(boltc: --input-shape {name}=AxBxC)"
             )
         return override
-    # Exporters write a dynamic dimension as a dim_param, an empty dim, or a non-positive
-    # dim_value (Paddle writes -1); all of them are dynamic here.
-    dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tensor_type.shape.dim]
+    # Exporters write a dynamic dimension as a dim_param, an empty dim, or a negative
+    # dim_value (Paddle writes -1); all of them are dynamic here. 0 is a real size (an
+    # empty tensor, as ONNX's own tests use).
+    dims = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None for d in tensor_type.shape.dim]
     labels = [d.dim_param or "N" for d in tensor_type.shape.dim]
     if override is not None:
         if len(override) != len(dims):
