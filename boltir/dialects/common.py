@@ -383,3 +383,35 @@ class ReduceBase(TensorToTensorBase):
 
     axes = prop_def(I64_ARRAY)
     keepdims = opt_prop_def(UnitAttr)
+
+
+# ------------------------------------------------------------------------- attention
+
+ATTENTION_LAYOUTS = ("BHSD", "BSHD", "BS3HD")
+"""`op.attention`'s operand layouts: q/k/v as [B, H, S, D] or [B, S, H, D], or one packed
+QKV projection [B, S, 3, H, D] (q, k, v at index 0, 1, 2 of dim 2)."""
+
+
+def attention_dims(q: Shape, k: Shape, v: Shape) -> tuple[int, int, int, int, int]:
+    """(B, H, Sq, Sk, Dv) of an attention whose q, k, v are [B, H, S, D] (D of q and k
+    equal; v has k's B, H and S)."""
+    if len(q) != 4 or len(k) != 4 or len(v) != 4:
+        raise VerifyException(f"q, k and v must be 4-D, got ranks {len(q)}, {len(k)} and {len(v)}")
+    b, h, sq, d = q
+    if k[0] != b or k[1] != h or k[3] != d:
+        raise VerifyException(f"k {'x'.join(map(str, k))} does not match q {'x'.join(map(str, q))} in batch, heads or head size")
+    if v[:3] != k[:3]:
+        raise VerifyException(f"v {'x'.join(map(str, v))} does not match k {'x'.join(map(str, k))} in batch, heads or keys")
+    return b, h, sq, k[2], v[3]
+
+
+def check_attention_mask(mask: TensorType, scores: Shape, what: str = "mask", allow_bool: bool = True) -> None:
+    """An attention mask is additive (a float) or, with `allow_bool`, boolean (i1, true =
+    attend) and broadcasts to the scores [B, H, Sq, Sk]."""
+    element = mask.element_type
+    is_bool = isinstance(element, IntegerType) and element.width.data == 1
+    if not (is_float(element) or (allow_bool and is_bool)):
+        kinds = "a float or i1" if allow_bool else "a float"
+        raise VerifyException(f"{what} must be {kinds} tensor, got {mask}")
+    if not shapes.broadcasts_to(tensor_shape(mask), scores):
+        raise VerifyException(f"{what} {mask} does not broadcast to the scores {'x'.join(map(str, scores))}")

@@ -422,7 +422,44 @@ def pad(x: np.ndarray, pads, mode: str, value: float) -> np.ndarray:
     return np.pad(x, widths, mode=mode)
 
 
+# ------------------------------------------------------------------ space to depth
+
+
+def space_to_depth(x: np.ndarray, block: int) -> np.ndarray:
+    """ONNX SpaceToDepth of an N×C×H×W array: result channel (by·b + bx)·C + c."""
+    n, c, h, w = x.shape
+    blocks = x.reshape(n, c, h // block, block, w // block, block)
+    return contiguous(blocks.transpose(0, 3, 5, 1, 2, 4).reshape(n, c * block * block, h // block, w // block))
+
+
 # ----------------------------------------------------------------- implementations
+
+# ------------------------------------------------------------------------- attention
+
+
+def attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, mask: np.ndarray | None = None, causal: bool = False
+) -> np.ndarray:
+    """softmax(q @ kᵀ * scale + mask) @ v over [..., S, D] heads, in q's compute dtype.
+
+    A boolean mask keeps the scores where it is true; `causal` masks key j for query i
+    when j > i (top-left). A query whose keys are all masked gives zeros."""
+    q, k, v = widen(q), widen(k), widen(v)
+    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * np.asarray(scale, dtype=q.dtype)
+    if mask is not None:
+        if mask.dtype == np.bool_:
+            scores = np.where(mask, scores, -np.inf)
+        else:
+            scores = scores + mask.astype(q.dtype)
+    if causal:
+        sq, sk = scores.shape[-2:]
+        scores = np.where(np.tril(np.ones((sq, sk), dtype=bool)), scores, -np.inf)
+    # A row whose keys are all masked (all -inf) attends nothing and gives zeros.
+    row_max = scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores - np.where(np.isneginf(row_max), 0.0, row_max))
+    total = weights.sum(axis=-1, keepdims=True)
+    return np.matmul(weights / np.where(total == 0, 1.0, total), v)
+
 
 REDUCE_KINDS = {graph.ReduceMeanOp: "mean", graph.ReduceSumOp: "sum", graph.ReduceMaxOp: "max"}
 POOL_KINDS = {graph.MaxPool2dOp: "max", graph.AvgPool2dOp: "avg"}
@@ -583,6 +620,10 @@ class GraphFunctions(InterpreterFunctions):
         out = pad(args[0], op.prop_value("pads"), op.prop_value("mode"), op.prop_value("value"))
         return (finish(op, out),)
 
+    @impl(graph.SpaceToDepthOp)
+    def run_space_to_depth(self, interpreter: Interpreter, op: graph.SpaceToDepthOp, args: tuple):
+        return (space_to_depth(args[0], op.prop_value("blocksize")),)
+
     @impl(graph.ResizeOp)
     def run_resize(self, interpreter: Interpreter, op: graph.ResizeOp, args: tuple):
         return (finish(op, resize_as(op, widen(args[0]))),)
@@ -591,6 +632,12 @@ class GraphFunctions(InterpreterFunctions):
     def run_gather(self, interpreter: Interpreter, op: graph.GatherOp, args: tuple):
         data, indices = args
         return (contiguous(np.take(data, indices.astype(np.int64), axis=op.prop_value("axis"))),)
+
+    @impl(graph.AttentionOp)
+    def run_attention(self, interpreter: Interpreter, op: graph.AttentionOp, args: tuple):
+        q, k, v, *mask = args
+        out = attention(q, k, v, op.prop_value("scale"), mask[0] if mask else None, op.prop_value("causal"))
+        return (finish(op, out),)
 
 
 def _register_shared_implementations() -> None:

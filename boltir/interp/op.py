@@ -240,6 +240,15 @@ class OpFunctions(InterpreterFunctions):
     def run_pad(self, interpreter: Interpreter, op: ops.PadOp, args: tuple):
         return (finish(op, graph_kernels.pad(args[0], op.prop_value("pads"), op.prop_value("mode"), op.prop_value("value"))),)
 
+    @impl(ops.SpaceToDepthOp)
+    def run_space_to_depth(self, interpreter: Interpreter, op: ops.SpaceToDepthOp, args: tuple):
+        x = args[0] if op.prop_value("layout") == "NCHW" else np.transpose(args[0], CHANNELS_FIRST)
+        top, left, bottom, right = op.prop_value("pads")
+        x = graph_kernels.pad(x, (0, 0, top, left, 0, 0, bottom, right), "constant", 0.0)
+        y = graph_kernels.space_to_depth(x, op.prop_value("blocksize"))
+        y = np.pad(y, [(0, 0), (0, op.result_channels() - y.shape[1]), (0, 0), (0, 0)])
+        return (finish(op, y if op.prop_value("result_layout") == "NCHW" else np.transpose(y, CHANNELS_LAST)),)
+
     @impl(ops.ConcatOp)
     def run_concat(self, interpreter: Interpreter, op: ops.ConcatOp, args: tuple):
         return (np.concatenate(args, axis=op.prop_value("axis")),)
@@ -274,6 +283,19 @@ class OpFunctions(InterpreterFunctions):
         inputs = [np.broadcast_to(value, shape) for value in args]
         return (finish(op, np.broadcast_to(evaluate_body(op, inputs), shape)),)
 
+    @impl(ops.AttentionOp)
+    def run_attention(self, interpreter: Interpreter, op: ops.AttentionOp, args: tuple):
+        q, k, v, bias, key_lengths = (args[0], *optional_operands(op, args, ("k", "v", "bias", "key_lengths")))
+        layout = op.prop_value("layout")
+        q, k, v = attention_heads(layout, q, k, v)
+        if key_lengths is not None:
+            keys = np.arange(k.shape[2])
+            attend = keys[None, :] < key_lengths.astype(np.int64)[:, None]
+            padding = np.where(attend, 0.0, -np.inf).astype(np.float32)[:, None, None, :]
+            bias = padding if bias is None else bias.astype(np.float32) + padding
+        out = graph_kernels.attention(q, k, v, op.prop_value("scale"), bias, op.prop_value("causal"))
+        return (finish(op, out if layout == "BHSD" else out.transpose(0, 2, 1, 3)),)
+
 
 def optional_operands(op: Operation, args: tuple, names: Sequence[str]) -> list[np.ndarray | None]:
     """The values of an op's optional operands, None where absent, in `names` order."""
@@ -300,6 +322,16 @@ BINARY: dict[str, Callable] = {
     "or": np.logical_or,
     "xor": np.logical_xor,
 }
+
+
+def attention_heads(layout: str, q: np.ndarray, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An `op.attention`'s q, k and v as [B, H, S, D] arrays."""
+    if layout == "BS3HD":
+        heads = q.transpose(2, 0, 3, 1, 4)
+        return heads[0], heads[1], heads[2]
+    if layout == "BSHD":
+        return tuple(x.transpose(0, 2, 1, 3) for x in (q, k, v))
+    return q, k, v
 
 
 # ------------------------------------------------------- elementwise bodies (arith, math)

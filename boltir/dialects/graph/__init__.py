@@ -64,6 +64,7 @@ from boltir.dialects.graph.data_movement import (
     ResizeOp,
     ShapeOnlyOp,
     SliceOp,
+    SpaceToDepthOp,
     SplitOp,
     SqueezeOp,
     TransposeOp,
@@ -109,6 +110,7 @@ from boltir.dialects.graph.elementwise import (
     XorOp,
 )
 from boltir.dialects.graph.nn import (
+    AttentionOp,
     AvgPool2dOp,
     BatchNormOp,
     Conv2dOp,
@@ -188,6 +190,8 @@ Graph = Dialect(
         SqueezeOp,
         UnsqueezeOp,
         GatherOp,
+        AttentionOp,
+        SpaceToDepthOp,
     ],
     [],
 )

@@ -20,6 +20,8 @@ from boltir.dialects.common import (
     SlidingWindowBase,
     SoftmaxBase,
     TensorToTensorBase,
+    attention_dims,
+    check_attention_mask,
     check_choice,
     drop_none,
     f32_attr,
@@ -522,3 +524,47 @@ class ReduceSumOp(ReduceOp):
 class ReduceMaxOp(ReduceOp):
     name = "graph.reduce_max"
 
+
+
+# ----------------------------------------------------------------------- attention
+
+
+@irdl_op_definition
+class AttentionOp(GraphOp):
+    """Scaled dot-product attention over [B, H, S, D] heads:
+
+        softmax(q @ kᵀ * scale + mask) @ v,  the softmax in f32
+
+    q is [B, H, Sq, D], k [B, H, Sk, D], v [B, H, Sk, Dv]; the result is [B, H, Sq, Dv].
+    The optional mask broadcasts to the scores [B, H, Sq, Sk]: a float mask is added, an
+    i1 mask keeps the scores where it is true (torch SDPA's convention) and sets the others
+    to -inf. `causal` also masks key j for query i when j > i: the top-left alignment of
+    torch's `is_causal` and ONNX Attention's, whatever Sq and Sk are (with Sq < Sk, as
+    when decoding against a cache, the last queries do not see the last keys; such a model
+    must pass the mask itself). A query row whose keys are all masked gives zeros (ONNX
+    Attention's rule)."""
+
+    name = "graph.attention"
+    FLOAT_ONLY: ClassVar[bool] = True
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    scale = prop_def(FloatAttr[Float32Type])
+    causal = opt_prop_def(UnitAttr)
+    assembly_format = "$q `,` $k `,` $v (`,` $mask^)? attr-dict `:` functional-type(operands, results)"
+
+    def __init__(
+        self, q: SSAValue, k: SSAValue, v: SSAValue, mask: SSAValue | None = None, *, scale: float, causal: bool = False
+    ):
+        props = drop_none({"scale": f32_attr(scale), "causal": flag(causal)})
+        self.init_inferred([q, k, v, [mask] if mask is not None else []], props)
+
+    @classmethod
+    def infer(cls, operand_types, props):
+        same_element_type(operand_types[:3], "q, k and v")
+        b, h, sq, sk, dv = attention_dims(*(tensor_shape(t) for t in operand_types[:3]))
+        if len(operand_types) == 4:
+            check_attention_mask(operand_types[3], (b, h, sq, sk))
+        return [TensorType(operand_types[0].element_type, (b, h, sq, dv))]

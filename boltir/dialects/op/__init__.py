@@ -49,6 +49,7 @@ from boltir.dialects.common import (
 from boltir.dialects.op.compute import (
     POOL_KINDS,
     REDUCE_KINDS,
+    AttentionOp,
     B2bConv2dOp,
     B2bConvOperands,
     B2bEpilogues,
@@ -87,6 +88,7 @@ from boltir.dialects.op.data_movement import (
     ReshapeOp,
     ResizeOp,
     SliceOp,
+    SpaceToDepthOp,
 )
 from boltir.dialects.op.elementwise import (
     BINARY_FUNCTIONS,
@@ -141,6 +143,8 @@ Op = Dialect(
         CastOp,
         ElementwiseOp,
         YieldOp,
+        AttentionOp,
+        SpaceToDepthOp,
     ],
     [EpilogueAttr],
 )

@@ -6,18 +6,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, Float32Type, FloatAttr, IntegerAttr, StringAttr, TensorType, UnitAttr
+from xdsl.dialects.builtin import I64, Float32Type, FloatAttr, IntegerAttr, IntegerType, StringAttr, TensorType, UnitAttr
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from boltir.dialects import shapes
 from boltir.dialects.common import (
+    ATTENTION_LAYOUTS,
     I64_ARRAY,
     LayerNormBase,
     ReduceBase,
     SlidingWindowBase,
     SoftmaxBase,
     TensorToTensorBase,
+    attention_dims,
+    check_attention_mask,
     check_choice,
     expect_type,
     f32_attr,
@@ -519,3 +522,91 @@ class ReduceOp(OpBase, ReduceBase):
         expect_type("result", self.output.type, TensorType(self.input.type.element_type, shape))
 
 
+
+
+# ------------------------------------------------------------------------ attention
+
+
+def attention_qkv_shapes(layout: str, q: Shape, k: Shape | None, v: Shape | None) -> tuple[Shape, Shape, Shape]:
+    """q, k and v's shapes as [B, H, S, D], whatever `layout` holds them in."""
+    if layout == "BS3HD":
+        if k is not None or v is not None:
+            raise VerifyException('layout "BS3HD" takes only q, the packed [B, S, 3, H, D] projection')
+        if len(q) != 5 or q[2] != 3:
+            raise VerifyException(f'layout "BS3HD" expects q of shape [B, S, 3, H, D], got {"x".join(map(str, q))}')
+        head = (q[0], q[3], q[1], q[4])
+        return head, head, head
+    if k is None or v is None:
+        raise VerifyException(f'layout "{layout}" takes q, k and v')
+    if layout == "BSHD":
+        if len(q) != 4 or len(k) != 4 or len(v) != 4:
+            raise VerifyException(f"q, k and v must be 4-D, got ranks {len(q)}, {len(k)} and {len(v)}")
+        return tuple((s[0], s[2], s[1], s[3]) for s in (q, k, v))
+    return q, k, v
+
+
+@irdl_op_definition
+class AttentionOp(KeywordOperandsFormat, OpBase):
+    """Fused scaled dot-product attention, one kernel: softmax(q @ kᵀ * scale + bias) @ v,
+    the softmax in f32 and no S×S scores in memory.
+
+    `layout` says how q, k and v are stored:
+    - "BHSD": q [B, H, Sq, D], k [B, H, Sk, D], v [B, H, Sk, Dv]; result [B, H, Sq, Dv];
+    - "BSHD": q [B, Sq, H, D], k [B, Sk, H, D], v [B, Sk, H, Dv]; result [B, Sq, H, Dv];
+    - "BS3HD": only q, the packed projection [B, S, 3, H, D] whose index 0, 1, 2 of dim 2
+      are q, k and v; result [B, S, H, D].
+    `bias` (f16 or f32) is added to the scores and broadcasts to [B, H, Sq, Sk];
+    `key_lengths` (i32 [B]) masks the keys at index >= key_lengths[b]; `causal` masks key j
+    for query i when j > i (top-left, as `graph.attention`). A query row whose keys are all
+    masked gives zeros."""
+
+    name = "op.attention"
+    q = operand_def(TensorType)
+    k = opt_operand_def(TensorType)
+    v = opt_operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    key_lengths = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    layout = layout_string(ATTENTION_LAYOUTS)
+    scale = prop_def(FloatAttr[Float32Type])
+    causal = opt_prop_def(UnitAttr)
+    REQUIRED: ClassVar = ("q",)
+    OPTIONAL: ClassVar = ("k", "v", "bias", "key_lengths")
+
+    def __init__(self, q, k=None, v=None, *, bias=None, key_lengths=None, layout="BHSD", scale: float, causal=False):
+        props = {"layout": StringAttr(layout), "scale": f32_attr(scale)}
+        if causal:
+            props["causal"] = UnitAttr()
+        shapes_ = [None if value is None else tensor_shape(value.type) for value in (q, k, v)]
+        qh, kh, vh = attention_qkv_shapes(layout, *shapes_)
+        result_type = TensorType(q.type.element_type, self.result_shape(layout, attention_dims(qh, kh, vh)))
+        super().__init__(
+            operands=[q] + [[value] if value is not None else [] for value in (k, v, bias, key_lengths)],
+            properties=props,
+            result_types=[result_type],
+        )
+
+    @staticmethod
+    def result_shape(layout: str, dims: tuple[int, int, int, int, int]) -> Shape:
+        b, h, sq, _, dv = dims
+        return (b, h, sq, dv) if layout == "BHSD" else (b, sq, h, dv)
+
+    def head_shapes(self) -> tuple[Shape, Shape, Shape]:
+        """q, k and v's shapes as [B, H, S, D]."""
+        shapes_ = [None if value is None else tensor_shape(value.type) for value in (self.q, self.k, self.v)]
+        return attention_qkv_shapes(self.prop_value("layout"), *shapes_)
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        layout = check_choice("layout", self.prop_value("layout"), ATTENTION_LAYOUTS)
+        qkv = [value for value in (self.q, self.k, self.v) if value is not None]
+        same_element_type(qkv, "q, k and v")
+        if not is_float(self.q.type.element_type):
+            raise VerifyException(f"expects floating-point q, k and v, got {self.q.type}")
+        b, h, sq, sk, dv = attention_dims(*self.head_shapes())
+        if self.bias is not None:
+            check_attention_mask(self.bias.type, (b, h, sq, sk), "bias", allow_bool=False)
+        if self.key_lengths is not None and self.key_lengths.type != TensorType(IntegerType(32), (b,)):
+            raise VerifyException(f"key_lengths must be tensor<{b}xi32>, got {self.key_lengths.type}")
+        expected = TensorType(self.q.type.element_type, self.result_shape(layout, (b, h, sq, sk, dv)))
+        expect_type("result", self.output.type, expected)
