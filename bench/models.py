@@ -4,7 +4,13 @@ PyTorch eager and torch.compile (default and reduce-overhead), channels_last fp1
 run. Checks each compiled model against PyTorch fp32 on the same input: correct means
 ‖Δ‖/‖ref‖ < 1e-2, or no worse than PyTorch's own fp16 run (f16 arithmetic alone moves a
 deep random network's output by a few percent). Prints each model's slowest launches
-(`CompiledModel.profile`) and one table last.
+(`CompiledModel.profile`: each against its roofline bound) and one table last.
+
+The roofline columns need no GPU: "bounds ms" is the sum of the launches' roofline bounds
+(the FLOPs and bytes `boltc --roofline` counts, in the manifest, over the target's peaks),
+"bounds/graph" that sum over the measured graph-replay time, and "model eff" the model's
+FLOPs (2 × the multiply-adds of its ONNX graph, tests/support/onnx_macs.py) over graph
+time × the target's peak f16 FLOP/s.
 
     source bench/setup_gpu.sh && python3 -m bench.models [--models resnet50,bert] [--batches 1,32]
     python3 -m bench.models --compile-only    # no GPU: cold/warm compile times, fills the object cache
@@ -24,6 +30,10 @@ import statistics
 import sys
 import time
 from pathlib import Path
+
+from boltir.runtime import launch_bounds
+from boltir.target import get_target
+from tests.support.onnx_macs import multiply_adds
 
 MODELS = ("resnet50", "mobilenet_v2", "vgg16", "repvgg_a0", "bert")
 REPEATS, WARMUP = 50, 10
@@ -145,6 +155,18 @@ def compiled_model(name: str, batch: int, model, work: Path, build: str = "sm90"
     return result, inputs, times[0], times[-1]
 
 
+def roofline_figures(result, onnx_path: Path) -> tuple[float, float, float]:
+    """(sum of the launches' bounds in ms, model FLOPs, the target's peak f16 FLOP/s): no GPU."""
+    manifest = result.manifest
+    bounds_ms = sum(bound for _, _, bound in launch_bounds(manifest) if bound is not None)
+    try:
+        model_flops = 2.0 * multiply_adds(onnx_path)
+    except KeyError as missing:  # a product whose operand shape ONNX's inference left open: one column, not the row
+        print(f"the FLOPs of {onnx_path.name} are unknown: ONNX inferred no shape for {missing}", flush=True)
+        model_flops = float("nan")
+    return bounds_ms, model_flops, get_target(manifest["arch"]).peak_flops("f16")
+
+
 def relative_error(got, reference) -> float:
     import torch
 
@@ -209,10 +231,15 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     torch.cuda.synchronize()
     ours_bytes = free_before - torch.cuda.mem_get_info()[0]
     ours_ms = time_ms(lambda: compiled(**device_inputs))
-    print(f"profile of {name} b{batch} (launch times include the gap to the next):")
+    print(f"profile of {name} b{batch} (launches timed inside a captured graph; % bound: the roofline bound over the time):")
     print(format_profile(compiled.profile(**device_inputs), top=8), flush=True)
     graph_ms = replay_ms(compiled, device_inputs)
     compiled.close()
+    bounds_ms, model_flops, peak = roofline_figures(result, work / f"{name}_b{batch}.onnx")
+    efficiency = model_flops / (graph_ms * 1e-3 * peak)
+    print(f"roofline of {name} b{batch}: the launches' bounds sum to {bounds_ms:.3f} ms against a graph replay of "
+          f"{graph_ms:.3f} ms ({100 * bounds_ms / graph_ms:.0f}%); {model_flops / 1e9:.2f} GFLOP, model efficiency "
+          f"{100 * efficiency:.1f}% of {peak / 1e12:.0f} TFLOP/s", flush=True)
     others = [other_build(name, batch, model, work, build, device_inputs, reference) for build in builds[1:]]
     # peers: fp16, channels_last for CNNs; their memory counts the weights too, as ours does
     torch.cuda.reset_peak_memory_stats()
@@ -240,11 +267,13 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     verdict = "ok" if error < 1e-2 or error <= 1.1 * eager_error else "WRONG"
     return (f"{name} b{batch}", f"{ours_ms:.3f}", f"{graph_ms:.3f}", f"{eager_ms:.3f}", f"{compile_ms:.3f}", f"{overhead_ms:.3f}",
             f"{error:.1e}", f"{eager_error:.1e}", verdict, f"{ours_bytes / 2**20:.0f} / {eager_bytes / 2**20:.0f}",
-            f"{compile_s:.0f}/{warm_s:.0f}", str(len(result.fallbacks)), "; ".join(others) or "-")
+            f"{compile_s:.0f}/{warm_s:.0f}", str(len(result.fallbacks)), f"{bounds_ms:.3f}",
+            f"{100 * bounds_ms / graph_ms:.0f}%", f"{100 * efficiency:.1f}%", "; ".join(others) or "-")
 
 
 HEADER = ("model", "boltir", "boltir graph", "eager", "compile", "reduce-overhead", "err ours vs fp32", "err eager fp16 vs fp32",
-          "correct", "device MiB ours/eager", "compile s cold/warm", "fallbacks", "other builds: graph ms (err)")
+          "correct", "device MiB ours/eager", "compile s cold/warm", "fallbacks", "bounds ms", "bounds/graph", "model eff",
+          "other builds: graph ms (err)")
 
 
 def print_table(header, rows) -> None:
@@ -285,8 +314,10 @@ def main() -> int:
                     for build in builds:
                         result, _, cold, warm = compiled_model(name, batch, model, work, build)
                         launches = result.manifest["launches"]
+                        bounds_ms, model_flops, _ = roofline_figures(result, work / f"{name}_b{batch}.onnx")
                         rows.append((f"{name} b{batch} {build}", len(launches), len({launch["kernel"] for launch in launches}),
-                                     sum(launch.get("cutlass") == "3.x" for launch in launches), f"{cold:.1f}", f"{warm:.1f}", len(result.fallbacks)))
+                                     sum(launch.get("cutlass") == "3.x" for launch in launches), f"{cold:.1f}", f"{warm:.1f}",
+                                     len(result.fallbacks), f"{model_flops / 1e9:.2f}", f"{bounds_ms:.3f}"))
                 else:
                     rows.append(measure(name, batch, model, work, name in args.peer_models.split(","), builds,
                                         1 if args.no_warm_compile else 2))
@@ -298,7 +329,8 @@ def main() -> int:
             print("row:", " | ".join(map(str, rows[-1])), flush=True)
     if args.compile_only:
         print(f"\ncompile times on {os.cpu_count()} cores, seconds")
-        print_table(("model", "launches", "distinct kernels", "3.x launches", "cold s", "warm s", "fallbacks"), rows)
+        print_table(("model", "launches", "distinct kernels", "3.x launches", "cold s", "warm s", "fallbacks", "model GFLOP",
+                     "bounds ms"), rows)
         return 0
     import torch
 

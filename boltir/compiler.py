@@ -3,8 +3,9 @@
     boltir.compile("model.onnx", "out/", arch="sm90", dtype="f16")
 
 writes `out/libmodel.so` (every kernel and the host program), `out/weights.bin`,
-`out/manifest.json` (inputs, outputs, arch, dtype, pipeline, the kernel of every launch)
-and `out/module.mlir` (the lowered IR with weights elided, for the debugger).
+`out/manifest.json` (inputs, outputs, arch, dtype, pipeline, the kernel of every launch
+with its roofline counts: flops, bytes, element) and `out/module.mlir` (the lowered IR
+with weights elided, for the debugger).
 
 The pipeline is the default op-level one (`boltir.pipelines.default_pipeline`) followed by
 `backend_passes()`: kernel selection, lowering to CUTLASS instances and memory planning.
@@ -37,6 +38,12 @@ from xdsl.passes import ModulePass
 
 from boltir.backends.cuda.codegen.host_program import Program, build_program
 from boltir.backends.cuda.passes.lower_op_to_cutlass import FAMILIES_OF
+from boltir.backends.cuda.roofline import (
+    RooflineRow,
+    launch_cost,
+    launch_element,
+    module_roofline,
+)
 from boltir.backends.cuda.select.choice import KERNEL_ATTR
 from boltir.backends.cuda.toolchain.nvcc import (
     CompileFailure,
@@ -325,8 +332,11 @@ def build_manifest(built: BuiltModel, *, arch: str, dtype: str, collected) -> di
     program, entry = built.program, find_entry(built.lowered.module)
     launches = []
     for step, compile_fallback in zip(program.steps, built.launch_fallbacks, strict=True):
+        cost = launch_cost(step.op)
         launch = {"op": step.op.name, "kernel": step.kernel, "family": step.family, "fallback": step.fallback,
-                  **({"cutlass": step.generation} if step.generation else {})}
+                  **({"cutlass": step.generation} if step.generation else {}),
+                  # the roofline's counts: the runtime's profile sets each launch against its bound
+                  "flops": cost.flops, "bytes": cost.bytes, "element": launch_element(step.op)}
         if compile_fallback is not None:
             launch["compile_fallback"] = {"instance": compile_fallback.instance, "error": compile_fallback.error}
         launches.append(launch)
@@ -347,6 +357,21 @@ def build_manifest(built: BuiltModel, *, arch: str, dtype: str, collected) -> di
         "launches": launches,
         "compile_fallbacks": len(built.compile_fallbacks),
     }
+
+
+# ----------------------------------------------------------------------- roofline
+
+
+def roofline(model, *, arch: str = "sm90", dtype: str = "f16", input_shapes: Mapping[str, Sequence[int]] | None = None,
+             pipeline: str | None = None, plugins: Sequence[str] = (), cutlass: int = 3,
+             tuning_db: str | os.PathLike = "") -> list[RooflineRow]:
+    """Each launch of `model` compiled for `arch`: its FLOPs, bytes and bound time
+    (`boltir.backends.cuda.roofline`). Runs the pipeline and builds the host program, but
+    compiles nothing: it needs neither a GPU nor nvcc."""
+    target = get_target(arch)
+    lowered = lower(model, arch=arch, dtype=dtype, input_shapes=input_shapes, pipeline=pipeline, plugins=plugins,
+                    cutlass=cutlass, tuning_db=str(tuning_db or ""))
+    return module_roofline(lowered.module, target)
 
 
 def warn_fallbacks(result: CompileResult, stream=None) -> None:

@@ -5,7 +5,7 @@
     (y,) = model(x=torch_tensor_on_cuda)        # device in, device out (DLPack / CUDA array interface)
     model.capture(); model.replay()             # CUDA-graph replay of the last inputs' shapes
     model = boltir.runtime.load("out/", debug=True)   # op by op against the interpreter
-    print(boltir.runtime.format_profile(model.profile(x=array)))   # time of every launch
+    print(boltir.runtime.format_profile(model.profile(x=array)))   # every launch against its roofline bound
 
 The directory is what `boltir.compile` / `boltc MODEL -o DIR` writes: `libmodel.so`,
 `weights.bin`, `manifest.json` and `module.mlir` (the lowered IR, weights elided; the
@@ -25,19 +25,52 @@ import numpy as np
 from boltir.diagnostics import BoltError
 from boltir.dtypes import ir_name_of_numpy
 from boltir.manifest import TensorSpec
+from boltir.target import get_target
 
 HOST_TO_DEVICE, DEVICE_TO_HOST = 1, 2
 
 
 @dataclass(frozen=True)
 class LaunchTime:
-    """One launch of a profiled run: its position, op, kernel and median time."""
+    """One launch of a profiled run: its position, op, kernel and median time, and the
+    roofline's counts and bound from the manifest (None for a model built without them)."""
 
     index: int
     op: str
     kernel: str
     family: str
     ms: float
+    flops: int | None = None
+    bytes: int | None = None
+    bound_ms: float | None = None
+    """max(FLOPs / peak, bytes / bandwidth) on the model's target."""
+
+    @property
+    def tflops_per_second(self) -> float | None:
+        return None if self.flops is None or self.ms <= 0 else self.flops / (self.ms * 1e-3) / 1e12
+
+    @property
+    def gigabytes_per_second(self) -> float | None:
+        return None if self.bytes is None or self.ms <= 0 else self.bytes / (self.ms * 1e-3) / 1e9
+
+    @property
+    def bound_fraction(self) -> float | None:
+        """The bound over the measured time: 1 is the roofline."""
+        return None if self.bound_ms is None or self.ms <= 0 else self.bound_ms / self.ms
+
+
+def launch_bounds(manifest: dict) -> list[tuple[int | None, int | None, float | None]]:
+    """(FLOPs, bytes, bound ms) of each launch of a manifest, from its roofline counts and
+    its target's peaks; Nones where the manifest has no counts."""
+    target = get_target(manifest["arch"])
+    bounds = []
+    for launch in manifest["launches"]:
+        if "flops" not in launch:
+            bounds.append((None, None, None))
+            continue
+        element = launch.get("element", manifest["dtype"])
+        bounds.append((launch["flops"], launch["bytes"], 1e3 * target.bound_seconds(launch["flops"], launch["bytes"], element)))
+    return bounds
 
 
 def _device_pointer(value) -> tuple[int, tuple[int, ...], str] | None:
@@ -199,19 +232,28 @@ class CompiledModel:
         self._check(self.library.boltir_model_replay(self.context, ctypes.c_void_p(stream)), "replaying: ")
 
     def profile(self, *args, repeats: int = 20, **kwargs) -> list[LaunchTime]:
-        """Runs the model `repeats` times (after one warm-up) with a CUDA event between
-        launches; returns each launch's median time, in launch order. The times include
-        the gap to the next launch, so they add up to a plain run's time."""
+        """Each launch's median time over `repeats` runs (after one warm-up), in launch
+        order, with its roofline counts and bound. The launches are captured once into a
+        CUDA graph with an event between them and the graph is replayed, so launch gaps do
+        not count and the times add up to about a graph replay's. A library built before
+        that was possible is timed with events between plain launches (each time then
+        includes the gap to the next)."""
         pointers, _ = self._bind(args, kwargs)
         inputs = self._pointer_array(pointers)
         launches = self.manifest["launches"]
         times = (ctypes.c_float * max(1, repeats * len(launches)))()
-        self._check(self.library.boltir_model_profile(self.context, inputs, 1, times, None), "profiling: ")
-        self._check(self.library.boltir_model_profile(self.context, inputs, repeats, times, None), "profiling: ")
+        self._check(self.library.boltir_synchronize(), "profiling: ")  # the inputs' producers, on any stream
+        graph_timed = getattr(self.library, "boltir_model_profile_graph", None)
+        if graph_timed is not None:
+            graph_timed.restype = ctypes.c_int
+            self._check(graph_timed(self.context, inputs, repeats, times, None), "profiling: ")
+        else:
+            self._check(self.library.boltir_model_profile(self.context, inputs, 1, times, None), "profiling: ")
+            self._check(self.library.boltir_model_profile(self.context, inputs, repeats, times, None), "profiling: ")
         samples = np.frombuffer(times, dtype=np.float32)[: repeats * len(launches)].reshape(repeats, len(launches))
         medians = np.median(samples, axis=0) if repeats else np.zeros(len(launches))
-        return [LaunchTime(i, launch["op"], launch["kernel"], launch["family"], float(ms))
-                for i, (launch, ms) in enumerate(zip(launches, medians))]
+        return [LaunchTime(i, launch["op"], launch["kernel"], launch["family"], float(ms), *bound)
+                for i, (launch, ms, bound) in enumerate(zip(launches, medians, launch_bounds(self.manifest)))]
 
     def results(self) -> list[np.ndarray]:
         self._check(self.library.boltir_synchronize())
@@ -247,13 +289,26 @@ class CompiledModel:
             pass
 
 
+def _figure(value: float | None, width: int, digits: int, scale: float = 1.0, suffix: str = "") -> str:
+    return "-".rjust(width) if value is None else f"{value * scale:{width - len(suffix)}.{digits}f}{suffix}"
+
+
 def format_profile(launches: list[LaunchTime], top: int | None = None) -> str:
-    """A table of the launches, slowest first (the `top` slowest), with each one's share."""
-    total = sum(launch.ms for launch in launches) or 1.0
+    """A table of the launches, slowest first (the `top` slowest): each one's time, share,
+    achieved TFLOP/s and GB/s and its bound over its time ("% bound": 100% is the
+    roofline); the last line sets the sum of the bounds against the measured total."""
+    measured = sum(launch.ms for launch in launches)
+    share_of = measured or 1.0
     rows = sorted(launches, key=lambda launch: -launch.ms)[:top]
-    lines = [f"{'#':>4}  {'ms':>8}  {'share':>6}  {'op':<22} kernel"]
-    lines += [f"{r.index:>4}  {r.ms:8.4f}  {100 * r.ms / total:5.1f}%  {r.op:<22} {r.kernel}" for r in rows]
-    lines.append(f"{len(launches)} launches, {sum(launch.ms for launch in launches):.4f} ms in all")
+    lines = [f"{'#':>4}  {'ms':>8}  {'share':>6}  {'TFLOP/s':>8}  {'GB/s':>7}  {'% bound':>7}  {'op':<22} kernel"]
+    lines += [f"{r.index:>4}  {r.ms:8.4f}  {100 * r.ms / share_of:5.1f}%  {_figure(r.tflops_per_second, 8, 1)}  "
+              f"{_figure(r.gigabytes_per_second, 7, 0)}  {_figure(r.bound_fraction, 7, 1, 100, '%')}  {r.op:<22} {r.kernel}"
+              for r in rows]
+    total = f"{len(launches)} launches, {measured:.4f} ms in all"
+    bounds = [launch.bound_ms for launch in launches]
+    if launches and None not in bounds:
+        total += f"; bounds {sum(bounds):.4f} ms, {100 * sum(bounds) / share_of:.1f}% of the measured time"
+    lines.append(total)
     return "\n".join(lines)
 
 

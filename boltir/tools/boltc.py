@@ -7,6 +7,7 @@
 
     boltc model.onnx -o out/ [--arch sm80|sm90] [--cutlass 2|3] [--dtype f16|bf16|f32] [--debug-dump]
     boltc model.onnx --emit cutlass|cuda [-o FILE|DIR]
+    boltc model.onnx --roofline [--arch ...] [--input-shape ...] [--dtype ...]
 
 Without `--emit`, boltc compiles the model into the directory `-o` names: the shared
 library, the weights and manifest.json (see boltir/compiler.py), which
@@ -14,7 +15,8 @@ library, the weights and manifest.json (see boltir/compiler.py), which
 the default pipeline (see boltir/pipelines.py) up to the operator level; `--emit cutlass`
 adds kernel selection, lowering to CUTLASS instances and memory planning; `--emit cuda`
 writes the CUDA translation units (into `-o DIR`, or all to standard output). `bolt-opt`
-and `bolt-run` read the IR levels back.
+and `bolt-run` read the IR levels back. `--roofline` prints every launch's FLOPs, bytes
+and bound time on the target (boltir/backends/cuda/roofline.py), without compiling.
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
         "op = after the graph and operator-level passes; cutlass = after kernel selection, lowering and memory "
         "planning; cuda = the CUDA sources. Without --emit, compile into the directory -o names",
     )
+    parser.add_argument("--roofline", action="store_true",
+                        help="print every launch's FLOPs, bytes moved and roofline bound on the --arch target, and their "
+                        "total; compiles nothing (no GPU, no nvcc)")
     parser.add_argument("--debug-dump", action="store_true",
                         help="after compiling, run the model launch by launch on random inputs on the GPU and compare "
                         "every result with the interpreter; names the first launch that diverges")
@@ -135,6 +140,8 @@ def boltc(args: argparse.Namespace) -> None:
         return
     if args.model is None:
         raise BoltError("no model given; usage: boltc MODEL.onnx -o DIR, or boltc MODEL.onnx --emit graph|op|cutlass|cuda")
+    if args.roofline and (args.emit or args.output):
+        raise BoltError("--roofline prints a table on standard output; it takes neither --emit nor -o")
     if args.emit is None or args.emit in ("cutlass", "cuda"):
         compile_or_emit(args, pipeline)
         return
@@ -166,6 +173,11 @@ def compile_or_emit(args: argparse.Namespace, op_pipeline: str) -> None:
     selector = "tune" if args.tune else "db"
     pipeline = ",".join([op_pipeline, *compiler.backend_passes(args.arch, args.cutlass, selector, args.tuning_db)])
     input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
+    if args.roofline:
+        rows = compiler.roofline(args.model, arch=args.arch, dtype=args.dtype, input_shapes=input_shapes,
+                                 pipeline=pipeline, plugins=args.pass_plugin)
+        sys.stdout.write(format_roofline(rows))
+        return
     if args.emit is None:
         if not args.output:
             raise BoltError("compiling needs an output directory: boltc MODEL.onnx -o DIR")
@@ -214,6 +226,20 @@ def compile_or_emit(args: argparse.Namespace, op_pipeline: str) -> None:
     else:
         for unit in program.units:
             sys.stdout.write(f"// ===== {unit.name}.cu\n{unit.source}\n")
+
+
+def format_roofline(rows: Sequence) -> str:
+    """One line per launch (index, op, kernel family, MFLOP, MB, bound µs, and a note where
+    the count is bytes only), then `total: <GFLOP> GFLOP, <MB> MB, bound <ms> ms`. MB are
+    10^6 bytes, as the bandwidth's."""
+    lines = [f"{'#':>4}  {'op':<28} {'family':<24} {'MFLOP':>12} {'MB':>10} {'bound µs':>10}"]
+    for row in rows:
+        note = f"  ({row.note})" if row.note else ""
+        lines.append(f"{row.index:>4}  {row.op:<28} {row.family:<24} {row.flops / 1e6:12.3f} {row.bytes / 1e6:10.3f} "
+                     f"{row.bound_seconds * 1e6:10.3f}{note}")
+    flops, moved, bound = sum(r.flops for r in rows), sum(r.bytes for r in rows), sum(r.bound_seconds for r in rows)
+    lines.append(f"total: {flops / 1e9:.4f} GFLOP, {moved / 1e6:.3f} MB, bound {bound * 1e3:.4f} ms")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
