@@ -253,3 +253,24 @@ def test_format_profile_without_counts_shows_dashes_and_no_bounds():
 def test_launch_bounds_of_a_manifest_without_counts():
     manifest = {"arch": "sm80", "dtype": "f16", "launches": [{"op": "op.pad"}, {"flops": 0, "bytes": 2_039_000}]}
     assert launch_bounds(manifest) == [(None, None, None), (0, 2_039_000, pytest.approx(1e-3))]
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_profile_on_the_gpu_sets_launches_against_their_bounds(small_resnet, tmp_path):
+    """Timed inside a captured graph: every launch of the manifest, with its counts and
+    bound, and the model still runs afterwards."""
+    import numpy as np
+
+    from boltir.runtime import load
+
+    result = compiler.compile(small_resnet, tmp_path / "out", arch="sm80", dtype="f16", progress=False)
+    model = load(result.directory)
+    image = np.load(small_resnet.parent / "input.npz")["image"]
+    launches = model.profile(image=image, repeats=10)
+    assert len(launches) == len(result.manifest["launches"])
+    assert all(t.ms > 0 and t.flops is not None and t.bound_ms > 0 for t in launches)
+    assert [t.flops for t in launches] == [launch["flops"] for launch in result.manifest["launches"]]
+    assert "; bounds " in format_profile(launches).splitlines()[-1]
+    (got,) = model(image=image)  # profiling leaves the model usable
+    assert np.isfinite(got).all()
