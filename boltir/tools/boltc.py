@@ -232,11 +232,13 @@ def format_roofline(rows: Sequence) -> str:
     """One line per launch (index, op, kernel family, MFLOP, MB, bound µs, and a note where
     the count is bytes only), then `total: <GFLOP> GFLOP, <MB> MB, bound <ms> ms`. MB are
     10^6 bytes, as the bandwidth's."""
-    lines = [f"{'#':>4}  {'op':<28} {'family':<24} {'MFLOP':>12} {'MB':>10} {'bound µs':>10}"]
+    op_width = max([len("op"), *(len(row.op) for row in rows)])
+    family_width = max([len("family"), *(len(row.family) for row in rows)])
+    lines = [f"{'#':>4}  {'op':<{op_width}}  {'family':<{family_width}}  {'MFLOP':>12} {'MB':>10} {'bound µs':>10}"]
     for row in rows:
         note = f"  ({row.note})" if row.note else ""
-        lines.append(f"{row.index:>4}  {row.op:<28} {row.family:<24} {row.flops / 1e6:12.3f} {row.bytes / 1e6:10.3f} "
-                     f"{row.bound_seconds * 1e6:10.3f}{note}")
+        lines.append(f"{row.index:>4}  {row.op:<{op_width}}  {row.family:<{family_width}}  {row.flops / 1e6:12.3f} "
+                     f"{row.bytes / 1e6:10.3f} {row.bound_seconds * 1e6:10.3f}{note}")
     flops, moved, bound = sum(r.flops for r in rows), sum(r.bytes for r in rows), sum(r.bound_seconds for r in rows)
     lines.append(f"total: {flops / 1e9:.4f} GFLOP, {moved / 1e6:.3f} MB, bound {bound * 1e3:.4f} ms")
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 
@@ -131,6 +132,15 @@ def test_an_op_without_a_rule_is_counted_by_bytes_and_says_so():
     relu = graph.ReluOp(ModelBuilder().input("x", (2, 4)))
     cost = launch_cost(relu)
     assert cost == type(cost)(0, 2 * 32, "no FLOP rule for graph.relu: bytes only")
+
+
+def test_attention_counts_both_products_and_moves_no_scores():
+    builder = ModelBuilder()
+    q, k, v = (builder.input(name, (2, 4, 128, 64), np.float16) for name in "qkv")
+    full = launch_cost(ops.AttentionOp(q, k, v, scale=0.125))
+    assert full.flops == 2 * 2 * 4 * 128 * 128 * (64 + 64)
+    assert full.bytes == 4 * (2 * 2 * 4 * 128 * 64)  # q, k, v and the result
+    assert launch_cost(ops.AttentionOp(q, k, v, scale=0.125, causal=True)).flops == full.flops // 2
 
 
 def test_pooling_and_softmax():
@@ -260,8 +270,6 @@ def test_launch_bounds_of_a_manifest_without_counts():
 def test_profile_on_the_gpu_sets_launches_against_their_bounds(small_resnet, tmp_path):
     """Timed inside a captured graph: every launch of the manifest, with its counts and
     bound, and the model still runs afterwards."""
-    import numpy as np
-
     from boltir.runtime import load
 
     result = compiler.compile(small_resnet, tmp_path / "out", arch="sm80", dtype="f16", progress=False)

@@ -13,6 +13,7 @@ The counting rules are `RULES`, one entry per op class: a FLOP rule and a byte r
 - **FLOPs.** GEMMs and convs (CUTLASS instances, plain fallbacks, back-to-back pairs):
   2 × multiply-adds of the shapes the kernel runs, so the channels and GEMM sizes that
   `pad-alignment` added count; the epilogue's few operations per output element do not.
+  Fused attention: its two products (half of them when causal).
   Pooling: one operation per window tap and output element (global pooling: per input
   element); reductions: one per input element; softmax `SOFTMAX_FLOPS` and layer norm
   `LAYER_NORM_FLOPS` per element; an elementwise region: its body's arithmetic ops per
@@ -20,8 +21,8 @@ The counting rules are `RULES`, one entry per op class: a FLOP rule and a byte r
   `op.binary` and `op.select` one per output element; casts and data movement none.
 - **Bytes.** Each operand read once and the result written once, in their element
   sizes (weights, biases and residuals are operands). A slice reads only what it writes,
-  a gather its indices and the rows it writes. A back-to-back pair's intermediate stays
-  on chip.
+  a gather its indices and the rows it writes. A back-to-back pair's intermediate, and
+  attention's scores, stay on chip.
 - **An op without a rule** is counted by bytes alone, and its row says so in `note`.
 
 The bound reads the peak of the launch's element type (its first operand's): the tensor
@@ -172,6 +173,15 @@ def pool_flops(op: ops.Pool2dOp) -> int:
     return elements(op.output) * math.prod(op.prop_value("kernel_shape"))
 
 
+def attention_flops(op: ops.AttentionOp) -> int:
+    """q @ kᵀ and p @ v: 2 × B·H·Sq·Sk × (D + Dv), halved when causal (the scores above the
+    diagonal are skipped); the softmax's few per score are not counted."""
+    q, k, v = op.head_shapes()
+    b, h, sq, d = q
+    products = 2 * b * h * sq * k[2] * (d + v[3])
+    return products // 2 if op.prop_value("causal") else products
+
+
 def elementwise_region_flops(op: ops.ElementwiseOp) -> int:
     arithmetic = sum(1 for inner in op.body.block.ops if inner.name not in NOT_ARITHMETIC)
     return arithmetic * elements(op.output)
@@ -200,6 +210,7 @@ RULES: dict[type, Rule] = {
     ops.SoftmaxOp: (per_element(SOFTMAX_FLOPS), every_tensor_once),
     ops.LayerNormOp: (per_element(LAYER_NORM_FLOPS), every_tensor_once),
     ops.ReduceOp: (per_element(1), every_tensor_once),
+    ops.AttentionOp: (attention_flops, every_tensor_once),
     # elementwise
     ops.ElementwiseOp: (elementwise_region_flops, every_tensor_once),
     ops.UnaryOp: (one_per_output, every_tensor_once),
