@@ -4,7 +4,8 @@
 #   run: bash bench/gpu_run.sh check kernels tests      carry: [".whl", ".kcache/objects", ".kcache/members"]
 # (bench/carry_objects.py first trims .kcache/objects to what the stages need: 64 MiB in all)
 # Stages: check (bench/check_kernels.py), sweep (bench/compile_sweep.py: nvcc on every instance
-# the selection sweep emits), data / compute (the op-kernel checks), tests
+# the selection sweep emits), data / compute (the op-kernel checks), attention (bench/check_attention.py
+# $ATTENTION_ARGS: the fused attention against the interpreter, then timed against torch's SDPA), tests
 # (pytest -m gpu), kernels (bench/kernels.py $KERNELS_ARGS), models (bench/models.py $MODELS_ARGS),
 # tune (bench/tune.py $TUNE_ARGS), sanitize (compute-sanitizer memcheck on one run of $SANITIZE_DIR, made by models). Each stage's full log goes to $OUT/<stage>.log;
 # the summaries are printed last, in stage order.
@@ -19,6 +20,7 @@ declare -A commands=(
   [sweep]="python3 -m bench.compile_sweep ${SWEEP_ARGS:-}"
   [data]="python3 -m bench.check_data_kernels"
   [compute]="python3 -m bench.check_compute_kernels"
+  [attention]="python3 -m bench.check_attention ${ATTENTION_ARGS:-}"
   [tests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_compiler.py tests/backends"
   [kernels]="python3 -m bench.kernels ${KERNELS_ARGS:-}"
   [models]="python3 -m bench.models ${MODELS_ARGS:-}"

@@ -8,7 +8,8 @@ object files to a shared library.
 **Toolchain.** nvcc is `$BOLTIR_NVCC` if set, else the first `nvcc` on PATH. The CUTLASS
 headers come from the `nvidia-cutlass` wheel (`pip install --no-deps
 nvidia-cutlass==4.2.0.0`): `cutlass_library/source/{include, tools/util/include,
-examples/13_two_tensor_op_fusion}` (the last for the back-to-back kernels). The package is
+examples/13_two_tensor_op_fusion, examples/41_fused_multi_head_attention}` (the last two
+for the back-to-back kernels and the fused attention). The package is
 located, never imported: importing it needs dependencies we do not install.
 
 **Flags** (`CompileJob.flags`): `-std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr
@@ -72,11 +73,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from boltir.backends.cuda.codegen.generator import SHARED_OBJECT_FLAGS, CompileJob
+from boltir.backends.cuda.codegen.generator import SHARED_OBJECT_FLAGS, TEMPLATES, CompileJob
 from boltir.diagnostics import BoltError
 
-CUTLASS_INCLUDE_DIRS = ("include", "tools/util/include", "examples/13_two_tensor_op_fusion")
+CUTLASS_INCLUDE_DIRS = ("include", "tools/util/include", "examples/13_two_tensor_op_fusion", "examples/41_fused_multi_head_attention")
 """Relative to the wheel's `cutlass_library/source`."""
+TOOLKIT_STUBS = TEMPLATES / "stubs"
+"""Headers a CUDA toolkit may lack, each the toolkit's own where it has one (an include path
+after CUTLASS's)."""
 
 MISSING_NVCC = "nvcc not found on PATH: install the CUDA toolkit 13.0, or set BOLTIR_NVCC"
 MISSING_CUTLASS = "CUTLASS headers not found: pip install nvidia-cutlass==4.2.0.0"
@@ -163,7 +167,7 @@ class Toolchain:
     @staticmethod
     def find() -> Toolchain:
         nvcc = find_nvcc()
-        include_dirs = tuple(find_cutlass_include_dirs())
+        include_dirs = (*find_cutlass_include_dirs(), TOOLKIT_STUBS)
         version_header = include_dirs[0] / "cutlass" / "version.h"
         fingerprint = hashlib.sha256(version_header.read_bytes() if version_header.is_file() else b"").hexdigest()
         return Toolchain(nvcc, nvcc_version(nvcc), include_dirs, fingerprint)

@@ -1,0 +1,330 @@
+"""The fused attention kernel (boltir/backends/cuda/codegen/attention_kernels.py) on the GPU:
+first its correctness, every layout and mask variant against the op-level interpreter
+(‖Δ‖/‖ref‖ ≤ 5e-3 for f16, 1e-2 for bf16); then its speed at issue 16's shapes (batch 32,
+12 heads, sequence 128 and 512, head dim 64, with and without an additive [B, 1, 1, S]
+mask) against torch.nn.functional.scaled_dot_product_attention on each of its backends
+(flash, memory-efficient, cuDNN, math; a backend that refuses a case is skipped). Both
+sides are timed as CUDA-graph replays (`bench.kernels.graph_time_ms`). Prints the
+correctness table, then the timing table last; exits 1 if a case fails.
+
+    source bench/setup_gpu.sh && python3 -m bench.check_attention [--only TEXT] [--no-timing]
+    python3 -m bench.check_attention --build-only      # compile the library; no GPU
+
+TFLOP/s counts 4·B·H·Sq·Sk·D (two products; the causal half is not discounted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from boltir.backends.cuda.codegen import attention_kernels as ak
+from boltir.backends.cuda.codegen.generator import CompileJob
+from boltir.backends.cuda.toolchain.nvcc import build_shared_library
+from boltir.dtypes import numpy_dtype
+from boltir.interp import run
+from boltir.ir import find_entry
+from tests.support.attention_cases import attention_module
+from tests.support.torch_arrays import to_numpy_f32, to_torch
+
+TOLERANCE = {"f16": 5e-3, "bf16": 1e-2}
+SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
+
+
+@dataclass
+class Case:
+    label: str
+    layout: str
+    batch: int
+    heads: int
+    seq_q: int
+    seq_k: int
+    dim: int = 64
+    options: dict = field(default_factory=dict)
+    """attention_module's keyword arguments: dim_value, element, bias, causal, key_lengths."""
+    module: object = None
+    op: object = None
+
+    def make(self) -> Case:
+        seq_k = self.seq_q if self.layout == "BS3HD" else self.seq_k
+        self.module, self.op = attention_module(self.layout, self.batch, self.heads, self.seq_q, seq_k, self.dim, **self.options)
+        return self
+
+    @property
+    def element(self) -> str:
+        return self.options.get("element", "f16")
+
+
+def correctness_cases() -> list[Case]:
+    out = []
+    for layout in ("BHSD", "BSHD", "BS3HD"):
+        sq, sk = (77, 136) if layout != "BS3HD" else (136, 136)
+        keys = sk
+        masks = {
+            "no mask": {},
+            "padding mask [B,1,1,Sk]": {"bias": (2, 1, 1, keys)},
+            "full bias [B,H,Sq,Sk]": {"bias": (2, 3, sq, keys)},
+            "bias [Sq,Sk]": {"bias": (sq, keys)},
+            "bias [1,H,1,Sk]": {"bias": (1, 3, 1, keys)},
+            "causal": {"causal": True},
+            "key_lengths": {"key_lengths": True},
+            "causal + padding mask + key_lengths": {"causal": True, "bias": (2, 1, 1, keys), "key_lengths": True},
+        }
+        for name, options in masks.items():
+            out.append(Case(f"{layout} 2x3 Sq={sq} Sk={sk} D=64 {name}", layout, 2, 3, sq, sk, 64, options))
+    for dim, note in ((32, ""), (96, " (tile 32x128)"), (128, " (tile 32x128)"), (100, " (unaligned)"), (256, " (f32 workspace)")):
+        out.append(Case(f"BHSD 2x4 Sq=130 Sk=200 D={dim}{note}", "BHSD", 2, 4, 130, 200, dim))
+        out.append(Case(f"BSHD 2x4 Sq=130 Sk=200 D={dim}{note} causal", "BSHD", 2, 4, 130, 200, dim, {"causal": True}))
+    out += [
+        Case("BSHD 2x4 D=64 Dv=128", "BSHD", 2, 4, 50, 90, 64, {"dim_value": 128}),
+        Case("BHSD bf16 2x3 D=64 padding mask", "BHSD", 2, 3, 128, 128, 64, {"element": "bf16", "bias": (2, 1, 1, 128)}),
+        Case("BS3HD bf16 2x3 D=128 causal", "BS3HD", 2, 3, 100, 100, 128, {"element": "bf16", "causal": True}),
+        Case("BHSD Sq=1 Sk=1", "BHSD", 3, 2, 1, 1, 64),
+        Case("BHSD Sq=1 Sk=333 (decode)", "BHSD", 3, 2, 1, 333, 64),
+        Case("BHSD Sq=333 Sk=1", "BHSD", 3, 2, 333, 1, 64, {"causal": True}),
+        Case("BSHD 1x2 Sq=1000 Sk=1024 padding mask", "BSHD", 1, 2, 1000, 1024, 64, {"bias": (1, 1, 1, 1024)}),
+        Case("BS3HD 1x2 S=1024 D=128 causal", "BS3HD", 1, 2, 1024, 1024, 128, {"causal": True}),
+        Case("BHSD causal Sq=40 < Sk=100 (top-left)", "BHSD", 2, 2, 40, 100, 64, {"causal": True}),
+    ]
+    return out
+
+
+def timing_cases() -> list[Case]:
+    out = []
+    for seq in (128, 512):
+        for masked in (False, True):
+            options = {"bias": (32, 1, 1, seq)} if masked else {}
+            for layout in ("BHSD", "BS3HD"):
+                mask = " + mask [B,1,1,S]" if masked else ""
+                out.append(Case(f"b32 h12 s{seq} d64{mask} {layout}", layout, 32, 12, seq, seq, 64, options))
+    return out
+
+
+# ------------------------------------------------------------------------- kernels
+
+
+def build_library(built: list[Case], path: str) -> Path:
+    """One unit per distinct instance (they compile in parallel)."""
+    jobs: dict[str, CompileJob] = {}
+    for case in built:
+        name = ak.kernel_name(case.op)
+        jobs.setdefault(name, CompileJob(name, ak.emit_translation_unit([case.op]), "sm80"))
+    return build_shared_library(list(jobs.values()), path, progress="always")
+
+
+class Bound:
+    """A case's launcher bound to torch tensors: one ctypes call per launch."""
+
+    def __init__(self, library, case: Case, tensors: dict, stream: int):
+        import torch
+
+        arguments = ak.launch_arguments(case.op)
+        by_value = {value: tensors[f"arg{value.index}"] for value in find_entry(case.module).body.block.args}
+        out_type = case.op.output.type
+        self.output = torch.full(tuple(out_type.get_shape()), float("nan"), dtype=tensors["arg0"].dtype, device="cuda")
+        pointers = [None if v is None else by_value[v].data_ptr() for v in arguments.operands[:-1]] + [self.output.data_ptr()]
+        ints = [ctypes.c_int(x) for x in arguments.problem]
+        size_function = getattr(library, f"{arguments.name}_workspace_size")
+        size_function.restype = ctypes.c_size_t
+        size = int(size_function(*ints))
+        self.workspace = torch.empty(max(size, 1), dtype=torch.uint8, device="cuda")
+        self.function = getattr(library, arguments.name)
+        self.function.restype = ctypes.c_int
+        self.arguments = (*(ctypes.c_void_p(p) for p in pointers), *ints, ctypes.c_void_p(self.workspace.data_ptr()),
+                          ctypes.c_size_t(size), ctypes.c_void_p(stream))
+        self.library, self.name = library, arguments.name
+
+    def __call__(self) -> None:
+        code = self.function(*self.arguments)
+        if code:
+            raise RuntimeError(f"{self.name} returned {code}: {self.library.boltir_error_string(code).decode()}")
+
+
+def random_inputs(case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """q, k, v uniform in [-1, 1] (scores of a few units); a bias of mostly small values and
+    some -10000 (masked keys); key lengths in [1, Sk], the first batch's Sk, the second's 0."""
+    entry = find_entry(case.module)
+    inputs = {}
+    for index, arg in enumerate(entry.body.block.args):
+        shape = tuple(arg.type.get_shape())
+        if arg is case.op.key_lengths:
+            keys = case.op.head_shapes()[1][2]
+            lengths = rng.integers(1, keys + 1, shape)
+            lengths[0] = keys
+            if len(lengths) > 1:
+                lengths[1] = 0  # every key masked: zeros, as the interpreter's
+            inputs[f"arg{index}"] = lengths.astype(np.int32)
+            continue
+        values = rng.uniform(-1.0, 1.0, shape)
+        if arg is case.op.bias:
+            values = np.where(rng.uniform(size=shape) < 0.2, -10000.0, values)
+            if shape[-1] > 1:  # never a fully masked row (undefined in the kernel's softmax)
+                values[..., 0] = 0.0
+        inputs[f"arg{index}"] = values.astype(numpy_dtype(arg.type.element_type))
+    return inputs
+
+
+def relative_error(got: np.ndarray, ref: np.ndarray) -> float:
+    if not np.isfinite(got).all():
+        return float("inf")
+    return float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30))
+
+
+def check(cases: list[Case], library, rng) -> list[tuple]:
+    import torch
+
+    stream = torch.cuda.current_stream().cuda_stream
+    rows = []
+    for case in cases:
+        name = ak.kernel_name(case.op)
+        try:
+            inputs = random_inputs(case, rng)
+            (expected,) = run(case.module, inputs)
+            bound = Bound(library, case, {k: to_torch(v) for k, v in inputs.items()}, stream)
+            bound()
+            torch.cuda.synchronize()
+            error = relative_error(to_numpy_f32(bound.output).astype(np.float64), expected.astype(np.float64))
+            bar = TOLERANCE[case.element]
+            rows.append((case.label, ak.instance_key(case.op).removeprefix("attention "), f"{error:.2e}", f"< {bar:.0e}",
+                         "pass" if error < bar else "FAIL"))
+        except Exception as error:  # noqa: BLE001 - a failing case is a row
+            traceback.print_exc()
+            rows.append((case.label, name, "-", str(error).splitlines()[0][:70], "FAIL"))
+        print("case:", " | ".join(rows[-1]), flush=True)
+    return rows
+
+
+# -------------------------------------------------------------------------- timing
+
+
+def sdpa_inputs(case: Case, tensors: dict):
+    """q, k, v as [B, H, S, D] views of our tensors (no copy), and the mask."""
+    layout = case.layout
+    if layout == "BS3HD":
+        packed = tensors["arg0"]
+        q, k, v = (packed[:, :, i].transpose(1, 2) for i in range(3))
+        rest = 1
+    else:
+        q, k, v = (tensors[f"arg{i}"] for i in range(3))
+        if layout == "BSHD":
+            q, k, v = (x.transpose(1, 2) for x in (q, k, v))
+        rest = 3
+    mask = tensors.get(f"arg{rest}") if case.op.bias is not None else None
+    return q, k, v, mask
+
+
+def time_case(case: Case, library, rng) -> tuple:
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from bench.kernels import graph_time_ms
+
+    tensors = {k: to_torch(v) for k, v in random_inputs(case, rng).items()}
+    bound = Bound(library, case, tensors, torch.cuda.current_stream().cuda_stream)
+    q, k, v, mask = sdpa_inputs(case, tensors)
+    scale = case.op.prop_value("scale")
+    b, h, s, d = q.shape
+    flops = 4 * b * h * s * s * d
+    bound()
+    reference = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=None if mask is None else mask.float(), scale=scale)
+    ours_bhsd = bound.output if case.layout == "BHSD" else bound.output.transpose(1, 2)
+    error = float(torch.linalg.vector_norm(ours_bhsd.float() - reference) / torch.linalg.vector_norm(reference))
+    # the capture's stream is not the one bound: re-bind inside graph_time_ms's stream
+    ours_ms = graph_time_ms(lambda i: bound_on_current(bound)())
+    peers = {}
+    for backend in SDPA_BACKENDS:
+        def peer(i, backend=backend):
+            with sdpa_kernel([getattr(SDPBackend, backend)]):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+        try:
+            peer(0)
+            torch.cuda.synchronize()
+            peers[backend] = graph_time_ms(peer)
+        except Exception as failure:  # noqa: BLE001 - a backend that refuses the case is skipped
+            print(f"  {case.label}: {backend} skipped ({str(failure).splitlines()[0][:90]})")
+    return case, ours_ms, flops, peers, error
+
+
+def bound_on_current(bound: Bound) -> Bound:
+    """The bound launcher on the current stream (graph capture runs on a side stream)."""
+    import torch
+
+    stream = torch.cuda.current_stream().cuda_stream
+    if bound.arguments[-1].value != stream:
+        bound.arguments = (*bound.arguments[:-1], ctypes.c_void_p(stream))
+    return bound
+
+
+def print_table(header: tuple, rows: list[tuple]) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("-|-".join("-" * w for w in widths))
+    for row in rows:
+        print(" | ".join(str(v).ljust(w) for v, w in zip(row, widths)))
+
+
+def timing_rows(timed: list[tuple]) -> list[tuple]:
+    rows = []
+    for case, ours_ms, flops, peers, error in timed:
+        best = min(peers.items(), key=lambda item: item[1]) if peers else None
+        cells = [f"{peers[b]:.4f}" if b in peers else "refused" for b in SDPA_BACKENDS]
+        ratio = f"{best[1] / ours_ms:.2f}x" if best else "-"
+        rows.append((case.label, f"{ours_ms:.4f}", f"{flops / ours_ms / 1e9:.0f}", *cells,
+                     f"{best[0].split('_')[0].lower()} {best[1]:.4f}" if best else "-", ratio, f"{error:.1e}"))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run the cases whose label contains this text")
+    parser.add_argument("--build-only", action="store_true", help="compile the library and stop (fills the object cache)")
+    parser.add_argument("--no-timing", action="store_true", help="check correctness only")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--library", default="/tmp/boltir-check/attention.so")
+    args = parser.parse_args()
+    checked = [c.make() for c in correctness_cases() if not args.only or args.only in c.label]
+    timed_cases = [] if args.no_timing else [c.make() for c in timing_cases() if not args.only or args.only in c.label]
+    Path(args.library).parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    path = build_library(checked + timed_cases, args.library)
+    print(f"built {len({ak.kernel_name(c.op) for c in checked + timed_cases})} instances in {time.monotonic() - start:.0f} s", flush=True)
+    if args.build_only:
+        return 0
+
+    import torch
+
+    library = ctypes.CDLL(str(path))
+    library.boltir_error_string.restype = ctypes.c_char_p
+    rng = np.random.default_rng(args.seed)
+    rows = check(checked, library, rng)
+    timed = []
+    for case in timed_cases:
+        try:
+            timed.append(time_case(case, library, rng))
+            print("timed:", case.label, f"{timed[-1][1]:.4f} ms", {k: round(v, 4) for k, v in timed[-1][3].items()}, flush=True)
+        except Exception:  # noqa: BLE001 - report, keep timing the rest
+            traceback.print_exc()
+        torch.cuda.empty_cache()
+
+    print(f"\nGPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; reference: the op-level interpreter; seed {args.seed}")
+    print_table(("case", "instance", "rel err", "bar", "result"), rows)
+    failed = sum(row[-1] != "pass" for row in rows)
+    print(f"\n{len(rows) - failed} passed, {failed} failed")
+    if timed:
+        print("\nf16; ms per call, CUDA-graph replays on both sides; TFLOP/s = 4·B·H·S²·D / time; "
+              "SDPA on [B, H, S, D] views of the same tensors; rel err: ours against SDPA in f32")
+        header = ("workload", "boltir ms", "TFLOP/s", *(b.lower() for b in SDPA_BACKENDS), "fastest SDPA", "fastest/boltir", "rel err")
+        print_table(header, timing_rows(timed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

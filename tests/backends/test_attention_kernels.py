@@ -1,0 +1,194 @@
+"""The fused attention kernels (boltir/backends/cuda/codegen/attention_kernels.py).
+
+Without a GPU: each layout's strides (written out by hand) reach the launcher through the
+host program with no copy, a broadcast bias gets zero strides, the tile follows the head
+dim, instances are shared across layouts, causal masks and scales, and what the kernel
+cannot run is refused with one line. The `slow` test compiles one instance with the real
+nvcc (skipped without it); bench/check_attention.py runs them on the GPU.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from boltir.backends.cuda.codegen import attention_kernels as ak
+from boltir.backends.cuda.codegen.generator import CompileJob
+from boltir.backends.cuda.codegen.host_program import GENERATORS, build_program
+from boltir.diagnostics import BoltError
+from boltir.ir import make_context
+from boltir.passes.plan_memory import PlanMemoryPass
+from tests.support.attention_cases import attention_module
+
+B, H, SQ, SK, D = 2, 3, 16, 24, 64
+SCALE_BITS = 0x3E000000  # 0.125 as f32 bits
+NO_BIAS = (0, 0, 0)
+
+# (layout, q, k, v, output strides (batch, head, row), k offset, v offset), by hand
+LAYOUT_STRIDES = {
+    "BHSD": ((3 * 16 * 64, 16 * 64, 64), (3 * 24 * 64, 24 * 64, 64), (3 * 24 * 64, 24 * 64, 64), (3 * 16 * 64, 16 * 64, 64), 0, 0),
+    "BSHD": ((16 * 3 * 64, 64, 3 * 64), (24 * 3 * 64, 64, 3 * 64), (24 * 3 * 64, 64, 3 * 64), (16 * 3 * 64, 64, 3 * 64), 0, 0),
+    # one [2, 16, 3, 3, 64] tensor: q, k, v 3 * 64 elements apart
+    "BS3HD": ((16 * 3 * 3 * 64, 64, 3 * 3 * 64),) * 3 + ((16 * 3 * 64, 64, 3 * 64), 3 * 64, 2 * 3 * 64),
+}
+
+# bias shape (keys: the layout's Sk) -> its (batch, head, query) strides, by hand
+BIAS_STRIDES = {
+    None: NO_BIAS,
+    (2, 1, 1, "k"): ("k", 0, 0),  # a padding mask [B, 1, 1, Sk]
+    (2, 3, 16, "k"): ("3*16*k", "16*k", "k"),  # a full bias
+    (16, "k"): (0, 0, "k"),  # one [Sq, Sk] bias for every batch and head
+    (1, 3, 1, "k"): (0, "k", 0),
+}
+
+
+def _keys(layout: str) -> int:
+    return SQ if layout == "BS3HD" else SK
+
+
+def _with_keys(items, keys: int) -> tuple:
+    return tuple(keys if x == "k" else eval(x, {"k": keys}) if isinstance(x, str) else x for x in items)
+
+
+def _op(layout: str, bias=None, causal=False, key_lengths=False, **kw):
+    shape = None if bias is None else _with_keys(bias, _keys(layout))
+    return attention_module(layout, B, H, SQ, SK, D, bias=shape, causal=causal, key_lengths=key_lengths, scale=0.125, **kw)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("bias", list(BIAS_STRIDES))
+@pytest.mark.parametrize("layout", list(LAYOUT_STRIDES))
+def test_strides_of_each_layout_bias_and_mask(layout, bias, causal):
+    module, op = _op(layout, bias, causal)
+    q, k, v, out, k_offset, v_offset = LAYOUT_STRIDES[layout]
+    keys = _keys(layout)
+    expected = (B, H, SQ, keys, D, D, SCALE_BITS, int(causal), k_offset, v_offset,
+                *q, *k, *v, *_with_keys(BIAS_STRIDES[bias], keys), *out)
+    arguments = ak.launch_arguments(op)
+    assert arguments.problem == expected
+    assert dict(zip(ak.PROBLEM_FIELDS, arguments.problem))["o_m"] == out[2]
+    assert arguments.workspace
+    # BS3HD passes the packed tensor as q, k and v
+    q_value = op.q
+    k_value, v_value = (q_value, q_value) if layout == "BS3HD" else (op.k, op.v)
+    assert arguments.operands == (q_value, k_value, v_value, op.bias, None, op.output)
+
+    # the host program calls the launcher with those integers and no copy
+    PlanMemoryPass().apply(make_context(), module)
+    program = build_program(module)
+    (step,) = program.steps
+    assert (step.family, step.kernel, step.fallback) == ("attention", arguments.name, False)
+    host = program.units[-1].source
+    pointers = "in[0], in[0], in[0]" if layout == "BS3HD" else "in[0], in[1], in[2]"
+    bias_pointer = "nullptr" if bias is None else f"in[{1 if layout == 'BS3HD' else 3}]"
+    call = f"{arguments.name}({pointers}, {bias_pointer}, nullptr, (A + 0), {', '.join(map(str, expected))}, ws, ws_bytes, stream)"
+    assert call in host
+    assert f"size_t {arguments.name}_workspace_size({', '.join(['int'] * len(expected))})" in host
+    unit = next(u for u in program.units if u.name == arguments.name)
+    assert unit.arch == "sm80"  # mma.sync for sm_80 and sm_90 in one object
+    assert f"{'true' if bias else 'false'},  // kSupportsBias" in unit.source
+
+
+def test_key_lengths_pointer_is_passed():
+    _, op = _op("BSHD", key_lengths=True)
+    assert ak.launch_arguments(op).operands[4] is op.key_lengths
+
+
+def test_layouts_masks_and_scales_share_one_instance():
+    names = {ak.kernel_name(_op(layout, causal=causal)[1]) for layout in LAYOUT_STRIDES for causal in (False, True)}
+    names.add(ak.kernel_name(attention_module("BHSD", 1, 12, 128, dim=64, scale=0.3)[1]))
+    assert len(names) == 1
+    with_bias = ak.kernel_name(_op("BHSD", (2, 1, 1, "k"))[1])
+    assert with_bias not in names
+
+
+@pytest.mark.parametrize("dim, tile, aligned, workspace", [
+    (64, "64x64 max_k 64", True, False),
+    (32, "64x64 max_k 64", True, False),
+    (96, "32x128 max_k 128", True, False),
+    (128, "32x128 max_k 128", True, False),
+    (100, "32x128 max_k 128", False, False),
+    (256, "32x128 max_k any", True, True),
+])
+def test_tile_follows_the_head_dim(dim, tile, aligned, workspace):
+    _, op = attention_module("BHSD", 2, 4, 40, 72, dim)
+    key = ak.instance_key(op)
+    assert f"tile {tile} {'aligned' if aligned else 'unaligned'} bias=no" in key
+    assert ak.tile(op).single_pass is not workspace
+    source = ak.emit_instance(op).source
+    assert f"{'true' if aligned else 'false'},  // isAligned" in source
+    assert ("f32 workspace" in source) == workspace
+
+
+def test_bf16_and_value_dim_pick_the_tile():
+    _, op = attention_module("BSHD", 2, 4, 40, 72, 64, dim_value=128, element="bf16")
+    assert ak.instance_key(op).startswith("attention bf16 tile 32x128 max_k 128 aligned")
+    assert "using Element = cutlass::bfloat16_t;" in ak.emit_instance(op).source
+    assert ak.problem(op)[4:6] == (64, 128)
+
+
+def test_unit_includes_example_41_and_dedups():
+    ops_ = [_op("BHSD")[1], _op("BSHD", causal=True)[1], _op("BHSD", (16, "k"))[1]]
+    unit = ak.emit_translation_unit(ops_)
+    assert '#include "kernel_forward.h"' in unit
+    assert unit.count("extern \"C\" int boltir_attention_") == 2
+    assert "AttentionKernel<" in unit and "BatchAdvanced>" in unit
+
+
+def test_generators_put_attention_before_the_fallbacks():
+    from boltir.backends.cuda.codegen import compute_kernels, data_kernels
+
+    assert GENERATORS.index(ak) < GENERATORS.index(data_kernels) < GENERATORS.index(compute_kernels)
+
+
+@pytest.mark.parametrize("kwargs, reason", [
+    ({"dim": 98}, "head dims 98 and 98: the fused attention kernel needs multiples of 4"),
+    ({"element": "f32"}, "element type f32: the fused attention kernel takes f16 or bf16"),
+    ({"bias": (2, 1, 1, 72), "bias_element": "f32"}, "the bias is f32 but q is f16: the kernel reads the bias as q's element type"),
+    ({"bias": (2, 1, 1, 1)}, "the bias 2x1x1x1 broadcasts along the keys: the kernel reads bias rows of Sk = 72 keys"),
+    ({"seq_k": 70, "bias": (70,)}, "the bias rows have 70 keys, not a multiple of 8: the kernel loads them 16 bytes at a time"),
+    ({"batch": 70000}, "70000 batches of 4 heads: the kernel's grid takes at most 65535 of each"),
+])
+def test_unsupported_cases_say_why_in_one_line(kwargs, reason):
+    arguments = {"batch": 2, "seq_k": 72, "dim": 64, **kwargs}
+    batch, seq_k, dim = arguments.pop("batch"), arguments.pop("seq_k"), arguments.pop("dim")
+    _, op = attention_module("BHSD", batch, 4, 40, seq_k, dim, **arguments)
+    assert ak.unsupported_reason(op) == reason
+    assert ak.supports(op)  # every attention op is this generator's: emitting it says why not
+    with pytest.raises(BoltError) as error:
+        ak.emit_instance(op)
+    assert error.value.message == f"'op.attention' has no fused attention kernel: {reason}"
+    assert "\n" not in str(error.value)
+
+
+def test_supported_edges():
+    for kwargs in ({"dim": 256}, {"dim": 100}, {"seq_q": 1, "seq_k": 1}, {"seq_q": 1000, "seq_k": 1024, "bias": (1024,)}):
+        arguments = {"seq_q": 40, "seq_k": 72, "dim": 64, **kwargs}
+        _, op = attention_module("BHSD", 2, 4, arguments.pop("seq_q"), arguments.pop("seq_k"), arguments.pop("dim"), **arguments)
+        assert ak.unsupported_reason(op) is None, kwargs
+
+
+# ---------------------------------------------------------------------- nvcc
+
+
+@pytest.mark.slow
+def test_nvcc_compiles_an_instance(tmp_path, monkeypatch):
+    """One unit (D = 64 with a bias) with the flags a model build uses: the wheel's
+    example 41 headers, our launcher, both launchers exported."""
+    from boltir.backends.cuda.toolchain import nvcc
+
+    try:
+        nvcc.Toolchain.find()
+    except BoltError as error:
+        pytest.skip(f"no CUDA toolchain or CUTLASS headers here: {error}")
+    monkeypatch.setenv("BOLTIR_CACHE_DIR", str(tmp_path / "cache"))
+    _, op = _op("BSHD", (2, 1, 1, "k"))
+    name = ak.kernel_name(op)
+    (obj,) = nvcc.compile_objects([CompileJob(name, ak.emit_translation_unit([op]), "sm80")], progress=False)
+    if shutil.which("nm"):
+        symbols = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
+        for symbol in (name, f"{name}_workspace_size"):
+            assert re.search(rf"\bT {symbol}$", symbols, re.MULTILINE), f"{symbol} is not defined in {obj}"
