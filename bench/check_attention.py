@@ -1,6 +1,7 @@
 """The fused attention kernel (boltir/backends/cuda/codegen/attention_kernels.py) on the GPU:
 first its correctness, every layout and mask variant against the op-level interpreter
-(‖Δ‖/‖ref‖ ≤ 5e-3 for f16, 1e-2 for bf16); then its speed at issue 16's shapes (batch 32,
+(‖Δ‖/‖ref‖ ≤ 5e-3 for f16, 1e-2 for bf16, 1e-4 for f32), the plain fallback's cases
+included; then its speed at issue 16's shapes (batch 32,
 12 heads, sequence 128 and 512, head dim 64, with and without an additive [B, 1, 1, S]
 mask) against torch.nn.functional.scaled_dot_product_attention on each of its backends
 (flash, memory-efficient, cuDNN, math; a backend that refuses a case is skipped). Both
@@ -34,7 +35,7 @@ from boltir.ir import find_entry
 from tests.support.attention_cases import attention_module
 from tests.support.torch_arrays import to_numpy_f32, to_torch
 
-TOLERANCE = {"f16": 5e-3, "bf16": 1e-2}
+TOLERANCE = {"f16": 5e-3, "bf16": 1e-2, "f32": 1e-4}
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
 
 
@@ -92,6 +93,16 @@ def correctness_cases() -> list[Case]:
         Case("BSHD 1x2 Sq=1000 Sk=1024 padding mask", "BSHD", 1, 2, 1000, 1024, 64, {"bias": (1, 1, 1, 1024)}),
         Case("BS3HD 1x2 S=1024 D=128 causal", "BS3HD", 1, 2, 1024, 1024, 128, {"causal": True}),
         Case("BHSD causal Sq=40 < Sk=100 (top-left)", "BHSD", 2, 2, 40, 100, 64, {"causal": True}),
+    ]
+    # what the fused kernel does not take: the plain fallback
+    out += [
+        Case("fallback f32 BHSD padding mask", "BHSD", 2, 3, 77, 136, 64, {"element": "f32", "bias": (2, 1, 1, 136)}),
+        Case("fallback f16 q, f32 mask [B,1,1,Sk]", "BSHD", 2, 3, 128, 128, 64, {"bias": (2, 1, 1, 128), "bias_element": "f32"}),
+        Case("fallback D=98 causal", "BHSD", 2, 3, 70, 90, 98, {"causal": True}),
+        Case("fallback bias [B,1,Sq,1] (broadcast along the keys)", "BHSD", 2, 3, 50, 64, 64, {"bias": (2, 1, 50, 1)}),
+        Case("fallback Sk=197 mask [B,1,1,Sk] (ViT length)", "BHSD", 2, 3, 197, 197, 64, {"bias": (2, 1, 1, 197)}),
+        Case("fallback f32 BS3HD causal + key_lengths", "BS3HD", 2, 3, 300, 300, 64, {"element": "f32", "causal": True, "key_lengths": True}),
+        Case("fallback bf16 D=300 Sk=600 (3 outputs per thread)", "BHSD", 1, 2, 20, 600, 300, {"element": "bf16", "dim_value": 300, "bias": (600,), "bias_element": "f32"}),
     ]
     return out
 

@@ -2,8 +2,8 @@
 
 Without a GPU: each layout's strides (written out by hand) reach the launcher through the
 host program with no copy, a broadcast bias gets zero strides, the tile follows the head
-dim, instances are shared across layouts, causal masks and scales, and what the kernel
-cannot run is refused with one line. The `slow` test compiles one instance with the real
+dim, instances are shared across layouts, causal masks and scales, what the fused kernel
+does not take goes to the plain fallback, and what neither takes is refused in one line. The `slow` test compiles one instance with the real
 nvcc (skipped without it); bench/check_attention.py runs them on the GPU.
 """
 
@@ -144,23 +144,59 @@ def test_generators_put_attention_before_the_fallbacks():
     assert GENERATORS.index(ak) < GENERATORS.index(data_kernels) < GENERATORS.index(compute_kernels)
 
 
-@pytest.mark.parametrize("kwargs, reason", [
+FALLBACK_CASES = [
     ({"dim": 98}, "head dims 98 and 98: the fused attention kernel needs multiples of 4"),
     ({"element": "f32"}, "element type f32: the fused attention kernel takes f16 or bf16"),
     ({"bias": (2, 1, 1, 72), "bias_element": "f32"}, "the bias is f32 but q is f16: the kernel reads the bias as q's element type"),
-    ({"bias": (2, 1, 1, 1)}, "the bias 2x1x1x1 broadcasts along the keys: the kernel reads bias rows of Sk = 72 keys"),
+    ({"bias": (2, 1, 40, 1)}, "the bias 2x1x40x1 broadcasts along the keys: the kernel reads bias rows of Sk = 72 keys"),
     ({"seq_k": 70, "bias": (70,)}, "the bias rows have 70 keys, not a multiple of 8: the kernel loads them 16 bytes at a time"),
     ({"batch": 70000}, "70000 batches of 4 heads: the kernel's grid takes at most 65535 of each"),
-])
-def test_unsupported_cases_say_why_in_one_line(kwargs, reason):
-    arguments = {"batch": 2, "seq_k": 72, "dim": 64, **kwargs}
-    batch, seq_k, dim = arguments.pop("batch"), arguments.pop("seq_k"), arguments.pop("dim")
-    _, op = attention_module("BHSD", batch, 4, 40, seq_k, dim, **arguments)
-    assert ak.unsupported_reason(op) == reason
+]
+
+
+def _bhsd(batch=2, seq_k=72, dim=64, **options):
+    return attention_module("BHSD", batch, 4, 40, seq_k, dim, **options)[1]
+
+
+@pytest.mark.parametrize("kwargs, reason", FALLBACK_CASES)
+def test_what_the_fused_kernel_refuses_goes_to_the_fallback(kwargs, reason):
+    op = _bhsd(**kwargs)
+    assert ak.fused_reason(op) == reason
+    assert ak.unsupported_reason(op) is None and ak.supports(op) and ak.is_fallback(op)
+    key = ak.instance_key(op)
+    assert key.startswith("attention_fallback ") and ak.kernel_name(op).startswith("boltir_attention_fallback_")
+    source = ak.emit_translation_unit([op])
+    assert "AttentionKernel" not in source and '#include "kernel_forward.h"' not in source
+    assert "plain attention (the fallback" in source
+    # the same launcher ABI as the fused kernel's
+    assert f"int {ak.kernel_name(op)}(\n    const void *q, const void *k, const void *v, const void *bias, const void *key_lengths, void *output," in source
+
+
+def test_fallback_instances_bake_element_types_and_the_bias_key_stride():
+    assert ak.instance_key(_bhsd(element="f32")) == "attention_fallback f32 bias=no bias_key_stride=1 values_per_thread=1"
+    assert ak.instance_key(_bhsd(bias=(2, 1, 40, 1))) == "attention_fallback f16 bias=f16 bias_key_stride=0 values_per_thread=1"
+    assert ak.instance_key(_bhsd(dim=300, bias=(72,), bias_element="f32")) == (
+        "attention_fallback f16 bias=f32 bias_key_stride=1 values_per_thread=3")
+    source = ak.emit_instance(_bhsd(bias=(2, 1, 40, 1))).source
+    assert "bias[int64_t(start + j) * 0]" in source
+    # a bias broadcast along the keys still has its (batch, head, query) strides
+    assert ak.geometry(_bhsd(bias=(2, 1, 40, 1))).bias == ak.Strides(40, 0, 1)
+
+
+def test_a_unit_of_fused_and_fallback_instances():
+    unit = ak.emit_translation_unit([_bhsd(), _bhsd(element="f32"), _bhsd(dim=98)])
+    assert unit.count('extern "C" int boltir_attention_') == 3
+    assert '#include "kernel_forward.h"' in unit
+
+
+def test_what_no_kernel_computes_says_why_in_one_line():
+    op = _bhsd(element="f64")
+    assert ak.unsupported_reason(op) == "element types f64: the attention kernels take f16, bf16, f32"
     assert ak.supports(op)  # every attention op is this generator's: emitting it says why not
     with pytest.raises(BoltError) as error:
         ak.emit_instance(op)
-    assert error.value.message == f"'op.attention' has no fused attention kernel: {reason}"
+    assert error.value.message == ("'op.attention' has no attention kernel: element type f64: the fused attention kernel takes "
+                                   "f16 or bf16; element types f64: the attention kernels take f16, bf16, f32")
     assert "\n" not in str(error.value)
 
 
@@ -168,7 +204,7 @@ def test_supported_edges():
     for kwargs in ({"dim": 256}, {"dim": 100}, {"seq_q": 1, "seq_k": 1}, {"seq_q": 1000, "seq_k": 1024, "bias": (1024,)}):
         arguments = {"seq_q": 40, "seq_k": 72, "dim": 64, **kwargs}
         _, op = attention_module("BHSD", 2, 4, arguments.pop("seq_q"), arguments.pop("seq_k"), arguments.pop("dim"), **arguments)
-        assert ak.unsupported_reason(op) is None, kwargs
+        assert ak.fused_reason(op) is None and not ak.is_fallback(op), kwargs
 
 
 # ---------------------------------------------------------------------- nvcc
@@ -176,8 +212,8 @@ def test_supported_edges():
 
 @pytest.mark.slow
 def test_nvcc_compiles_an_instance(tmp_path, monkeypatch):
-    """One unit (D = 64 with a bias) with the flags a model build uses: the wheel's
-    example 41 headers, our launcher, both launchers exported."""
+    """One unit with the flags a model build uses: a fused instance (D = 64 with a bias:
+    the wheel's example 41 headers, our launcher) and a fallback, every launcher exported."""
     from boltir.backends.cuda.toolchain import nvcc
 
     try:
@@ -185,10 +221,20 @@ def test_nvcc_compiles_an_instance(tmp_path, monkeypatch):
     except BoltError as error:
         pytest.skip(f"no CUDA toolchain or CUTLASS headers here: {error}")
     monkeypatch.setenv("BOLTIR_CACHE_DIR", str(tmp_path / "cache"))
-    _, op = _op("BSHD", (2, 1, 1, "k"))
-    name = ak.kernel_name(op)
-    (obj,) = nvcc.compile_objects([CompileJob(name, ak.emit_translation_unit([op]), "sm80")], progress=False)
+    ops_ = [_op("BSHD", (2, 1, 1, "k"))[1], _bhsd(element="f32", bias=(2, 1, 40, 1))]
+    names = [ak.kernel_name(op) for op in ops_]
+    (obj,) = nvcc.compile_objects([CompileJob(names[0], ak.emit_translation_unit(ops_), "sm80")], progress=False)
     if shutil.which("nm"):
         symbols = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
-        for symbol in (name, f"{name}_workspace_size"):
+        for symbol in (*names, *(f"{name}_workspace_size" for name in names)):
             assert re.search(rf"\bT {symbol}$", symbols, re.MULTILINE), f"{symbol} is not defined in {obj}"
+
+
+def test_the_host_program_reports_a_fallback():
+    module, op = attention_module("BHSD", 2, 4, 40, 72, 64, element="f32", causal=True)
+    PlanMemoryPass().apply(make_context(), module)
+    program = build_program(module)
+    (step,) = program.steps
+    assert step.fallback and program.fallbacks == [step] and step.kernel.startswith("boltir_attention_fallback_")
+    assert f"{step.kernel}(in[0], in[1], in[2], nullptr, nullptr, (A + 0), {', '.join(map(str, ak.problem(op)))}, ws, ws_bytes, stream)" \
+        in program.units[-1].source

@@ -6,13 +6,13 @@ lengths)."""
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType, ModuleOp, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, Region
 
 from boltir.dialects import op as ops
 from boltir.ir import verify_module
 
-ELEMENTS = {"f16": Float16Type, "bf16": BFloat16Type, "f32": Float32Type}
+ELEMENTS = {"f16": Float16Type, "bf16": BFloat16Type, "f32": Float32Type, "f64": Float64Type}
 
 
 def head_shape(layout: str, batch: int, heads: int, seq: int, dim: int) -> tuple[int, ...]:

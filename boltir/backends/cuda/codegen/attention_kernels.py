@@ -42,11 +42,16 @@ k and v are q's pointer for BS3HD; bias and key_lengths may be null (key_lengths
 keys at index ≥ key_lengths[b] are masked). Error codes as for the CUTLASS launchers
 (`boltir_error_string`). Causal masking is top-left: key j is masked for query i when j > i.
 
-**What is not supported** (`unsupported_reason`): f32 (the lowering converts precision
-first), head dims not a multiple of 4, a bias of another element type than q, a bias
-broadcast along the keys or whose rows are not a multiple of 8 keys (the kernel loads bias
-rows 16 bytes at a time: the lowering must materialize such a bias, padded to a multiple
-of 8 keys), more than 65535 batches or heads, tensors of 2³¹ elements or more.
+**What the fused kernel does not take** (`fused_reason`): f32, head dims not a multiple of
+4, a bias of another element type than q, a bias broadcast along the keys or whose rows
+are not a multiple of 8 keys (the kernel loads bias rows 16 bytes at a time; a lowering
+that wants the fused kernel materializes such a bias padded to a multiple of 8 keys), more
+than 65535 batches or heads. Those ops get the **fallback** (`is_fallback`,
+`templates/attention_fallback.cu.j2`): one block per query row, the scores a chunk at a
+time in shared memory with an online softmax, f32 throughout; same ABI, correct, slow.
+Either kernel refuses tensors of 2³¹ elements or more (32-bit strides); a row whose keys
+are all masked is zeros in both (as in the interpreter), except a row that the bias alone
+masks entirely with -inf, which the fused kernel leaves NaN (0 / 0 in its softmax).
 """
 
 from __future__ import annotations
@@ -68,6 +73,11 @@ from boltir.dialects.graph import tensor_shape
 FAMILIES: dict[type, str] = {ops.AttentionOp: "attention"}
 
 ELEMENTS = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t"}
+"""The fused kernel's element types."""
+FALLBACK_ELEMENTS = {**ELEMENTS, "f32": "float"}
+FALLBACK_THREADS = 128
+FALLBACK_CHUNK = 256
+"""Keys whose scores the fallback holds in shared memory at a time."""
 HEADER = "kernel_forward.h"
 """From the wheel's `examples/41_fused_multi_head_attention` (an nvcc include path)."""
 
@@ -205,7 +215,12 @@ def tile(op: ops.AttentionOp) -> AttentionTile:
 
 
 def instance_key(op: ops.AttentionOp) -> str:
-    """The template parameters: element type, tile, alignment, whether a bias is read."""
+    """The fused kernel's template parameters (element type, tile, alignment, whether a
+    bias is read), or the fallback's (element types, the bias's stride along the keys,
+    output dims per thread)."""
+    if is_fallback(op):
+        return (f"{family(op)}_fallback {_element(op.q)} bias={_element(op.bias) if op.bias is not None else 'no'} "
+                f"bias_key_stride={_bias_key_stride(op)} values_per_thread={_values_per_thread(op)}")
     t = tile(op)
     max_k = "any" if t.max_k == UNBOUNDED_MAX_K else t.max_k
     return (f"{family(op)} {_element(op.q)} tile {t.queries}x{t.keys} max_k {max_k} "
@@ -214,17 +229,43 @@ def instance_key(op: ops.AttentionOp) -> str:
 
 def kernel_name(op: Operation) -> str:
     """The op's `extern "C"` launcher (its workspace query adds `_workspace_size`)."""
-    digest = hashlib.sha256(instance_key(op).encode()).hexdigest()[:12]
-    return f"boltir_{family(op)}_{digest}"
+    key = instance_key(op)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    return f"boltir_{key.split()[0]}_{digest}"
 
 
 # ------------------------------------------------------------- what is supported
 
 
 def unsupported_reason(op: Operation) -> str | None:
-    """Why the fused kernel does not compute the op, or None."""
+    """Why neither the fused kernel nor the fallback computes the op, or None."""
     if type(op) not in FAMILIES:
         return f"'{op.name}' is not an attention op"
+    if fused_reason(op) is None:
+        return None
+    return fallback_reason(op)
+
+
+def fallback_reason(op: ops.AttentionOp) -> str | None:
+    """Why the fallback does not compute the op, or None."""
+    elements = {_element(v) for v in (op.q, op.bias) if v is not None}
+    if not elements <= set(FALLBACK_ELEMENTS):
+        return f"element types {', '.join(sorted(elements))}: the attention kernels take {', '.join(FALLBACK_ELEMENTS)}"
+    g = geometry(op)
+    if g.batch * g.heads * g.seq_q >= INT_LIMIT:
+        return f"{g.batch * g.heads * g.seq_q} query rows: the fallback's grid takes fewer than 2^31"
+    return _size_reason(op)
+
+
+def _size_reason(op: ops.AttentionOp) -> str | None:
+    values = [v for v in (op.q, op.k, op.v, op.bias, op.output) if v is not None]
+    if any(math.prod(tensor_shape(v.type)) >= INT_LIMIT for v in values):
+        return "a tensor of 2^31 elements or more: the kernels' strides are 32-bit"
+    return None
+
+
+def fused_reason(op: ops.AttentionOp) -> str | None:
+    """Why the fused kernel does not compute the op, or None."""
     element = _element(op.q)
     if element not in ELEMENTS:
         return f"element type {element}: the fused attention kernel takes {' or '.join(ELEMENTS)}"
@@ -236,9 +277,8 @@ def unsupported_reason(op: Operation) -> str | None:
         return "no keys: every query's softmax is empty"
     if g.batch > GRID_LIMIT or g.heads > GRID_LIMIT:
         return f"{g.batch} batches of {g.heads} heads: the kernel's grid takes at most {GRID_LIMIT} of each"
-    values = [v for v in (op.q, op.k, op.v, op.bias, op.output) if v is not None]
-    if any(math.prod(tensor_shape(v.type)) >= INT_LIMIT for v in values):
-        return "a tensor of 2^31 elements or more: the kernel's strides are 32-bit"
+    if (reason := _size_reason(op)) is not None:
+        return reason
     if op.bias is not None:
         return _bias_reason(op, element, g)
     return None
@@ -257,14 +297,23 @@ def _bias_reason(op: ops.AttentionOp, element: str, g: Geometry) -> str | None:
 
 
 def supports(op: Operation) -> bool:
-    """Every attention op is this generator's: emitting one the kernel cannot run raises
-    its `unsupported_reason` (the host program would otherwise say only that no kernel
+    """Every attention op is this generator's: emitting one that neither kernel computes
+    raises both reasons (the host program would otherwise say only that no kernel
     computes it)."""
     return type(op) in FAMILIES
 
 
 def is_fallback(op: Operation) -> bool:
-    return False
+    """True where the fused kernel does not take the op and the plain one computes it."""
+    return fused_reason(op) is not None
+
+
+def _bias_key_stride(op: ops.AttentionOp) -> int:
+    return 0 if op.bias is not None and tensor_shape(op.bias.type)[-1] == 1 else 1
+
+
+def _values_per_thread(op: ops.AttentionOp) -> int:
+    return max(1, -(-_head_dims(op)[1] // FALLBACK_THREADS))
 
 
 # ---------------------------------------------------------------------- launch
@@ -303,18 +352,28 @@ def emit_instance(op: Operation) -> Instance:
     """One op's kernel instance and launcher (raises BoltError when it has none)."""
     reason = unsupported_reason(op)
     if reason is not None:
-        raise BoltError(f"'{op.name}' has no fused attention kernel: {reason}", format_location(op.location))
-    t = tile(op)
+        raise BoltError(f"'{op.name}' has no attention kernel: {fused_reason(op)}; {reason}", format_location(op.location))
     name, key = kernel_name(op), instance_key(op)
-    source = render(
-        "attention.cu.j2",
-        name=name, key=key, element=ELEMENTS[_element(op.q)], aligned=_aligned(op), bias=op.bias is not None,
-        queries=t.queries, keys=t.keys, max_k=t.max_k, single_pass=t.single_pass,
-        max_k_text="any size" if t.max_k == UNBOUNDED_MAX_K else str(t.max_k),
-        problem_fields=PROBLEM_FIELDS,
-        int_parameters=", ".join(f"int {field}" for field in PROBLEM_FIELDS),
-        int_names=", ".join(PROBLEM_FIELDS),
-    )
+    common = {
+        "name": name, "key": key, "problem_fields": PROBLEM_FIELDS, "int_names": ", ".join(PROBLEM_FIELDS),
+        "int_parameters": ", ".join(f"int {field}" for field in PROBLEM_FIELDS),
+    }
+    if is_fallback(op):
+        source = render(
+            "attention_fallback.cu.j2", **common,
+            element=FALLBACK_ELEMENTS[_element(op.q)],
+            bias_element=FALLBACK_ELEMENTS[_element(op.bias if op.bias is not None else op.q)],
+            bias_key_stride=_bias_key_stride(op), values_per_thread=_values_per_thread(op),
+            threads=FALLBACK_THREADS, chunk=FALLBACK_CHUNK,
+        )
+    else:
+        t = tile(op)
+        source = render(
+            "attention.cu.j2", **common,
+            element=ELEMENTS[_element(op.q)], aligned=_aligned(op), bias=op.bias is not None,
+            queries=t.queries, keys=t.keys, max_k=t.max_k, single_pass=t.single_pass,
+            max_k_text="any size" if t.max_k == UNBOUNDED_MAX_K else str(t.max_k),
+        )
     return Instance(name, key, family(op), source.strip("\n"))
 
 
@@ -336,7 +395,7 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
         "translation_unit.cu.j2",
         instances=list(instances.values()),
         hopper=False,
-        headers=[HEADER],
+        headers=[HEADER] if any(not i.key.startswith("attention_fallback") for i in instances.values()) else [],
         epilogue_header=header_text("boltir_epilogue.h"),
         include_paths=["<cutlass>/include", "<cutlass>/examples/41_fused_multi_head_attention"],
     )
