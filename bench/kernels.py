@@ -185,12 +185,12 @@ def relative(got, ref) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="run the workloads whose label contains this text")
+    parser.add_argument("--only", help="run the workloads whose label contains this text (comma-separated: any of them)")
     parser.add_argument("--library", default="/tmp/boltir-bench/kernels.so")
     parser.add_argument("--build-only", action="store_true", help="compile the kernel library and stop (fills the object cache)")
     parser.add_argument("--no-candidates", action="store_true", help="time the heuristic's choices only")
     args = parser.parse_args()
-    selected = [w for w in workloads() if not args.only or args.only in w[0]]
+    selected = [w for w in workloads() if not args.only or any(text in w[0] for text in args.only.split(","))]
 
     # Lower every workload (and each b2b's unfused halves) first: one library for all.
     # gemm and conv plans: [sm80 heuristic, sm90 heuristic, *3.x candidates]
