@@ -3,11 +3,11 @@
 The default pipeline, with precision after layout:
 
     canonicalize, fold-constants, recognize-activations, fold-batchnorm,
-    reparameterize-branches, convert-layout{layout=NHWC},
+    reparameterize-branches, space-to-depth-stem, convert-layout{layout=NHWC},
     convert-precision{dtype=f16},                                   (graph level)
     lower-graph-to-op,
-    pad-alignment{arch=sm90}, fuse-epilogue, form-persistent-kernels,
-    fuse-elementwise                                                (op level)
+    pad-alignment{arch=sm90}, fuse-space-to-depth, fuse-epilogue,
+    form-persistent-kernels, fuse-elementwise                       (op level)
 
 `boltc --print-pipeline` prints it and `bolt-opt -p '<string>'` replays any prefix.
 """
@@ -41,13 +41,20 @@ def graph_passes(dtype: str = "f16") -> list[str]:
         "recognize-activations",
         "fold-batchnorm",
         "reparameterize-branches",
+        "space-to-depth-stem",
         "convert-layout{layout=NHWC}",
         f"convert-precision{{dtype={dtype}}}",
     ]
 
 
 def op_passes(arch: str = DEFAULT_ARCH) -> list[str]:
-    return [f"pad-alignment{{arch={arch}}}", "fuse-epilogue", "form-persistent-kernels", "fuse-elementwise"]
+    return [
+        f"pad-alignment{{arch={arch}}}",
+        "fuse-space-to-depth",
+        "fuse-epilogue",
+        "form-persistent-kernels",
+        "fuse-elementwise",
+    ]
 
 
 def default_pipeline(*, dtype: str = "f16", arch: str = DEFAULT_ARCH) -> str:

@@ -730,6 +730,28 @@ def convert_expand(ctx: NodeContext) -> list[Value]:
     target = broadcast_shapes(ctx.shape(0), requested)
     return result(ctx.emit(graph.ExpandOp(ctx.value(0), target)))
 
+# ------------------------------------------------------------------ space to depth
+
+
+@converter("SpaceToDepth")
+def convert_space_to_depth(ctx: NodeContext) -> list[Value]:
+    block = int(ctx.attr("blocksize", 0))
+    shape = ctx.shape(0)
+    if len(shape) != 4:
+        raise ctx.error(f"expects a 4-D N×C×H×W input, got {len(shape)}-D")
+    if block < 1 or shape[2] % block or shape[3] % block:
+        raise ctx.error(f"blocksize {block} must be positive and divide the height {shape[2]} and width {shape[3]}")
+    mode = ctx.attr("mode", "DCR")  # the reference's attribute; the schema has DCR only
+    if mode == "DCR":
+        return result(ctx.emit(graph.SpaceToDepthOp(ctx.value(0), block)))
+    if mode != "CRD":
+        raise ctx.unsupported("mode", mode, "DCR, CRD")
+    # CRD: channel c·b² + by·b + bx, as reshape, transpose and reshape
+    n, c, h, w = shape
+    blocks = ctx.emit(graph.ReshapeOp(ctx.value(0), (n, c, h // block, block, w // block, block))).output
+    moved = ctx.emit(graph.TransposeOp(blocks, (0, 1, 3, 5, 2, 4))).output
+    return result(ctx.emit(graph.ReshapeOp(moved, (n, c * block * block, h // block, w // block))))
+
 
 SUPPORTED_OPS = sorted(CONVERTERS)
 

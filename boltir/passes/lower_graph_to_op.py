@@ -287,6 +287,9 @@ def lower(low: Lowering, op: Operation) -> list[SSAValue]:
         return lower_resize(low, op)
     if isinstance(op, graph.GatherOp):
         return [low.value(ops.GatherOp(op.data, op.indices, op.prop_value("axis")))]
+    if isinstance(op, graph.SpaceToDepthOp):  # NCHW in and out, as ONNX's
+        blocked = ops.SpaceToDepthOp(op.input, op.prop_value("blocksize"), layout="NCHW", result_layout="NCHW")
+        return [low.value(blocked)]
     raise BoltError(f"lower-graph-to-op has no lowering for {op.name}", format_location(op.location))
 
 

@@ -278,6 +278,7 @@ shape_case("slice", lambda x: graph.SliceOp(x, (-1, 0), (-1000, 3), (1, 3), (-2,
 shape_case("pad_constant", lambda x: graph.PadOp(x, (0, 1, 0, 2, 1, 0, 0, 1), "constant", -1.5))
 shape_case("pad_reflect", lambda x: graph.PadOp(x, (0, 1, 0, 1, 0, 1, 0, 2), "reflect"))
 shape_case("pad_edge_crop", lambda x: graph.PadOp(x, (1, 0, 2, -1, 0, -1, 0, 1), "edge"))
+shape_case("space_to_depth", lambda x: graph.SpaceToDepthOp(x, 2), shape=(2, 3, 4, 6))
 shape_case("resize_linear", lambda x: graph.ResizeOp(x, (1.0, 1.0, 2.0, 2.0), mode="linear"), shape=(1, 2, 3, 4))
 shape_case(
     "resize_nearest",

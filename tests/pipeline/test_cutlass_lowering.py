@@ -127,8 +127,10 @@ def resnet50():
 @pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
 def test_resnet50_lowers_without_separate_fusions(resnet50, dtype):
     """53 convs, each with its folded BatchNorm's bias, its ReLU and (16 of them) the
-    residual add in the kernel; the stem (C = 3 padded to 4 on sm80) on the
-    fixed-channels iterator in 16-bit types; the classifier a GEMM."""
+    residual add in the kernel; the stem blocked by space-to-depth-stem (7×7/2 on 3
+    channels -> 4×4/1 on 12, padded to 16 in 16-bit types) on the optimized iterator as
+    any other conv, reading the image through one op.space_to_depth; the classifier a
+    GEMM."""
     op_level, lowered, collected = compile_to_cutlass(resnet50, dtype)
     instances = assert_fully_lowered(op_level, lowered, collected)
     convs = [op for op in instances if isinstance(op, cutlass.Conv2dFpropOp)]
@@ -137,8 +139,11 @@ def test_resnet50_lowers_without_separate_fusions(resnet50, dtype):
     assert all(op.bias is not None and op.epilogue.has_bias for op in convs)
     assert sum("relu" in (op.epilogue.first_activation.kind, op.epilogue.second_activation.kind) for op in convs) == 49
     stem = convs[0]
-    assert stem.input.type.get_shape()[-1] == 4
-    assert stem.prop_value("iterator_algorithm") == ("optimized" if dtype == "f32" else "fixed_channels")
+    assert stem.input.type.get_shape() == (1, 115, 115, 12 if dtype == "f32" else 16)
+    assert stem.filter.type.get_shape()[1:3] == (4, 4) and stem.prop_value("strides") == (1, 1)
+    assert stem.prop_value("iterator_algorithm") == "optimized"
+    blocking = stem.input.owner
+    assert isinstance(blocking, ops.SpaceToDepthOp) and blocking.input is boltir.interp.find_entry(lowered).body.block.args[0]
 
 
 def test_resnet50_lowered_matches_the_op_level_module(resnet50, rng):

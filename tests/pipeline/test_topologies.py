@@ -64,7 +64,8 @@ def test_bert_encoder(dtype, rng):
 @pytest.mark.slow
 def test_resnet50_pass_statistics(rng):
     """All BatchNorms folded, every ReLU and residual add fused, all 53 convs NHWC,
-    no transpose inside the network (only the one at the input)."""
+    no transpose inside the network; the stem blocked by space-to-depth-stem, its input's
+    cast, padding, blocking, layout change and channel padding one op.space_to_depth."""
     before = import_light_model("resnet50", rng)
     after, stats = compile_to_op_level(before, "f16")
     assert stats.get("fold-batchnorm", "batchnorms folded into conv") == 53
@@ -75,10 +76,13 @@ def test_resnet50_pass_statistics(rng):
     activations = [op.epilogue.first_activation.kind for op in convs] + [op.epilogue.second_activation.kind for op in convs]
     assert activations.count("relu") == 49
     assert sum(op.epilogue.residual_kind == "add" for op in convs) == 16
-    transforms = [op for op in after.walk() if isinstance(op, ops.LayoutTransformOp)]
-    assert len(transforms) == 1
-    # The one transform reads the image, after the cast to f16 (half the bytes to move).
-    image = boltir.interp.find_entry(after).body.block.args[0]
-    source = transforms[0].input
-    assert source is image or (isinstance(source.owner, ops.ElementwiseOp) and list(source.owner.inputs) == [image])
+    assert not any(isinstance(op, ops.LayoutTransformOp | ops.PadOp) for op in after.walk())
+    # The one transpose left at the graph level (space_to_depth -> NHWC conv) went into
+    # the op that reads the f32 image once and writes the stem's f16 NHWC input.
+    assert stats.get("space-to-depth-stem", "convs blocked") == 1
     assert stats.get("convert-layout", "transposes left") == 1
+    (blocking,) = [op for op in after.walk() if isinstance(op, ops.SpaceToDepthOp)]
+    assert blocking.input is boltir.interp.find_entry(after).body.block.args[0]
+    assert blocking.prop_value("layout") == "NCHW" and blocking.prop_value("result_layout") == "NHWC"
+    assert blocking.prop_value("pads") == (3, 3, 3, 3) and str(blocking.output.type) == "tensor<1x115x115x16xf16>"
+    assert [op.input for op in convs].count(blocking.output) == 1

@@ -1,5 +1,5 @@
 """`graph` dialect data movement: reshapes, transposes, concatenation and splits,
-slices, pads, resizes and gathers."""
+slices, pads, resizes, gathers and space to depth."""
 
 from __future__ import annotations
 
@@ -329,3 +329,32 @@ class GatherOp(GraphOp, GatherBase):
         data, indices = operand_types
         return [gather_result_type(data, indices, cls.prop(props, "axis"))]
 
+
+
+# ------------------------------------------------------------------ space to depth
+
+
+@irdl_op_definition
+class SpaceToDepthOp(GraphOp, TensorToTensorBase):
+    """ONNX SpaceToDepth: N×C×H×W -> N×(C·b²)×(H/b)×(W/b) for `blocksize` b. Each b×b
+    block of pixels becomes channels in ONNX's order: result channel (by·b + bx)·C + c
+    holds input channel c at row offset by and column offset bx of the block."""
+
+    name = "graph.space_to_depth"
+    blocksize = prop_def(IntegerAttr[I64])
+
+    def __init__(self, input: SSAValue, blocksize: int):
+        self.init_inferred([input], {"blocksize": i64_attr(blocksize)})
+
+    @classmethod
+    def infer(cls, operand_types, props):
+        x = tensor_shape(operand_types[0])
+        block = cls.prop(props, "blocksize")
+        if len(x) != 4:
+            raise VerifyException(f"expects a 4-D N×C×H×W input, got {operand_types[0]}")
+        if block < 1:
+            raise VerifyException(f"blocksize must be positive, got {block}")
+        n, c, h, w = x
+        if h % block or w % block:
+            raise VerifyException(f"blocksize {block} must divide the input's height {h} and width {w}")
+        return [TensorType(operand_types[0].element_type, (n, c * block * block, h // block, w // block))]

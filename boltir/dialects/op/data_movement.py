@@ -1,17 +1,19 @@
 """`op` dialect constants and data movement: resizes, gathers, layout transforms,
-reshapes, pads, concatenation and slices."""
+reshapes, pads, concatenation, slices, and space to depth (with the padding, layout change
+and conversion of a blocked stem conv's input)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import I64, FloatAttr, IntegerAttr, StringAttr, TensorType
-from xdsl.ir import SSAValue
-from xdsl.irdl import irdl_op_definition, prop_def
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def
 from xdsl.utils.exceptions import VerifyException
 
 from boltir.dialects import shapes
 from boltir.dialects.common import (
+    I64_ARRAY,
     ConcatBase,
     ConstantBase,
     GatherBase,
@@ -20,6 +22,7 @@ from boltir.dialects.common import (
     ResizeBase,
     ShapeOnlyBase,
     SliceBase,
+    TensorToTensorBase,
     check_choice,
     concat_result_type,
     expect_type,
@@ -30,7 +33,7 @@ from boltir.dialects.common import (
     static_tensors,
     tensor_shape,
 )
-from boltir.dialects.op.core import OpBase, same_element_type
+from boltir.dialects.op.core import ACTIVATION_LAYOUTS, OpBase, layout_string, same_element_type
 
 # ------------------------------------------------------------------------ constant
 
@@ -179,3 +182,95 @@ class SliceOp(OpBase, SliceBase):
         expect_type("result", self.output.type, TensorType(self.input.type.element_type, shape))
 
 
+
+
+# ------------------------------------------------------------------ space to depth
+
+
+@irdl_op_definition
+class SpaceToDepthOp(OpBase, TensorToTensorBase):
+    """`graph.space_to_depth` on a padded input, with the layout change, channel padding
+    and element type conversion around it done in the same pass over the data (the image
+    input of a blocked stem conv).
+
+    The input (in `layout`) is padded with zeros by `pads` (top, left, bottom, right;
+    negative values crop, as op.pad's) to H'×W', and each `blocksize` b×b block becomes
+    channels in ONNX's order: result channel (by·b + bx)·C + c holds input channel c at
+    offset (by, bx) of the block. The result (in `result_layout`) has H'/b × W'/b pixels
+    and as many channels as its type says, at least C·b²: the ones past C·b² are zero.
+    Its element type may differ from the input's when both are floats (one rounding to
+    nearest even, as op.cast)."""
+
+    name = "op.space_to_depth"
+    blocksize = prop_def(IntegerAttr[I64])
+    layout = layout_string(ACTIVATION_LAYOUTS)
+    result_layout = layout_string(ACTIVATION_LAYOUTS)
+    pads = opt_prop_def(I64_ARRAY, default_value=i64_array([0, 0, 0, 0]))
+
+    def __init__(
+        self,
+        input: SSAValue,
+        blocksize: int,
+        *,
+        layout: str = "NHWC",
+        result_layout: str = "NHWC",
+        pads: Sequence[int] = (0, 0, 0, 0),
+        channels: int | None = None,
+        element_type: Attribute | None = None,
+    ):
+        props = {
+            "blocksize": i64_attr(blocksize),
+            "layout": StringAttr(layout),
+            "result_layout": StringAttr(result_layout),
+            "pads": i64_array(pads),
+        }
+        n, c, oh, ow = space_to_depth_sizes(tensor_shape(input.type), blocksize, layout, pads)
+        channels = c * blocksize * blocksize if channels is None else channels
+        shape = (n, channels, oh, ow) if result_layout == "NCHW" else (n, oh, ow, channels)
+        result = TensorType(element_type or input.type.element_type, shape)
+        super().__init__(operands=[input], properties=props, result_types=[result])
+
+    def blocked_channels(self) -> int:
+        """C·b²: the channels that hold input values (the rest of the result's are zero)."""
+        c = tensor_shape(self.input.type)[1 if self.prop_value("layout") == "NCHW" else 3]
+        return c * self.prop_value("blocksize") ** 2
+
+    def result_channels(self) -> int:
+        return tensor_shape(self.output.type)[1 if self.prop_value("result_layout") == "NCHW" else 3]
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        layout = check_choice("layout", self.prop_value("layout"), ACTIVATION_LAYOUTS)
+        result_layout = check_choice("result_layout", self.prop_value("result_layout"), ACTIVATION_LAYOUTS)
+        source, target = self.input.type.element_type, self.output.type.element_type
+        if source != target and not (is_float(source) and is_float(target)):
+            raise VerifyException(f"converts only between float types, got {source} to {target}")
+        block, pads = self.prop_value("blocksize"), self.prop_value("pads")
+        shapes.require_length(pads, 4, "pads")
+        n, c, oh, ow = space_to_depth_sizes(tensor_shape(self.input.type), block, layout, pads)
+        y = tensor_shape(self.output.type)
+        if len(y) != 4:
+            raise VerifyException(f"expects a 4-D result, got {self.output.type}")
+        channels = self.result_channels()
+        expected = (n, channels, oh, ow) if result_layout == "NCHW" else (n, oh, ow, channels)
+        if y != expected or channels < c * block * block:
+            minimum = (n, c * block * block, oh, ow) if result_layout == "NCHW" else (n, oh, ow, c * block * block)
+            raise VerifyException(
+                f"result type {self.output.type} does not match {'x'.join(map(str, minimum))} "
+                f"({result_layout}, at least {c * block * block} channels)"
+            )
+
+
+def space_to_depth_sizes(x: Sequence[int], block: int, layout: str, pads: Sequence[int]) -> tuple[int, int, int, int]:
+    """(N, C, H'/b, W'/b) of an op.space_to_depth input of shape `x` in `layout`, padded
+    by `pads` to H'×W'."""
+    if len(x) != 4:
+        raise VerifyException(f"expects a 4-D input, got {'x'.join(map(str, x))}")
+    if block < 1:
+        raise VerifyException(f"blocksize must be positive, got {block}")
+    n, c, h, w = (x[0], x[1], x[2], x[3]) if layout == "NCHW" else (x[0], x[3], x[1], x[2])
+    top, left, bottom, right = pads
+    height, width = h + top + bottom, w + left + right
+    if height <= 0 or width <= 0 or height % block or width % block:
+        raise VerifyException(f"blocksize {block} must divide the padded height {height} and width {width}")
+    return n, c, height // block, width // block

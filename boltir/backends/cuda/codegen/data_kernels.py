@@ -1,7 +1,8 @@
 """Templated CUDA kernels for the `op` ops that are not GEMMs or convs: the elementwise
 family (`op.elementwise`, and `op.unary`, `op.binary`, `op.select`, `op.cast` through the
 same generator) and data movement (`op.layout_transform`, `op.pad`, `op.slice`,
-`op.concat`, `op.reshape`, `op.gather`, `op.resize`).
+`op.concat`, `op.reshape`, `op.gather`, `op.resize`, and `op.space_to_depth` from
+`space_to_depth_kernel.py`).
 
     source = emit_translation_unit(ops)        # one unit, instances deduplicated
     name = kernel_name(op)                     # boltir_pad_1a2b3c4d5e6f: the op's launcher
@@ -89,6 +90,7 @@ from boltir.backends.cuda.codegen.kernel_plan import (
     unsupported,
     vector_width_for,
 )
+from boltir.backends.cuda.codegen.space_to_depth_kernel import space_to_depth_plan
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
 from boltir.dialects import resize
@@ -108,6 +110,7 @@ FAMILIES: dict[type, str] = {
     ops.ReshapeOp: "reshape",
     ops.GatherOp: "gather",
     ops.ResizeOp: "resize",
+    ops.SpaceToDepthOp: "space_to_depth",
 }
 
 
@@ -496,6 +499,7 @@ PLANS: dict[str, Callable[[Operation], KernelPlan]] = {
     "reshape": _reshape_plan,
     "gather": _gather_plan,
     "resize": _resize_plan,
+    "space_to_depth": space_to_depth_plan,
 }
 
 
