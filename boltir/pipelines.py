@@ -2,11 +2,11 @@
 
 The default pipeline, with precision after layout:
 
-    canonicalize, fold-constants, recognize-activations, fold-batchnorm,
+    canonicalize, fold-constants, recognize-activations, recognize-attention, fold-batchnorm,
     reparameterize-branches, space-to-depth-stem, convert-layout{layout=NHWC},
     convert-precision{dtype=f16},                                   (graph level)
     lower-graph-to-op,
-    pad-alignment{arch=sm90}, fuse-space-to-depth, fuse-epilogue,
+    pad-alignment{arch=sm90}, fuse-space-to-depth, fuse-epilogue, merge-qkv,
     form-persistent-kernels, fuse-elementwise                       (op level)
 
 `boltc --print-pipeline` prints it and `bolt-opt -p '<string>'` replays any prefix.
@@ -34,17 +34,27 @@ DTYPES = ("f16", "bf16", "f32")
 PassRegistry = dict[str, Callable[[], type[ModulePass]]]
 
 
-def graph_passes(dtype: str = "f16") -> list[str]:
+def graph_passes(dtype: str = "f16", keep_f32: Sequence[str] = ()) -> list[str]:
     return [
         "canonicalize",
         "fold-constants",
         "recognize-activations",
+        "recognize-attention",
         "fold-batchnorm",
         "reparameterize-branches",
         "space-to-depth-stem",
         "convert-layout{layout=NHWC}",
-        f"convert-precision{{dtype={dtype}}}",
+        f"convert-precision{{dtype={dtype}{keep_f32_option(keep_f32)}}}",
     ]
+
+
+def keep_f32_option(names: Sequence[str]) -> str:
+    """` keep_f32="a","b"` for convert-precision, each name quoted (ONNX names hold '/'
+    and ':'), or nothing."""
+    if not names:
+        return ""
+    quoted = ('"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"' for name in names)
+    return " keep_f32=" + ",".join(quoted)
 
 
 def op_passes(arch: str = DEFAULT_ARCH) -> list[str]:
@@ -52,18 +62,19 @@ def op_passes(arch: str = DEFAULT_ARCH) -> list[str]:
         f"pad-alignment{{arch={arch}}}",
         "fuse-space-to-depth",
         "fuse-epilogue",
+        "merge-qkv",
         "form-persistent-kernels",
         "fuse-elementwise",
     ]
 
 
-def default_pipeline(*, dtype: str = "f16", arch: str = DEFAULT_ARCH) -> str:
-    """The pipeline boltc runs, up to the op level."""
+def default_pipeline(*, dtype: str = "f16", arch: str = DEFAULT_ARCH, keep_f32: Sequence[str] = ()) -> str:
+    """The pipeline boltc runs, up to the op level; `keep_f32` names ops that stay f32."""
     if dtype not in DTYPES:
         raise BoltError(f"--dtype must be one of {', '.join(DTYPES)}, got '{dtype}'")
     if arch not in ARCHS:
         raise BoltError(f"--arch must be one of {', '.join(ARCHS)}, got '{arch}'")
-    return ",".join([*graph_passes(dtype), "lower-graph-to-op", *op_passes(arch)])
+    return ",".join([*graph_passes(dtype, keep_f32), "lower-graph-to-op", *op_passes(arch)])
 
 
 def available_passes(plugin_files: Sequence[str] = ()) -> PassRegistry:

@@ -15,6 +15,7 @@ from xdsl.passes import ModulePass
 PASS_MODULES: dict[str, tuple[str, str]] = {
     "fold-constants": ("boltir.passes.fold_constants", "FoldConstantsPass"),
     "recognize-activations": ("boltir.passes.recognize_activations", "RecognizeActivationsPass"),
+    "recognize-attention": ("boltir.passes.recognize_attention", "RecognizeAttentionPass"),
     "fold-batchnorm": ("boltir.passes.fold_batchnorm", "FoldBatchNormPass"),
     "reparameterize-branches": ("boltir.passes.reparameterize_branches", "ReparameterizeBranchesPass"),
     "space-to-depth-stem": ("boltir.passes.space_to_depth_stem", "SpaceToDepthStemPass"),
@@ -24,6 +25,7 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     "pad-alignment": ("boltir.passes.pad_alignment", "PadAlignmentPass"),
     "fuse-space-to-depth": ("boltir.passes.fuse_space_to_depth", "FuseSpaceToDepthPass"),
     "fuse-epilogue": ("boltir.passes.fuse_epilogue", "FuseEpiloguePass"),
+    "merge-qkv": ("boltir.passes.merge_qkv", "MergeQkvPass"),
     "form-persistent-kernels": ("boltir.passes.form_persistent_kernels", "FormPersistentKernelsPass"),
     "fuse-elementwise": ("boltir.passes.fuse_elementwise", "FuseElementwisePass"),
     "plan-memory": ("boltir.passes.plan_memory", "PlanMemoryPass"),

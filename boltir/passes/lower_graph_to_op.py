@@ -236,6 +236,53 @@ def lower_sum(low: Lowering, op: graph.SumOp) -> list[SSAValue]:
     return [total]
 
 
+
+# ------------------------------------------------------------------------- attention
+
+HEADS_TO_SEQUENCE = (0, 2, 1, 3)
+"""[B, S, H, D] <-> [B, H, S, D]: its own inverse."""
+
+
+def heads_first_source(value: SSAValue) -> SSAValue | None:
+    """x when `value` is x [B, S, H, D] transposed to [B, H, S, D] (lowered already)."""
+    op = value.owner
+    if isinstance(op, ops.LayoutTransformOp) and tuple(op.prop_value("perm")) == HEADS_TO_SEQUENCE:
+        return op.input
+    return None
+
+
+def additive_mask(low: Lowering, mask: SSAValue | None, element_type) -> SSAValue | None:
+    """The attention's bias: an additive mask as it is, a boolean one as 0 / -inf."""
+    if mask is None or ops.is_float(mask.type.element_type):
+        return mask
+    dtype = numpy_dtype(element_type)
+    zero = low.constant("attention.attend", np.zeros((), dtype=dtype))
+    masked = low.constant("attention.masked", np.array(-np.inf, dtype=dtype))
+    return low.value(ops.SelectOp(mask, zero, masked))
+
+
+def lower_attention(low: Lowering, op: graph.AttentionOp) -> list[SSAValue]:
+    """"BSHD" when q, k and v are all [B, S, H, D] tensors transposed to heads-first (the
+    transposes are left unused), with a transpose back to [B, H, S, D] that the user's
+    own transpose to [B, S, H, D] cancels; else "BHSD"."""
+    bias = additive_mask(low, op.mask, op.q.type.element_type)
+    sources = [heads_first_source(value) for value in (op.q, op.k, op.v)]
+    common = {"bias": bias, "scale": op.prop_value("scale"), "causal": op.prop_value("causal")}
+    if any(source is None for source in sources):
+        return [low.value(ops.AttentionOp(op.q, op.k, op.v, layout="BHSD", **common))]
+    attention = low.value(ops.AttentionOp(*sources, layout="BSHD", **common))
+    return [low.value(ops.LayoutTransformOp(attention, HEADS_TO_SEQUENCE))]
+
+
+def cancelled_transpose(op: graph.TransposeOp) -> SSAValue | None:
+    """x when `op` transposes `op.layout_transform(x)` back to x."""
+    producer = op.input.owner
+    if not isinstance(producer, ops.LayoutTransformOp):
+        return None
+    inner, outer = producer.prop_value("perm"), op.prop_value("perm")
+    return producer.input if tuple(inner[p] for p in outer) == tuple(range(len(outer))) else None
+
+
 def lower(low: Lowering, op: Operation) -> list[SSAValue]:
     """The op-level values that replace `op`'s results."""
     if isinstance(op, graph.ConstantOp):
@@ -273,6 +320,8 @@ def lower(low: Lowering, op: Operation) -> list[SSAValue]:
     if isinstance(op, graph.ExpandOp):
         return [low.value(ops.ElementwiseOp([op.input], identity_body(op.input.type.element_type), op.output.type))]
     if isinstance(op, graph.TransposeOp):
+        if (source := cancelled_transpose(op)) is not None:
+            return [source]
         return [low.value(ops.LayoutTransformOp(op.input, op.prop_value("perm")))]
     if isinstance(op, graph.ConcatOp):
         return [low.value(ops.ConcatOp(list(op.inputs), op.prop_value("axis")))]
@@ -287,6 +336,8 @@ def lower(low: Lowering, op: Operation) -> list[SSAValue]:
         return lower_resize(low, op)
     if isinstance(op, graph.GatherOp):
         return [low.value(ops.GatherOp(op.data, op.indices, op.prop_value("axis")))]
+    if isinstance(op, graph.AttentionOp):
+        return lower_attention(low, op)
     if isinstance(op, graph.SpaceToDepthOp):  # NCHW in and out, as ONNX's
         blocked = ops.SpaceToDepthOp(op.input, op.prop_value("blocksize"), layout="NCHW", result_layout="NCHW")
         return [low.value(blocked)]
@@ -307,8 +358,12 @@ class LowerGraphOps(RewritePattern):
                 raise BoltError(
                     f"lower-graph-to-op made {new.type} for {old.type} ({op.name})", format_location(op.location)
                 )
+        producers = {value.owner for value in op.operands}
         rewriter.replace(op, low.new_ops, results)
         statistics.count(self.pass_, f"{op.name} lowered")
+        for producer in producers:  # a transpose that attention or a cancelled pair left unused
+            if isinstance(producer, ops.LayoutTransformOp) and not producer.output.uses:
+                rewriter.erase(producer)
 
 
 @dataclass(frozen=True)

@@ -314,6 +314,40 @@ def _(b, rng):
     return [weight(b, rng, "w", (3, 4)), b.insert(graph.ReluOp(b.input("x", (2,)))).output]
 
 
+
+# Attention: "BHSD" as it is; the boolean mask becomes 0 / -inf; q, k and v transposed
+# from [B, S, H, D] (and a result transposed back) read as "BSHD", with no transpose left.
+ATTENTION_HEADS = (2, 3, 5, 8)
+
+
+@case("attention")
+def _(b, rng):
+    q, k, v = (b.input(name, ATTENTION_HEADS) for name in "qkv")
+    return [b.insert(graph.AttentionOp(q, k, v, b.input("m", (2, 1, 1, 5)), scale=0.3)).output]
+
+
+@case("attention_boolean_causal")
+def _(b, rng):
+    q, k, v = (b.input(name, ATTENTION_HEADS) for name in "qkv")
+    return [b.insert(graph.AttentionOp(q, k, v, b.input("m", (5, 5), np.bool_), scale=0.3, causal=True)).output]
+
+
+@case("attention_bshd")
+def _(b, rng):
+    heads = [b.insert(graph.TransposeOp(b.input(name, (2, 5, 3, 8)), (0, 2, 1, 3))).output for name in "qkv"]
+    attention = b.insert(graph.AttentionOp(*heads, scale=0.3))
+    return [b.insert(graph.TransposeOp(attention.output, (0, 2, 1, 3))).output]
+
+
+def test_attention_reads_heads_in_place(rng):
+    """The [B, S, H, D] form lowers to one "BSHD" attention and nothing else."""
+    b = ModelBuilder()
+    outputs = CASES["attention_bshd"](b, rng)
+    after, _ = lower(b.finish(outputs), rng)
+    assert op_names(after) == ["op.attention"]
+    assert [op.prop_value("layout") for op in after.walk() if isinstance(op, ops.AttentionOp)] == ["BSHD"]
+
+
 def test_every_graph_op_has_a_case():
     """The cases above cover every op of the graph dialect."""
     covered = set()

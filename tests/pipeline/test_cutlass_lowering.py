@@ -83,11 +83,22 @@ def attention_mask(rng: np.random.Generator, batch: int, seq: int) -> np.ndarray
     return (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int64)
 
 
-def compile_to_cutlass(module, dtype: str):
+ATTENTION_PASSES = ("recognize-attention", "merge-qkv")
+
+
+def without_attention_fusion(pipeline: str) -> str:
+    """The pipeline with attention left as batched GEMMs and a softmax (as for a model
+    whose attention recognize-attention does not read)."""
+    return ",".join(p for p in pipeline.split(",") if p not in ATTENTION_PASSES)
+
+
+def compile_to_cutlass(module, dtype: str, fuse_attention: bool = True):
     """The default pipeline (padded for sm80), then the kernel selection and lowering.
     Returns the op-level module, the lowered one and the lowering's statistics."""
     op_level = module.clone()
-    run_passes(op_level, parse_pipeline_spec(default_pipeline(dtype=dtype, arch="sm80"), available_passes()), boltir.make_context())
+    pipeline = default_pipeline(dtype=dtype, arch="sm80")
+    pipeline = pipeline if fuse_attention else without_attention_fusion(pipeline)
+    run_passes(op_level, parse_pipeline_spec(pipeline, available_passes()), boltir.make_context())
     lowered = op_level.clone()
     with statistics.collecting() as collected:
         run_passes(lowered, parse_pipeline_spec(LOWERING, available_passes()), boltir.make_context())
@@ -161,11 +172,12 @@ def bert_base():
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
 def test_bert_encoder_lowers_without_separate_fusions(bert_base, dtype):
-    """Per layer: Q, K, V and the output projection, the two feed-forward GEMMs, and the
-    two batched attention GEMMs. The residual adds stay in the output projection's and
-    the second feed-forward GEMM's epilogues, which therefore take one slice of K (CUTLASS
-    cannot slice a residual block) while the other projections may split it."""
-    op_level, lowered, collected = compile_to_cutlass(bert_base, dtype)
+    """With attention left unfused, per layer: Q, K, V and the output projection, the two
+    feed-forward GEMMs, and the two batched attention GEMMs. The residual adds stay in the
+    output projection's and the second feed-forward GEMM's epilogues, which therefore take
+    one slice of K (CUTLASS cannot slice a residual block) while the other projections may
+    split it."""
+    op_level, lowered, collected = compile_to_cutlass(bert_base, dtype, fuse_attention=False)
     instances = assert_fully_lowered(op_level, lowered, collected)
     layers = BERT_BASE["layers"]
     assert len(instances) == 8 * layers and all(isinstance(op, cutlass.GemmOp) for op in instances)
@@ -174,6 +186,25 @@ def test_bert_encoder_lowers_without_separate_fusions(bert_base, dtype):
     assert all(op.prop_value("split_k") == 1 and op.epilogue.residual_kind == "add" and op.bias is not None for op in residual)
     batched = [op for op in instances if len(op.output.type.get_shape()) == 4]
     assert len(batched) == 2 * layers and all(op.prop_value("split_k") == 1 for op in batched)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_bert_encoder_attention_fused(bert_base, dtype):
+    """The default pipeline, per layer: one GEMM for Q, K and V (N = 3 × hidden) whose
+    output one "BS3HD" op.attention reads with the mask as its bias, the output
+    projection and the second feed-forward GEMM with the residual in their epilogues, the
+    first with GELU; no transpose is left."""
+    op_level, lowered, collected = compile_to_cutlass(bert_base, dtype)
+    layers, hidden = BERT_BASE["layers"], BERT_BASE["hidden"]
+    attentions = [op for op in lowered.walk() if isinstance(op, ops.AttentionOp)]
+    assert len(attentions) == layers
+    assert all(op.prop_value("layout") == "BS3HD" and op.bias is not None for op in attentions)
+    assert len({op.bias for op in attentions}) == 1  # the mask is prepared once
+    gemms = [op for op in lowered.walk() if isinstance(op, cutlass.GemmOp)]
+    assert len(gemms) == 4 * layers
+    assert [op.output.type.get_shape()[-1] for op in gemms[:4]] == [3 * hidden, hidden, BERT_BASE["ffn"], hidden]
+    assert sum(op.residual is not None for op in gemms) == 2 * layers
+    assert not [op for op in lowered.walk() if isinstance(op, ops.LayoutTransformOp | ops.SoftmaxOp)]
 
 
 def test_bert_encoder_lowered_matches_the_op_level_module(bert_base, rng):
