@@ -32,11 +32,11 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, NameLoc, TensorType
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from boltir.backends.cuda.codegen.host_program import Program, build_program
+from boltir.backends.cuda.codegen.host_program import GENERATORS, Program, build_program
 from boltir.backends.cuda.passes.lower_op_to_cutlass import FAMILIES_OF
 from boltir.backends.cuda.roofline import (
     RooflineRow,
@@ -53,10 +53,13 @@ from boltir.backends.cuda.toolchain.nvcc import (
 )
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import cutlass
+from boltir.dialects import op as ops
+from boltir.dtypes import element_type_name
 from boltir.frontends.onnx import import_model
 from boltir.ir import find_entry, input_names, make_context, output_names, print_module
 from boltir.manifest import manifest_entries
 from boltir.passes import statistics
+from boltir.passes.convert_precision import ConvertPrecisionPass
 from boltir.pipelines import (
     available_passes,
     default_pipeline,
@@ -84,8 +87,10 @@ def backend_passes(arch: str = "sm90", cutlass: int = 3, selector: str = "db", t
             "plan-memory"]
 
 
-def full_pipeline(*, dtype: str = "f16", arch: str = "sm90", cutlass: int = 3, selector: str = "db", tuning_db: str = "") -> str:
-    return ",".join([default_pipeline(dtype=dtype, arch=arch), *backend_passes(arch, cutlass, selector, tuning_db)])
+def full_pipeline(*, dtype: str = "f16", arch: str = "sm90", cutlass: int = 3, selector: str = "db", tuning_db: str = "",
+                  keep_f32: Sequence[str] = ()) -> str:
+    return ",".join([default_pipeline(dtype=dtype, arch=arch, keep_f32=keep_f32),
+                     *backend_passes(arch, cutlass, selector, tuning_db)])
 
 
 def tuning_summary(collected) -> dict:
@@ -166,16 +171,22 @@ def merged_statistics(*parts: statistics.PassStatistics) -> statistics.PassStati
 
 def lower(model, *, arch: str, dtype: str, input_shapes: Mapping[str, Sequence[int]] | None = None,
           pipeline: str | None = None, plugins: Sequence[str] = (), cutlass: int = 3, selector: str = "db",
-          tuning_db: str = "") -> LoweredModel:
+          tuning_db: str = "", keep_f32: Sequence[str] = ()) -> LoweredModel:
     """Imports (an ONNX path, a ModelProto or a graph-level ModuleOp) and runs the pipeline,
-    keeping a copy of the module as lower-op-to-cutlass finds it."""
-    pipeline = pipeline or full_pipeline(dtype=dtype, arch=arch, cutlass=cutlass, selector=selector, tuning_db=tuning_db)
+    keeping a copy of the module as lower-op-to-cutlass finds it. `keep_f32` names ops
+    that stay f32 (convert-precision's keep_f32; with `pipeline`, write it there)."""
+    if pipeline and keep_f32:
+        raise BoltError("keep_f32 adds to the default pipeline; with a pipeline of your own, "
+                        "give convert-precision{keep_f32=...} in it")
+    pipeline = pipeline or full_pipeline(dtype=dtype, arch=arch, cutlass=cutlass, selector=selector, tuning_db=tuning_db,
+                                         keep_f32=keep_f32)
     passes = parse_pipeline_spec(pipeline, available_passes(plugins))
     module = model if isinstance(model, ModuleOp) else import_model(model, input_shapes)
     split = next((i for i, p in enumerate(passes) if p.name == LOWERING_PASS), len(passes))
     ctx = make_context()
     with statistics.collecting() as before:
         run_passes(module, passes[:split], ctx)
+    check_kept_ops_have_kernels(module, passes)
     selected = module.clone() if split < len(passes) else None
     with statistics.collecting() as after:
         if selected is not None:
@@ -185,12 +196,29 @@ def lower(model, *, arch: str, dtype: str, input_shapes: Mapping[str, Sequence[i
 
 def lower_model(model, *, arch: str, dtype: str, input_shapes: Mapping[str, Sequence[int]] | None = None,
                 pipeline: str | None = None, plugins: Sequence[str] = (), cutlass: int = 3, selector: str = "db",
-                tuning_db: str = "") -> tuple[ModuleOp, str, object]:
+                tuning_db: str = "", keep_f32: Sequence[str] = ()) -> tuple[ModuleOp, str, object]:
     """Imports (an ONNX path, a ModelProto or a graph-level ModuleOp) and runs the pipeline;
     returns the module, the pipeline string and the pass statistics."""
     lowered = lower(model, arch=arch, dtype=dtype, input_shapes=input_shapes, pipeline=pipeline, plugins=plugins,
-                    cutlass=cutlass, selector=selector, tuning_db=tuning_db)
+                    cutlass=cutlass, selector=selector, tuning_db=tuning_db, keep_f32=keep_f32)
     return lowered.module, lowered.pipeline, lowered.statistics
+
+
+def check_kept_ops_have_kernels(module: ModuleOp, passes: Sequence[ModulePass]) -> None:
+    """keep-f32: a one-line error for an op kept in f32 that no kernel computes in f32,
+    at the op level, before the CUDA target meets it."""
+    names = {name for p in passes if isinstance(p, ConvertPrecisionPass) for name in p.keep_f32}
+    if not names:
+        return
+    for op in module.walk():
+        kept = isinstance(op.location, NameLoc) and op.location.desc.data in names and not isinstance(op, ops.ConstantOp)
+        tensors = [v.type for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
+        if not kept or not any(element_type_name(t.element_type) == "f32" for t in tensors):
+            continue
+        if not any(generator.supports(op) for generator in GENERATORS):
+            reasons = [g.unsupported_reason(op) for g in GENERATORS if type(op) in g.FAMILIES]
+            reason = next((r for r in reasons if r), "no kernel family computes it")
+            raise BoltError(f"keep-f32: op '{op.location.desc.data}' ({op.name}) cannot run in f32: {reason}")
 
 
 def lowering_targets(module: ModuleOp) -> list[Operation]:
@@ -301,14 +329,16 @@ def announce_replacements(lowered: LoweredModel, program: Program, demoted: Mapp
 def compile(model, output_dir: str | os.PathLike, *, arch: str = "sm90", dtype: str = "f16",
             input_shapes: Mapping[str, Sequence[int]] | None = None, pipeline: str | None = None,
             plugins: Sequence[str] = (), progress: bool = True, cutlass: int = 3, tune: bool = False,
-            tuning_db: str | os.PathLike = "", warn: bool = True) -> CompileResult:
+            tuning_db: str | os.PathLike = "", warn: bool = True, keep_f32: Sequence[str] = ()) -> CompileResult:
     """Compiles `model` into `output_dir` (created if missing); see the module docstring.
     Kernels come from the tuning database (`tuning_db`, default ~/.cache/boltir/tuning.sqlite)
     where it has them and from the heuristic elsewhere; `tune` first measures the missing
     ones on this machine's GPU. `warn`: write a line on stderr for each op whose CUTLASS
-    instance did not compile."""
+    instance did not compile. `keep_f32`: the names of ops (ONNX node names) that compute
+    in f32 in an f16/bf16 model."""
     lowered = lower(model, arch=arch, dtype=dtype, input_shapes=input_shapes, pipeline=pipeline, plugins=plugins,
-                    cutlass=cutlass, selector="tune" if tune else "db", tuning_db=str(tuning_db or ""))
+                    cutlass=cutlass, selector="tune" if tune else "db", tuning_db=str(tuning_db or ""),
+                    keep_f32=keep_f32)
     program = build_program(lowered.module)
     directory = Path(output_dir)
     try:

@@ -26,7 +26,7 @@ import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
 from onnx import numpy_helper
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, UnknownLoc
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
@@ -250,12 +250,14 @@ class OnnxImporter:
             else:
                 inputs.append(self.values[name])
         context = NodeContext(node, inputs, attribute_values(node), self.opset, self)
+        last_op = self.builder.block.last_op
         foldable = all(v is None or isinstance(v, np.ndarray) for v in inputs) and any(v is not None for v in inputs)
         try:
             results = self.fold(context, converter) if foldable else converter(context)
         except (VerifyException, DiagnosticException) as error:
             message = str(error.args[0]) if error.args else str(error)
             raise context.error(message.removeprefix("Operation does not verify: ")) from error
+        self.name_new_ops(last_op, node_name)
         ignored = sorted(set(context.attrs) - context.used_attrs)
         if ignored:
             raise context.error(f"attribute {ignored[0]} is not supported")
@@ -269,6 +271,15 @@ class OnnxImporter:
                 self.values[name] = value
                 if isinstance(value, SSAValue) and not value.name_hint:
                     value.name_hint = _name_hint(name)
+
+    def name_new_ops(self, last_op: Operation | None, name: str) -> None:
+        """Names the ops made from a node after it (a `NameLoc`, which the passes carry
+        along and `--keep-f32` matches); weights are nobody's."""
+        op = last_op.next_op if last_op is not None else self.builder.block.first_op
+        while op is not None:
+            if isinstance(op.location, UnknownLoc) and op.name != "graph.constant":
+                op.location = NameLoc(StringAttr(name), NoneAttr())
+            op = op.next_op
 
     def fold(self, context: NodeContext, converter) -> list[Value]:
         """Runs a node whose inputs are all constants in the interpreter, at import."""

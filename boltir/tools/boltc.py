@@ -3,6 +3,7 @@
     boltc model.onnx --emit graph -o model.mlir [--input-shape data=1x3x224x224]
     boltc model.onnx --emit op [--dtype f16|bf16|f32] [--arch sm80|sm90] [--pass-stats]
     boltc --print-pipeline [--dtype ...] [--arch ...]
+    boltc model.onnx -o out/ --keep-f32 /head/Conv,/head/Sigmoid    (these ops compute in f32)
     boltc model.onnx --emit op --pipeline 'fold-batchnorm,lower-graph-to-op' --pass-plugin mine.py
 
     boltc model.onnx -o out/ [--arch sm80|sm90] [--cutlass 2|3] [--dtype f16|bf16|f32] [--debug-dump]
@@ -50,6 +51,14 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     return name, shape
 
 
+def parse_keep_f32(texts: Sequence[str]) -> tuple[str, ...]:
+    """`--keep-f32 a,b --keep-f32 c` -> ("a", "b", "c"); an empty name is an error."""
+    names = tuple(name.strip() for text in texts for name in text.split(","))
+    if any(not name for name in names):
+        raise BoltError(f"--keep-f32 '{','.join(texts)}' has an empty op name; give OPNAMES as name1,name2")
+    return names
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="boltc",
@@ -71,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="after compiling, run the model launch by launch on random inputs on the GPU and compare "
                         "every result with the interpreter; names the first launch that diverges")
     parser.add_argument("--dtype", default="f16", help="precision of activations and weights: f16 (default), bf16, f32")
+    parser.add_argument("--keep-f32", action="append", default=[], metavar="OPNAMES",
+                        help="comma-separated op names (ONNX node names) that compute in f32, with their weights, in an "
+                        "f16/bf16 model: for ops whose values f16 cannot hold (repeatable)")
     parser.add_argument("--arch", default=DEFAULT_ARCH, help="the GPU target: sm90 (H100/H200, default) or sm80 (A100)")
     parser.add_argument("--cutlass", type=int, default=3, choices=(2, 3),
                         help="the newest CUTLASS generation: 3 (default: 3.x kernels on sm90 where they run) or 2")
@@ -134,7 +146,11 @@ def boltc(args: argparse.Namespace) -> None:
         run_passes,
     )
 
-    pipeline = args.pipeline if args.pipeline is not None else default_pipeline(dtype=args.dtype, arch=args.arch)
+    keep_f32 = parse_keep_f32(args.keep_f32)
+    if keep_f32 and args.pipeline is not None:
+        raise BoltError("--keep-f32 adds to the default pipeline; with --pipeline, give convert-precision{keep_f32=...} in it")
+    pipeline = args.pipeline if args.pipeline is not None else default_pipeline(dtype=args.dtype, arch=args.arch,
+                                                                                keep_f32=keep_f32)
     if args.print_pipeline:
         print(pipeline)
         return

@@ -10,6 +10,7 @@ import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
 
+import boltir
 from boltir.builder import ModelBuilder
 from boltir.diagnostics import BoltError
 from boltir.dialects import graph
@@ -209,3 +210,137 @@ def test_weights_keep_their_names(rng, dtype):
 def test_bad_dtype_argument():
     with pytest.raises(BoltError, match="dtype must be one of f16, bf16, f32, got 'fp16'"):
         ConvertPrecisionPass(dtype="fp16")
+
+
+# ------------------------------------------------------------------------- keep_f32
+
+
+def named(module: ModuleOp) -> ModuleOp:
+    """Names every computing op `<kind>_<index>` (as the ONNX importer names ops after
+    their nodes), e.g. conv2d_0, gemm_0."""
+    from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr
+
+    counts: dict[str, int] = {}
+    for op in module.walk():
+        if isinstance(op, graph.GraphOp) and not isinstance(op, graph.ConstantOp):
+            kind = op.name.removeprefix("graph.")
+            op.location = NameLoc(StringAttr(f"{kind}_{counts.get(kind, 0)}"), NoneAttr())
+            counts[kind] = counts.get(kind, 0) + 1
+    return module
+
+
+def ops_named(module: ModuleOp, name: str) -> list:
+    from xdsl.dialects.builtin import NameLoc
+
+    return [op for op in module.walk() if isinstance(op.location, NameLoc) and op.location.desc.data == name
+            and not isinstance(op, (graph.CastOp, graph.ConstantOp))]
+
+
+def float_types(op) -> set[str]:
+    return {element_type_name(v.type.element_type) for v in (*op.operands, *op.results)} & {"f16", "bf16", "f32", "f64"}
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_keep_f32_in_a_cnn(rng, dtype):
+    """The kept conv, depthwise conv and gemm compute in f32 from f32 weights, with casts
+    at their edges; the rest in `dtype`; same outputs up to `dtype`'s rounding."""
+    module = named(finish(small_cnn(rng)))
+    kept = ("conv2d_0", "conv2d_1", "gemm_0")
+    with statistics.collecting() as collected:
+        after = assert_equivalent(module, ConvertPrecisionPass(dtype, keep_f32=kept), rng, tolerance=TOLERANCES[dtype])
+    counts = collected.counters[ConvertPrecisionPass.name]
+    assert counts["ops kept in f32"] == 3
+    for name in kept:
+        (op,) = ops_named(after, name)
+        assert float_types(op) == {"f32"}, name
+        assert all(isinstance(v.owner, (graph.ConstantOp, graph.CastOp)) or v.owner.name == "graph.relu"
+                   for v in op.operands if isinstance(v.owner, graph.GraphOp)), name
+    for name in ("relu_0", "max_pool2d_0", "softmax_0"):
+        assert all(float_types(op) == {dtype} for op in ops_named(after, name)), name
+    assert signature(after) == signature(module)
+
+
+def test_keep_f32_reads_its_weights_unrounded(rng):
+    """The kept embedding gather reads the f32 table, not a copy rounded to f16; the
+    integer ids stay as they are."""
+    module = named(finish(transformer_block(rng)))
+    after, _ = run_pass_keeping(module, rng, ("gather_0",))
+    (gather,) = ops_named(after, "gather_0")
+    assert float_types(gather) == {"f32"}
+    assert isinstance(gather.operands[0].owner, graph.ConstantOp)
+    assert element_type_name(gather.indices.type.element_type) == "i64"
+
+
+def test_keep_f32_widens_an_f16_model(rng):
+    """In an f16 model the kept ops become f32 (with their weights), not stay f16."""
+    module = named(finish(transformer_block(rng, np.float16)))
+    after = assert_equivalent(module, ConvertPrecisionPass("f16", keep_f32=("matmul_0", "layer_norm_1")), rng, tolerance=1e-2)
+    for name in ("matmul_0", "layer_norm_1"):
+        (op,) = ops_named(after, name)
+        assert float_types(op) == {"f32"}, name
+    assert signature(after) == signature(module)
+
+
+def test_a_weight_shared_with_a_kept_op_is_copied(rng):
+    b = ModelBuilder()
+    x = b.input("x", (2, 4))
+    shift = b.constant("shift", rng.standard_normal(4).astype(np.float32))
+    kept = b.insert(graph.AddOp(x, shift)).output
+    other = b.insert(graph.SubOp(x, shift)).output
+    module = named(b.finish([kept, other]))
+    after, _ = run_pass_keeping(module, rng, ("add_0",))
+    (add,) = ops_named(after, "add_0")
+    (sub,) = ops_named(after, "sub_0")
+    assert element_type_name(add.rhs.type.element_type) == "f32" and isinstance(add.rhs.owner, graph.ConstantOp)
+    assert element_type_name(sub.rhs.type.element_type) == "f16" and add.rhs.owner is not sub.rhs.owner
+
+
+def run_pass_keeping(module: ModuleOp, rng, names, dtype: str = "f16"):
+    with statistics.collecting() as collected:
+        after = assert_equivalent(module, ConvertPrecisionPass(dtype, keep_f32=names), rng, tolerance=TOLERANCES[dtype])
+    return after, dict(collected.counters.get(ConvertPrecisionPass.name, {}))
+
+
+def test_keep_f32_in_an_f32_model_changes_nothing(rng):
+    module = named(finish(small_cnn(rng)))
+    after, counts = run_pass_keeping(module, rng, ("conv2d_0",), "f32")
+    assert counts == {"ops kept in f32": 1}
+    assert [op.name for op in after.walk()] == [op.name for op in module.walk()]
+
+
+def test_keep_f32_from_a_pipeline_string():
+    from boltir.pipelines import available_passes, default_pipeline, parse_pipeline_spec
+
+    names = ("/backbone/conv1/Conv", "head.0:out", 'odd"name', "back\\slash")
+    passes = parse_pipeline_spec(default_pipeline(keep_f32=names), available_passes())
+    (convert,) = [p for p in passes if isinstance(p, ConvertPrecisionPass)]
+    assert convert.keep_f32 == names and convert.dtype == "f16"
+    assert "keep_f32" not in default_pipeline()
+    with pytest.raises(BoltError, match="bad pass pipeline"):
+        parse_pipeline_spec("convert-precision{keep_f32=}", available_passes())
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        (("conv2d",), r"keep-f32: no op named 'conv2d' is left when precision is chosen \(.*\); near matches: 'conv2d_[01]', 'conv2d_[01]'$"),
+        (("zzz",), r"keep-f32: no op named 'zzz' .*; ops are named by their ONNX node names$"),
+        (("relu_0", "Relu_0"), r"no op named 'Relu_0' .*; near matches: 'relu_0'$"),
+    ],
+)
+def test_keep_f32_unknown_names(rng, names, message):
+    module = named(finish(small_cnn(rng)))
+    with pytest.raises(BoltError, match=message):
+        ConvertPrecisionPass("f16", keep_f32=names).apply(boltir.make_context(), module)
+
+
+def test_keep_f32_without_names_in_the_model(rng):
+    with pytest.raises(BoltError, match="no op named 'conv1' .*; the model's ops carry no names$"):
+        ConvertPrecisionPass("f16", keep_f32=("conv1",)).apply(boltir.make_context(), finish(small_cnn(rng)))
+
+
+def test_keep_f32_of_what_cannot_be_kept(rng):
+    module = named(finish(transformer_block(rng)))
+    with pytest.raises(BoltError, match=r"keep-f32: op 'equal_0' \(graph.equal\) has no float operand or result; "
+                                        "there is nothing to keep in f32"):
+        ConvertPrecisionPass("f16", keep_f32=("equal_0",)).apply(boltir.make_context(), module)
