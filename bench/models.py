@@ -1,9 +1,10 @@
 """Whole models on the GPU: boltir (heuristic choice, f16; `--builds sm90,sm90-2x` compares
 the 3.x build with one kept to CUTLASS 2.x) against
 PyTorch eager and torch.compile (default and reduce-overhead), channels_last fp16, in one
-run. Checks each compiled model against PyTorch fp32 on the same input: correct means
-‖Δ‖/‖ref‖ < 1e-2, or no worse than PyTorch's own fp16 run (f16 arithmetic alone moves a
-deep random network's output by a few percent). Prints each model's slowest launches
+run. Checks each compiled model by `boltir.accuracy`'s criterion: against PyTorch fp32 on
+the same input, ‖Δ‖/‖ref‖ within max(1e-2, 1.1 × PyTorch's own fp16 run) (f16 arithmetic
+alone moves a deep random network's output by a few percent), and within 5e-3 of the
+op-level interpreter at f16 on the module the build compiled (numpy, on the CPU). Prints each model's slowest launches
 (`CompiledModel.profile`: each against its roofline bound) and one table last.
 
 The roofline columns need no GPU: "bounds ms" is the sum of the launches' roofline bounds
@@ -168,10 +169,25 @@ def roofline_figures(result, onnx_path: Path) -> tuple[float, float, float]:
 
 
 def relative_error(got, reference) -> float:
-    import torch
+    """`boltir.accuracy.relative_l2` of two torch tensors."""
+    from boltir.accuracy import relative_l2
 
-    got, reference = got.float().cpu(), reference.float().cpu()
-    return float(torch.linalg.vector_norm(got - reference) / torch.linalg.vector_norm(reference))
+    return relative_l2(got.float().cpu().numpy(), reference.float().cpu().numpy())
+
+
+def interpreter_output(onnx_path: Path, build: str, inputs: dict):
+    """The op-level interpreter's output at f16 on the module `build` compiles: the
+    criterion's same-precision reference."""
+    from boltir.compiler import lower_model
+    from boltir.interp import run
+    from boltir.pipelines import default_pipeline
+
+    arch = BUILDS[build][0]
+    module, _, _ = lower_model(onnx_path, arch=arch, dtype="f16", pipeline=default_pipeline(dtype="f16", arch=arch))
+    start = time.monotonic()
+    (out,) = run(module, {k: v.numpy() for k, v in inputs.items()})
+    print(f"interpreter at f16 on {onnx_path.name}: {time.monotonic() - start:.0f} s", flush=True)
+    return out
 
 
 def forward(name: str, model, inputs: dict):
@@ -217,6 +233,7 @@ def other_build(name: str, batch: int, model, work: Path, build: str, device_inp
 def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[str], compiles: int = 2) -> tuple:
     import torch
 
+    from boltir.accuracy import judge
     from boltir.runtime import format_profile, load
 
     result, inputs, compile_s, warm_s = compiled_model(name, batch, model, work, builds[0], builds=compiles)
@@ -262,11 +279,12 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
             overhead_ms = time_ms(lambda: forward(name, reduce, peer_inputs))
             torch._dynamo.reset()
     del peer
-    # f16 arithmetic alone moves a deep random network's output by percents (PyTorch's own
-    # fp16 run is the yardstick): correct means under 1e-2, or no worse than that run
-    verdict = "ok" if error < 1e-2 or error <= 1.1 * eager_error else "WRONG"
+    interpreter = interpreter_output(work / f"{name}_b{batch}.onnx", builds[0], inputs)
+    verdict = judge(ours.float().cpu().numpy(), reference.numpy(), interpreter, framework_error=eager_error)
+    if verdict.explanation:
+        print(f"{name} b{batch}: {verdict.explanation}", flush=True)
     return (f"{name} b{batch}", f"{ours_ms:.3f}", f"{graph_ms:.3f}", f"{eager_ms:.3f}", f"{compile_ms:.3f}", f"{overhead_ms:.3f}",
-            f"{error:.1e}", f"{eager_error:.1e}", verdict, f"{ours_bytes / 2**20:.0f} / {eager_bytes / 2**20:.0f}",
+            f"{error:.1e}", f"{eager_error:.1e}", verdict.cell(), f"{ours_bytes / 2**20:.0f} / {eager_bytes / 2**20:.0f}",
             f"{compile_s:.0f}/{warm_s:.0f}", str(len(result.fallbacks)), f"{bounds_ms:.3f}",
             f"{100 * bounds_ms / graph_ms:.0f}%", f"{100 * efficiency:.1f}%", "; ".join(others) or "-")
 
