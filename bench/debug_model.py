@@ -8,11 +8,10 @@ fp32: the tool for a model whose output is wrong.
 import sys
 from pathlib import Path
 
-import numpy as np
-
 import boltir.compiler
 from bench import models
 from boltir import BoltError
+from boltir.accuracy import relative_l2
 from boltir.runtime import load
 
 name, batch = sys.argv[1], int(sys.argv[2])
@@ -39,4 +38,4 @@ import torch  # noqa: E402 - only after the boltir runs, which need no torch
 with torch.no_grad():
     out = model(**inputs) if name == "bert" else model(*inputs.values())
 reference = (out.last_hidden_state if hasattr(out, "last_hidden_state") else out).numpy()
-print("relative error vs torch fp32:", np.linalg.norm(ours.astype(np.float64) - reference) / np.linalg.norm(reference))
+print("relative error vs torch fp32:", relative_l2(ours, reference))

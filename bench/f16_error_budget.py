@@ -1,12 +1,14 @@
-"""Where an f16 build's error against PyTorch fp32 comes from (issue 6's 1e-2 criterion),
-on the CPU, no GPU: for one bench model (random weights, BatchNorm calibrated as in
+"""Where an f16 build's error against PyTorch fp32 comes from (the correctness criterion's
+first half, `boltir.accuracy`), on the CPU, no GPU: for one bench model (random weights, BatchNorm calibrated as in
 bench/models.py) and one random input, ‖Δ‖/‖ref‖ against the fp32 model of
 
 - the fp32 model with its weights and input rounded to f16, computed in fp32: the error
   of storing the model in f16 at all, before any f16 arithmetic;
 - boltir's op-level module at f16 (the pipeline up to `pad-alignment` and the fusions,
   run in the numpy interpreter: f16 storage, f32 accumulation, as the CUDA kernels do);
-- PyTorch's own fp16 run on the CPU, where torch has the kernels.
+- PyTorch's own fp16 run on the CPU, where torch has the kernels;
+
+and how much of the fp32 output sits below f16's normal range.
 
     python3 -m bench.f16_error_budget resnet50 [--batch 1]
 """
@@ -19,12 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
-
-def relative(got, reference) -> float:
-    got, reference = np.asarray(got, np.float64), np.asarray(reference, np.float64)
-    return float(np.linalg.norm(got - reference) / np.linalg.norm(reference))
+from boltir.accuracy import below_normal_fraction
+from boltir.accuracy import relative_l2 as relative
 
 
 def main() -> int:
@@ -69,6 +67,7 @@ def main() -> int:
     print(f"  boltir op-level module at f16 (interpreter, {seconds:.1f} s): {relative(ours, reference):.2e}"
           f"  (against the rounded fp32 model: {relative(ours, stored):.2e})")
     print(f"  PyTorch fp16 on the CPU: {torch_half}")
+    print(f"  fp32 output values below f16's normal range: {below_normal_fraction(reference, 'f16'):.1%} of the nonzero ones")
     return 0
 
 

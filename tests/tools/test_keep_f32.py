@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import onnx
@@ -142,7 +143,7 @@ class NoF32Convs:
     """A kernel generator for op.conv2d that refuses f32, standing in for a family
     without f32 kernels (the fused attention kernel is one)."""
 
-    FAMILIES = {ops.Conv2dOp: "conv"}
+    FAMILIES: ClassVar[dict] = {ops.Conv2dOp: "conv"}
 
     @staticmethod
     def supports(op) -> bool:
