@@ -112,6 +112,18 @@ def test_runs_and_matches_the_interpreter(compiled, small_resnet):
     model = load(compiled)
     (got,) = model(image=image)
     assert np.linalg.norm(got - expected) / np.linalg.norm(expected) < 1e-2
+    # and correct by boltir.accuracy's criterion: the same-precision reference is the
+    # interpreter at f16 on the op-level module of this build, which is also an ONNX
+    # file's own f16 run
+    from boltir.accuracy import judge, relative_l2
+    from boltir.compiler import lower_model
+    from boltir.pipelines import default_pipeline
+
+    op_level, _, _ = lower_model(small_resnet / "small_resnet.onnx", arch="sm80", dtype="f16",
+                                 pipeline=default_pipeline(dtype="f16", arch="sm80"))
+    (at_f16,) = run(op_level, {"image": image})
+    verdict = judge(got, expected, at_f16, framework_error=relative_l2(at_f16, expected))
+    assert verdict.correct, verdict.cell()
     with pytest.raises(BoltError, match=r"input 'image' must be f32\[1, 3, 32, 32\], got f32\[1, 3, 32, 31\]"):
         model(image=image[..., :31])
     with pytest.raises(BoltError, match="unknown input 'img'"):
