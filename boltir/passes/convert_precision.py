@@ -263,8 +263,8 @@ def keep_weights_f32(kept: set[Operation]) -> None:
 def cast_around_kept(function: func.FuncOp, precisions: Precisions, owner: ModulePass) -> None:
     """After the conversion: a `graph.cast` on every float edge between ops that compute
     in different types (into and out of the kept ops); casts take any input as it is.
-    A value that a cast made is cast again from that cast's input (an integer cast to f16
-    for another op reaches a kept op as the model's own cast to f32, not rounded twice)."""
+    A float that a cast made from an integer (or boolean, or 8-bit float) is cast again
+    from that input: it reaches a kept op as the model's own cast to f32, not through f16."""
     casts: dict[tuple[SSAValue, Attribute], SSAValue] = {}
     bypassed: list[Operation] = []
     for op in list(function.body.walk()):
@@ -275,12 +275,9 @@ def cast_around_kept(function: func.FuncOp, precisions: Precisions, owner: Modul
             if not converts(operand.type, wanted):
                 continue
             source = operand
-            if isinstance(operand.owner, graph.CastOp):
+            if isinstance(operand.owner, graph.CastOp) and not is_converted_float(operand.owner.input.type):
                 source = operand.owner.input
                 bypassed.append(operand.owner)
-            if isinstance(source.type, TensorType) and source.type.element_type == wanted:
-                op.operands[index] = source
-                continue
             if (source, wanted) not in casts:
                 cast = graph.CastOp(source, wanted)
                 cast.location = op.location

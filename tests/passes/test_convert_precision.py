@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
+from xdsl.dialects.builtin import DenseResourceAttr, Float16Type, ModuleOp
 
 import boltir
 from boltir.builder import ModelBuilder
@@ -344,3 +344,17 @@ def test_keep_f32_of_what_cannot_be_kept(rng):
     with pytest.raises(BoltError, match=r"keep-f32: op 'equal_0' \(graph.equal\) has no float operand or result; "
                                         "there is nothing to keep in f32"):
         ConvertPrecisionPass("f16", keep_f32=("equal_0",)).apply(boltir.make_context(), module)
+
+
+def test_a_kept_op_reads_the_models_own_f16_rounding(rng):
+    """A value the model itself casts to f16 reaches a kept op as that f16 value (cast up),
+    not as the f32 value before the model's cast."""
+    b = ModelBuilder()
+    x = b.input("x", (4,))
+    half = b.insert(graph.CastOp(x, Float16Type())).output
+    module = named(b.finish([b.insert(graph.MulOp(half, half)).output]))
+    after, _ = run_pass_keeping(module, rng, ("mul_0",))
+    (mul,) = ops_named(after, "mul_0")
+    up = mul.lhs.owner
+    assert isinstance(up, graph.CastOp) and element_type_name(up.input.type.element_type) == "f16"
+    assert isinstance(up.input.owner, graph.CastOp) and up.input.owner.input is find_entry(after).body.block.args[0]
