@@ -38,7 +38,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, ModuleOp
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    ModuleOp,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -155,7 +161,7 @@ class FoldProducer(RewritePattern):
             new, what = rebuilt(op, producer.input, layout="NHWC"), "layout transforms fused"
         else:
             return
-        rewriter.replace_op(op, new)
+        rewriter.replace(op, [new])
         rewriter.erase(producer)
         statistics.count(self.owner, what)
 
@@ -187,7 +193,7 @@ class FoldConsumer(RewritePattern):
         else:
             return
         assert new.output.type == consumer.results[0].type, (new.output.type, consumer.results[0].type)
-        rewriter.replace_op(consumer, new)
+        rewriter.replace(consumer, [new])
         rewriter.erase(op)
         statistics.count(self.owner, what)
 

@@ -162,6 +162,12 @@ def representative_ops() -> dict[str, list]:
         "resize": [resize((2, 6, 5, 16), (1.0, 2.0, 2.0, 1.0), (2, 12, 10, 16)),
                    resize((1, 3, 9, 7), (1.0, 1.0, 0.5, 1.75), (1, 3, 4, 12), "cubic", "align_corners", "f32"),
                    resize((1, 2, 7, 5), (1.0, 1.0, 1.5, 2.5), (1, 2, 10, 12), "nearest", "asymmetric", "f32")],
+        "space_to_depth": [
+            one_op("%x: tensor<2x3x9x7xf32>", "op.space_to_depth %x {blocksize = 2 : i64, layout = \"NCHW\", "
+                   "pads = array<i64: 1, 1, 0, 2>} : tensor<2x3x9x7xf32> -> tensor<2x5x5x16xf16>", "tensor<2x5x5x16xf16>"),
+            one_op("%x: tensor<2x3x8x6xi8>", "op.space_to_depth %x {blocksize = 2 : i64, layout = \"NCHW\", "
+                   "result_layout = \"NCHW\"} : tensor<2x3x8x6xi8> -> tensor<2x12x4x3xi8>", "tensor<2x12x4x3xi8>"),
+        ],
     }
 
 
@@ -170,11 +176,13 @@ def representative_ops() -> dict[str, list]:
 
 def test_every_op_class_has_a_family():
     classes = {ops.ElementwiseOp, ops.UnaryOp, ops.BinaryOp, ops.SelectOp, ops.CastOp, ops.LayoutTransformOp, ops.PadOp,
-               ops.SliceOp, ops.ConcatOp, ops.ReshapeOp, ops.GatherOp, ops.ResizeOp}
+               ops.SliceOp, ops.ConcatOp, ops.ReshapeOp, ops.GatherOp, ops.ResizeOp, ops.SpaceToDepthOp}
     assert set(dk.FAMILIES) == classes
 
 
-@pytest.mark.parametrize("kind", ["elementwise", "layout_transform", "pad", "slice", "concat", "reshape", "gather", "resize"])
+@pytest.mark.parametrize(
+    "kind", ["elementwise", "layout_transform", "pad", "slice", "concat", "reshape", "gather", "resize", "space_to_depth"]
+)
 def test_every_family_emits_a_namespaced_instance_with_the_abi_launcher(kind):
     for op in representative_ops()[kind]:
         assert dk.supports(op) and dk.unsupported_reason(op) is None

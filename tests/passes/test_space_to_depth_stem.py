@@ -67,7 +67,7 @@ def test_blocked_conv_is_equivalent(rng, batch, channels, size, kernel, stride, 
     blocking, conv = ops[-3], ops[-2]
     assert blocking.prop_value("blocksize") == stride
     assert conv.prop_value("strides") == (1, 1) and conv.prop_value("pads") == (0, 0, 0, 0)
-    m, c, kh, kw = conv.weight.type.get_shape()
+    _, c, kh, kw = conv.weight.type.get_shape()
     assert (c, kh, kw) == (channels * stride * stride, -(-kernel[0] // stride), -(-kernel[1] // stride))
     assert conv.bias is not None
     # the original weight is gone: only the blocked one and the bias are left

@@ -191,6 +191,22 @@ def resize(shape, scales, element: str, mode: str, coordinate: str, nearest: str
     return Case(f"resize {what} {coordinate} {element} {'x'.join(map(str, shape))} -> {'x'.join(map(str, out))}{' ' + extra.strip(', ') if extra else ''}", text)
 
 
+def space_to_depth(shape, block: int, source: str, target: str, *, layout: str = "NCHW", result_layout: str = "NHWC",
+                   pads=(0, 0, 0, 0), channels: int | None = None) -> Case:
+    """op.space_to_depth of `shape` (in `layout`), padded, blocked, written in
+    `result_layout` on `channels` (default C·b²) of `target`."""
+    n, c, h, w = shape if layout == "NCHW" else (shape[0], shape[3], shape[1], shape[2])
+    rows, cols = (h + pads[0] + pads[2]) // block, (w + pads[1] + pads[3]) // block
+    channels = channels or c * block * block
+    out = (n, channels, rows, cols) if result_layout == "NCHW" else (n, rows, cols, channels)
+    attrs = (f"blocksize = {block} : i64, layout = \"{layout}\", result_layout = \"{result_layout}\", "
+             f"pads = array<i64: {', '.join(map(str, pads))}>")
+    text = func([("x", shape, source)], f"op.space_to_depth %x {{{attrs}}} : {tensor(shape, source)} -> {tensor(out, target)}",
+                tensor(out, target))
+    return Case(f"space_to_depth {source}->{target} {'x'.join(map(str, shape))} {layout}->{result_layout} block {block} "
+                 f"pads {list(pads)} -> {channels} channels", text)
+
+
 ACTIVATIONS = [
     ("relu", "", None), ("clip", "0.0, 6.0", None), ("gelu", "", None), ("gelu_tanh", "", None), ("sigmoid", "", None),
     ("silu", "", None), ("hardswish", "", None), ("tanh", "", None), ("leaky_relu", "0.1", None),
@@ -375,6 +391,18 @@ def cases() -> list[Case]:
     out.append(resize((1, 3, 10, 10), (1, 1, 0.7, 0.7), "f16", "nearest", "tf_crop_and_resize", out=(1, 3, 7, 7),
                       extra=", roi = array<f64: 0.0, 0.0, -0.2, 0.1, 1.0, 1.0, 0.9, 1.3>, extrapolation_value = -1.0 : f32"))
     out.append(resize((40, 30), (1.6, 2.5), "f64", "cubic", "align_corners"))
+    # ---- space_to_depth: the blocked stems' inputs as fuse-space-to-depth makes them (the f32
+    # NCHW image cast, padded, blocked and written NHWC f16 on 16 channels: ResNet-50's
+    # and MobileNetV2's at N = 32), small odd and cropped ones, a copy, a wide pixel.
+    out += [
+        space_to_depth((32, 3, 224, 224), 2, "f32", "f16", pads=(3, 3, 3, 3), channels=16),
+        space_to_depth((32, 3, 224, 224), 2, "f32", "f16", pads=(1, 1, 1, 1), channels=16),
+        space_to_depth((2, 3, 9, 7), 2, "f32", "f16", pads=(1, 1, 0, 2), channels=16),
+        space_to_depth((3, 11, 10, 3), 2, "f32", "bf16", layout="NHWC", pads=(1, 1, -2, 1), channels=16),
+        space_to_depth((2, 3, 9, 7), 2, "f16", "f16", result_layout="NCHW", pads=(1, 0, 0, 1)),
+        space_to_depth((1, 2, 19, 21), 4, "f64", "f32", pads=(2, 2, -1, -3), channels=40),
+        space_to_depth((2, 8, 8, 16), 2, "f16", "f16", layout="NHWC"),
+    ]
     return out
 
 

@@ -33,7 +33,12 @@ from boltir.dialects.common import (
     static_tensors,
     tensor_shape,
 )
-from boltir.dialects.op.core import ACTIVATION_LAYOUTS, OpBase, layout_string, same_element_type
+from boltir.dialects.op.core import (
+    ACTIVATION_LAYOUTS,
+    OpBase,
+    layout_string,
+    same_element_type,
+)
 
 # ------------------------------------------------------------------------ constant
 
