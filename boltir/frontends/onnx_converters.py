@@ -13,13 +13,12 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
-from onnx import numpy_helper
 from xdsl.ir import Operation, SSAValue
 
 from boltir.dialects import graph
 from boltir.dialects.shapes import broadcast_shapes
 from boltir.dtypes import element_type_for
-from boltir.frontends.onnx_context import NodeContext, Value, onnx_dtype
+from boltir.frontends.onnx_context import NodeContext, Value, check_constant_size, onnx_dtype, tensor_array
 from boltir.frontends.registry import registrar
 
 Converter = Callable[[NodeContext], list[Value]]
@@ -41,8 +40,7 @@ def convert_constant(ctx: NodeContext) -> list[Value]:
     for name, value in ctx.attrs.items():
         ctx.attr(name)
         if name == "value":
-            onnx_dtype(value.data_type, ctx.describe())
-            return [numpy_helper.to_array(value)]
+            return [tensor_array(value, f"{ctx.describe()}: its value")]
         if name == "value_float":
             return [np.array(value, np.float32)]
         if name == "value_floats":
@@ -58,9 +56,15 @@ def convert_constant(ctx: NodeContext) -> list[Value]:
 @converter("ConstantOfShape")
 def convert_constant_of_shape(ctx: NodeContext) -> list[Value]:
     shape = ctx.constant(0, "shape")
+    if shape is None or shape.ndim != 1:
+        raise ctx.error(f"input 0 (shape) must be a 1-D tensor, got shape {None if shape is None else list(shape.shape)}")
+    shape = tuple(int(d) for d in shape)
+    check_constant_size(shape, ctx.describe())
     value = ctx.attr("value")
-    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
-    return [np.full(tuple(int(d) for d in shape), fill[0], dtype=fill.dtype)]
+    fill = tensor_array(value, f"{ctx.describe()}: its value").reshape(-1) if value is not None else np.zeros(1, np.float32)
+    if fill.size != 1:
+        raise ctx.error(f"attribute value must hold one element, it holds {fill.size}")
+    return [np.full(shape, fill[0], dtype=fill.dtype)]
 
 
 @converter("Shape")
@@ -78,7 +82,12 @@ def convert_size(ctx: NodeContext) -> list[Value]:
 @converter("Range")
 def convert_range(ctx: NodeContext) -> list[Value]:
     start, limit, delta = (ctx.constant(i, name) for i, name in enumerate(("start", "limit", "delta")))
-    return [np.arange(start, limit, delta).astype(start.dtype)]
+    if any(v.size != 1 for v in (start, limit, delta)):
+        raise ctx.error(f"start, limit and delta must be scalars, their shapes are {[list(v.shape) for v in (start, limit, delta)]}")
+    if not np.isfinite(np.array([start, limit, delta], np.float64)).all() or delta.item() == 0:
+        raise ctx.error(f"cannot count from {start.item()} to {limit.item()} in steps of {delta.item()}")
+    check_constant_size((max(math.ceil((limit.item() - start.item()) / delta.item()), 0),), ctx.describe())
+    return [np.arange(start.item(), limit.item(), delta.item()).astype(start.dtype)]
 
 
 @converter("Identity")
@@ -91,7 +100,9 @@ def convert_dropout(ctx: NodeContext) -> list[Value]:
     ctx.attr("seed")  # inference: dropout is the identity, whatever the seed and ratio
     ctx.attr("ratio")
     training = ctx.constant(2, "training_mode")
-    if training is not None and bool(training):
+    if training is not None and training.size != 1:
+        raise ctx.error(f"input 2 (training_mode) must be one boolean, it has shape {list(training.shape)}")
+    if training is not None and bool(training.item()):
         raise ctx.error("training_mode is set; boltir compiles inference only")
     if ctx.output_used(1):
         raise ctx.error("its mask output is used; boltir compiles inference only")
@@ -216,7 +227,10 @@ def explicit_pads(ctx: NodeContext, spatial: tuple[int, ...], kernel, strides, d
     auto_pad = ctx.attr("auto_pad", "NOTSET")
     rank = len(spatial)
     if auto_pad in ("NOTSET", ""):
-        return list(ctx.attr("pads", [0] * (2 * rank)))
+        pads = list(ctx.attr("pads", [0] * (2 * rank)))
+        if len(pads) != 2 * rank:
+            raise ctx.error(f"attribute pads={pads} must have {2 * rank} values, a begin and an end per spatial axis")
+        return pads
     if auto_pad == "VALID":
         return [0] * (2 * rank)
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
@@ -229,6 +243,14 @@ def explicit_pads(ctx: NodeContext, spatial: tuple[int, ...], kernel, strides, d
         begins.append(small if auto_pad == "SAME_UPPER" else large)
         ends.append(large if auto_pad == "SAME_UPPER" else small)
     return begins + ends
+
+
+def check_window(ctx: NodeContext, rank: int, **attributes) -> None:
+    """Refuses window attributes (kernel_shape, strides, dilations) that do not give each
+    of the `rank` spatial axes one positive size."""
+    for name, values in attributes.items():
+        if len(values) != rank or any(v < 1 for v in values):
+            raise ctx.error(f"attribute {name}={list(values)} must give each of the {rank} spatial axes a positive size")
 
 
 def to_2d_pads(pads: list[int]) -> tuple[int, int, int, int]:
@@ -286,9 +308,12 @@ def conv_inputs(ctx: NodeContext) -> ConvInputs:
     rank = spatial_rank(ctx)
     x, w = ctx.value(0), ctx.value(1)
     bias = ctx.value(2) if ctx.has_input(2) else None
+    if len(ctx.shape(1)) != rank + 2:
+        raise ctx.error(f"its weight has shape {list(ctx.shape(1))}, but a {rank}-D {ctx.op_type} needs rank {rank + 2}")
     kernel = ctx.attr("kernel_shape", list(ctx.shape(1)[2:]))
     strides = ctx.attr("strides", [1] * rank)
     dilations = ctx.attr("dilations", [1] * rank)
+    check_window(ctx, rank, kernel_shape=kernel, strides=strides, dilations=dilations)
     return ConvInputs(rank, x, w, bias, kernel, strides, dilations, ctx.attr("group", 1))
 
 
@@ -314,6 +339,11 @@ def conv_transpose_padding(ctx: NodeContext, rank: int, kernel, strides, dilatio
     explicit = list(ctx.attr("pads", [0] * (2 * rank)))  # ignored when output_shape is given
     if auto_pad not in ("NOTSET", "", "VALID", "SAME_UPPER", "SAME_LOWER"):
         raise ctx.unsupported("auto_pad", auto_pad, "NOTSET, VALID, SAME_UPPER, SAME_LOWER")
+    if len(output_padding) != rank or len(explicit) != 2 * rank or output_shape is not None and len(output_shape) < rank:
+        raise ctx.error(
+            f"attributes output_padding={output_padding}, pads={explicit} and output_shape={output_shape} "
+            f"do not fit a {rank}-D ConvTranspose"
+        )
     if output_shape is None and auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
         return ([0] * (2 * rank) if auto_pad == "VALID" else explicit), output_padding
     if output_shape is None:
@@ -363,6 +393,7 @@ def pool_attributes(ctx: NodeContext, rank: int):
         raise ctx.error("has no kernel_shape")
     strides = ctx.attr("strides", [1] * rank)
     dilations = ctx.attr("dilations", [1] * rank)
+    check_window(ctx, rank, kernel_shape=kernel, strides=strides, dilations=dilations)
     auto_pad = ctx.attr("auto_pad", "NOTSET")
     if auto_pad in ("SAME_UPPER", "SAME_LOWER") and ctx.attr("ceil_mode", 0):
         raise ctx.error("auto_pad SAME with ceil_mode is not supported")
@@ -522,6 +553,8 @@ def convert_reshape(ctx: NodeContext) -> list[Value]:
     requested = [int(d) for d in ctx.constant(1, "shape").reshape(-1)]
     source = ctx.shape(0)
     allow_zero = bool(ctx.attr("allowzero", 0))
+    if not allow_zero and any(d == 0 for d in requested[len(source) :]):
+        raise ctx.error(f"shape {requested} copies a size (0) from beyond the input's rank {len(source)}")
     target = [source[i] if d == 0 and not allow_zero else d for i, d in enumerate(requested)]
     if target.count(-1) > 1:
         raise ctx.error(f"shape {requested} has more than one -1")
@@ -553,13 +586,15 @@ def convert_concat(ctx: NodeContext) -> list[Value]:
 @converter("Split")
 def convert_split(ctx: NodeContext) -> list[Value]:
     shape = ctx.shape(0)
-    axis = ctx.attr("axis", 0)
+    axis = ctx.axis(ctx.attr("axis", 0), len(shape))
     size = shape[axis]
     count = len(ctx.node.output)
     sizes = ctx.constant(1, "split") if ctx.opset >= 13 else ctx.attr("split")
     if sizes is not None and len(np.asarray(sizes).reshape(-1)) > 0:
         sizes = [int(s) for s in np.asarray(sizes).reshape(-1)]
     elif (num_outputs := ctx.attr("num_outputs")) is not None:
+        if num_outputs < 1:
+            raise ctx.unsupported("num_outputs", num_outputs, "a positive count")
         chunk = -(-size // num_outputs)
         sizes = [min(chunk, size - i * chunk) for i in range(num_outputs)]
     else:
@@ -569,12 +604,12 @@ def convert_split(ctx: NodeContext) -> list[Value]:
 
 @converter("Slice")
 def convert_slice(ctx: NodeContext) -> list[Value]:
-    starts = [int(v) for v in ctx.constant(1, "starts")]
-    ends = [int(v) for v in ctx.constant(2, "ends")]
+    starts = [int(v) for v in ctx.constant(1, "starts").reshape(-1)]
+    ends = [int(v) for v in ctx.constant(2, "ends").reshape(-1)]
     axes = ctx.constant(3, "axes")
     steps = ctx.constant(4, "steps")
-    axes = list(range(len(starts))) if axes is None else [int(v) for v in axes]
-    steps = [1] * len(starts) if steps is None else [int(v) for v in steps]
+    axes = list(range(len(starts))) if axes is None else [int(v) for v in axes.reshape(-1)]
+    steps = [1] * len(starts) if steps is None else [int(v) for v in steps.reshape(-1)]
     return result(ctx.emit(graph.SliceOp(ctx.value(0), starts, ends, axes, steps)))
 
 
@@ -609,7 +644,7 @@ def convert_pad(ctx: NodeContext) -> list[Value]:
     value = ctx.constant(2, "constant_value")
     axes = ctx.constant(3, "axes")
     if axes is not None:
-        axes = [int(a) % rank for a in axes.reshape(-1)]
+        axes = [ctx.axis(int(a), rank, "axes entry") for a in axes.reshape(-1)]
         full = [0] * (2 * rank)
         for i, axis in enumerate(axes):
             full[axis], full[axis + rank] = pads[i], pads[i + len(axes)]
@@ -638,6 +673,7 @@ def resize_target(
     ctx: NodeContext, axes: list[int], roi: list[float] | None, scales: np.ndarray | None, sizes: np.ndarray | None
 ) -> tuple[list[float], list[int]]:
     """Resize's scale and output size of every axis, from its sizes or scales input."""
+    check_resize_target(ctx, axes, scales, sizes)
     shape = ctx.shape(0)
     rank = len(shape)
     full_scales = [1.0] * rank
@@ -668,6 +704,21 @@ def resize_target(
     return full_scales, full_sizes
 
 
+def check_resize_target(ctx: NodeContext, axes: list[int], scales: np.ndarray | None, sizes: np.ndarray | None) -> None:
+    """Refuses sizes or scales that do not give each resized axis one positive value."""
+    shape = ctx.shape(0)
+    for what, given in (("sizes", sizes), ("scales", scales)):
+        if given is None or not given.size:
+            continue
+        if given.size != len(axes):
+            raise ctx.error(f"{what} has {given.size} values, but the node resizes {len(axes)} axes")
+        if not np.isfinite(given.astype(np.float64)).all() or (given <= 0).any():
+            raise ctx.error(f"{what} {given.reshape(-1).tolist()} must be positive")
+        if what == "sizes" and any(shape[a] == 0 for a in axes):
+            raise ctx.error(f"cannot resize the input {list(shape)} to sizes: an axis it resizes is empty")
+        return
+
+
 @converter("Resize")
 def convert_resize(ctx: NodeContext) -> list[Value]:
     rank = len(ctx.shape(0))
@@ -682,7 +733,7 @@ def convert_resize(ctx: NodeContext) -> list[Value]:
         raise ctx.unsupported("antialias", 1, "0")
     scales = ctx.constant(2, "scales")
     sizes = ctx.constant(3, "sizes")
-    axes = [a % rank for a in ctx.attr("axes", list(range(rank)))]
+    axes = [ctx.axis(a, rank, "axes entry") for a in ctx.attr("axes", list(range(rank)))]
     roi = resize_roi(ctx, rank, axes, coordinate_mode)
     full_scales, full_sizes = resize_target(ctx, axes, roi, scales, sizes)
     op = graph.ResizeOp(
@@ -707,6 +758,9 @@ def convert_upsample(ctx: NodeContext) -> list[Value]:
         raise ctx.unsupported("mode", mode, ", ".join(graph.ResizeOp.MODES))
     scales = ctx.constant(1, "scales") if ctx.has_input(1) else np.array(ctx.attr("scales"), np.float32)
     shape = ctx.shape(0)
+    scales = scales.reshape(-1)
+    if scales.size != len(shape) or not np.isfinite(scales.astype(np.float64)).all() or (scales <= 0).any():
+        raise ctx.error(f"scales {scales.tolist()} must give each of the input's {len(shape)} axes a positive scale")
     sizes = [int(math.floor(d * float(s))) for d, s in zip(shape, scales, strict=True)]
     op = graph.ResizeOp(
         ctx.value(0),
@@ -730,6 +784,8 @@ def convert_expand(ctx: NodeContext) -> list[Value]:
     target = broadcast_shapes(ctx.shape(0), requested)
     return result(ctx.emit(graph.ExpandOp(ctx.value(0), target)))
 
+
+
 # ------------------------------------------------------------------ space to depth
 
 
@@ -752,6 +808,130 @@ def convert_space_to_depth(ctx: NodeContext) -> list[Value]:
     moved = ctx.emit(graph.TransposeOp(blocks, (0, 1, 3, 5, 2, 4))).output
     return result(ctx.emit(graph.ReshapeOp(moved, (n, c * block * block, h // block, w // block))))
 
+
+
+# ------------------------------------------------------------------------- attention
+
+
+@converter("Attention")
+def convert_attention(ctx: NodeContext) -> list[Value]:
+    """ONNX Attention (opset 23): Q, K, V as [B, H, S, D], or 3-D [B, S, H·D] with
+    q_num_heads and kv_num_heads; fewer K/V heads than Q heads (each repeated, as grouped-
+    query attention does); an optional boolean (true = attend) or additive attn_mask;
+    past_key / past_value joined before K and V, with the present ones as outputs 1 and 2;
+    is_causal (key j seen by query i when j <= i + the past length); nonpad_kv_seqlen as
+    a mask; scale (default 1/sqrt(D)). With a softcap, or the qk_matmul_output output
+    used, it is written out as matmuls and a softmax. Sliding windows and masks shorter
+    than the keys are errors."""
+    softcap, mode = ctx.attr("softcap", 0.0), ctx.attr("qk_matmul_output_mode", 0)
+    if ctx.has_input(4) != ctx.has_input(5):
+        raise ctx.error("past_key and past_value must be given together")
+    ctx.attr("softmax_precision")  # the softmax runs in f32 whatever it asks
+    q, k, v = (attention_heads(ctx, i, ctx.attr("q_num_heads" if i == 0 else "kv_num_heads")) for i in range(3))
+    if ctx.has_input(4):
+        k = ctx.emit(graph.ConcatOp([ctx.value(4), k], 2)).output
+        v = ctx.emit(graph.ConcatOp([ctx.value(5), v], 2)).output
+    present = [k, v]
+    heads, kv_heads = graph.tensor_shape(q.type)[1], graph.tensor_shape(k.type)[1]
+    if heads % kv_heads:
+        raise ctx.error(f"Q's {heads} heads are not a multiple of K's {kv_heads}")
+    k, v = (repeat_heads(ctx, x, heads // kv_heads) for x in (k, v))
+    mask = ctx.value(3) if ctx.has_input(3) else None
+    causal = bool(ctx.attr("is_causal", 0))
+    past = ctx.shape(4)[2] if ctx.has_input(4) else 0
+    if causal and past:  # aligned to the last keys: an explicit mask
+        mask, causal = causal_with_offset(ctx, mask, graph.tensor_shape(q.type)[2], graph.tensor_shape(k.type)[2], past), False
+    if ctx.has_input(6):
+        mask, causal = with_key_lengths(ctx, mask, causal, graph.tensor_shape(q.type)[2], graph.tensor_shape(k.type)[2]), False
+    scale = ctx.attr("scale", 1.0 / math.sqrt(graph.tensor_shape(q.type)[3]))
+    if softcap or ctx.output_used(3):  # what graph.attention does not compute: its parts
+        y, scores = decomposed_attention(ctx, (q, k, v), mask, causal, scale, softcap)
+        present.append(scores[mode])
+    else:
+        y = ctx.emit(graph.AttentionOp(q, k, v, mask, scale=scale, causal=causal)).output
+    if len(ctx.shape(0)) == 3:
+        b, h, s, dv = graph.tensor_shape(y.type)
+        y = ctx.emit(graph.ReshapeOp(ctx.emit(graph.TransposeOp(y, (0, 2, 1, 3))).output, (b, s, h * dv))).output
+    return [y, *present][: len(ctx.node.output)]
+
+
+def attention_heads(ctx: NodeContext, index: int, heads: int | None) -> SSAValue:
+    """Q, K or V as [B, H, S, D]: 4-D as given, 3-D [B, S, H·D] split into `heads`."""
+    shape = ctx.shape(index)
+    if len(shape) == 4:
+        return ctx.value(index)
+    if len(shape) != 3 or not heads:
+        raise ctx.error("Q, K and V must be 4-D, or 3-D with q_num_heads and kv_num_heads")
+    b, s, hidden = shape
+    split = ctx.emit(graph.ReshapeOp(ctx.value(index), (b, s, heads, hidden // heads))).output
+    return ctx.emit(graph.TransposeOp(split, (0, 2, 1, 3))).output
+
+
+def repeat_heads(ctx: NodeContext, x: SSAValue, times: int) -> SSAValue:
+    """[B, H, S, D] with each head repeated `times` times in a row: [h0, h0, h1, h1, ...]."""
+    if times == 1:
+        return x
+    b, h, s, d = graph.tensor_shape(x.type)
+    single = ctx.emit(graph.ReshapeOp(x, (b, h, 1, s, d))).output
+    repeated = ctx.emit(graph.ExpandOp(single, (b, h, times, s, d))).output
+    return ctx.emit(graph.ReshapeOp(repeated, (b, h * times, s, d))).output
+
+
+def decomposed_attention(ctx: NodeContext, qkv, mask, causal: bool, scale: float, softcap: float):
+    """Y and the qk_matmul_output of each mode: the scaled (and softcapped) product
+    (modes 0 and 1), with the mask added (2), after the softmax (3)."""
+    q, k, v = qkv
+    dtype = ctx.dtype(0)
+    kt = ctx.emit(graph.TransposeOp(k, (0, 1, 3, 2))).output
+    product = ctx.emit(graph.MatMulOp(q, kt)).output
+    scores = ctx.emit(graph.MulOp(product, node_constant(ctx, "scale", np.array(scale, dtype=dtype)))).output
+    if softcap:
+        cap = node_constant(ctx, "softcap", np.array(softcap, dtype=dtype))
+        capped = ctx.emit(graph.TanhOp(ctx.emit(graph.DivOp(scores, cap)).output)).output
+        scores = ctx.emit(graph.MulOp(capped, cap)).output
+    if causal:
+        mask = causal_with_offset(ctx, mask, graph.tensor_shape(q.type)[2], graph.tensor_shape(k.type)[2], 0)
+    masked = scores if mask is None else ctx.emit(graph.AddOp(scores, additive(ctx, mask))).output
+    probabilities = ctx.emit(graph.SoftmaxOp(masked, -1)).output
+    return ctx.emit(graph.MatMulOp(probabilities, v)).output, [scores, scores, masked, probabilities]
+
+
+def with_key_lengths(ctx: NodeContext, mask: SSAValue | None, causal: bool, queries: int, keys: int) -> SSAValue:
+    """The mask with the keys at index >= nonpad_kv_seqlen[b] masked; causal, query i sees
+    key j when j <= i + nonpad_kv_seqlen[b] - queries (the queries are the last tokens)."""
+    lengths = ctx.emit(graph.ReshapeOp(ctx.value(6), (ctx.shape(6)[0], 1, 1, 1))).output
+    lengths = ctx.emit(graph.CastOp(lengths, graph.IntegerType(64))).output
+    key_index = node_constant(ctx, "key_index", np.arange(keys, dtype=np.int64))
+    seen = ctx.emit(graph.LessOp(key_index, lengths)).output
+    if causal:
+        last = node_constant(ctx, "last_query", np.arange(queries, dtype=np.int64).reshape(queries, 1) - queries + 1)
+        seen = ctx.emit(graph.AndOp(seen, ctx.emit(graph.LessOp(key_index, ctx.emit(graph.AddOp(lengths, last)).output)).output)).output
+    if mask is None:
+        return seen
+    return ctx.emit(graph.AddOp(additive(ctx, mask), additive(ctx, seen))).output
+
+
+def node_constant(ctx: NodeContext, what: str, array: np.ndarray) -> SSAValue:
+    """A constant of this node's (materialized constants are shared by name)."""
+    return ctx.importer.materialize(f"{ctx.node.name or ctx.node.output[0]}.{what}", array)
+
+
+def additive(ctx: NodeContext, mask: SSAValue) -> SSAValue:
+    """A boolean mask (true = attend) as 0 / -inf; an additive one as it is."""
+    if graph.is_float(mask.type.element_type):
+        return mask
+    zero = node_constant(ctx, "attend", np.zeros((), dtype=ctx.dtype(0)))
+    minus_inf = node_constant(ctx, "masked", np.array(-np.inf, dtype=ctx.dtype(0)))
+    return ctx.emit(graph.WhereOp(mask, zero, minus_inf)).output
+
+
+def causal_with_offset(ctx: NodeContext, mask: SSAValue | None, queries: int, keys: int, offset: int) -> SSAValue:
+    """The mask and the causal rule for queries that follow `offset` cached keys, as one
+    additive mask (0 where key j <= query i + offset, -inf elsewhere)."""
+    dtype = ctx.dtype(0)
+    seen = np.arange(keys)[None, :] <= np.arange(queries)[:, None] + offset
+    triangle = node_constant(ctx, "causal", np.where(seen, 0.0, -np.inf).astype(dtype))
+    return triangle if mask is None else ctx.emit(graph.AddOp(additive(ctx, mask), triangle)).output
 
 SUPPORTED_OPS = sorted(CONVERTERS)
 

@@ -443,3 +443,28 @@ def convert_like(ctx: NodeContext):
     if fill is None:
         fill = ctx.arg("fill_value")
     return torch.full(ctx.out_shape, fill, dtype=ctx.primary.dtype)
+
+
+# ------------------------------------------------------------------------- attention
+
+
+@converter("scaled_dot_product_attention.default")
+def convert_scaled_dot_product_attention(ctx: NodeContext):
+    """torch's SDPA on 4-D [B, H, S, D] tensors, with an optional boolean (true = attend)
+    or additive mask, is_causal (top-left) and scale (default 1/sqrt(D)); inference only
+    (no dropout), as many K/V heads as Q heads."""
+    if any(ctx.rank(name) != 4 for name in ("query", "key", "value")):
+        raise ctx.error("only 4-D query, key and value ([batch, heads, sequence, head size]) are supported")
+    if ctx.arg("dropout_p", 0.0):
+        raise ctx.error(f"dropout_p={ctx.arg('dropout_p')} is not supported: export the model in eval mode")
+    if ctx.arg("enable_gqa", False) and ctx.shape("query")[1] != ctx.shape("key")[1]:
+        raise ctx.error("grouped-query attention (enable_gqa) is not supported")
+    dtype = ctx.out_dtype
+    q, k, v = (ctx.value(name, dtype) for name in ("query", "key", "value"))
+    mask = None
+    if ctx.has("attn_mask"):
+        mask_dtype = ctx.dtype("attn_mask")
+        mask = ctx.value("attn_mask", mask_dtype if mask_dtype == np.bool_ else dtype)
+    scale = ctx.arg("scale")
+    scale = 1.0 / ctx.shape("query")[3] ** 0.5 if scale is None else float(scale)
+    return ctx.out1(graph.AttentionOp(q, k, v, mask, scale=scale, causal=bool(ctx.arg("is_causal", False))))
