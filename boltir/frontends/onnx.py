@@ -24,8 +24,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from google.protobuf.message import DecodeError
-from onnx import numpy_helper
+from google.protobuf.message import DecodeError, Message
 from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, UnknownLoc
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -33,7 +32,14 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from boltir.builder import ModelBuilder, _name_hint
 from boltir.diagnostics import BoltError
 from boltir.dtypes import is_bfloat16
-from boltir.frontends.onnx_context import NodeContext, Value, onnx_dtype, supported_onnx_dtypes
+from boltir.frontends.onnx_context import (
+    NodeContext,
+    Value,
+    node_label,
+    onnx_dtype,
+    supported_onnx_dtypes,
+    tensor_array,
+)
 from boltir.frontends.onnx_converters import CONVERTERS
 from boltir.interp import run as interpret
 from boltir.ir import verify_module
@@ -146,18 +152,78 @@ def attribute_values(node: onnx.NodeProto) -> dict[str, Any]:
     values = {}
     for attribute in node.attribute:
         value = onnx.helper.get_attribute_value(attribute)
-        if isinstance(value, bytes):
-            value = value.decode("utf-8")
-        elif isinstance(value, list) and value and isinstance(value[0], bytes):
-            value = [v.decode("utf-8") for v in value]
+        try:
+            if isinstance(value, bytes):
+                value = value.decode("utf-8")
+            elif isinstance(value, list) and value and isinstance(value[0], bytes):
+                value = [v.decode("utf-8") for v in value]
+        except UnicodeDecodeError as error:
+            raise BoltError(
+                f"{node.op_type} node '{node_label(node)}': attribute {attribute.name} is not UTF-8 text"
+            ) from error
         values[attribute.name] = value
     return values
+
+
+def undecodable_text(message: Message, path: str) -> str | None:
+    """Where `message` holds a string field that is not UTF-8 text (protobuf hands such
+    a field over as bytes, which no name may be), or None."""
+    for field, value in message.ListFields():
+        if field.type not in (field.TYPE_STRING, field.TYPE_MESSAGE):
+            continue
+        repeated = not isinstance(value, str | bytes | Message)
+        for index, item in enumerate(value if repeated else [value]):
+            where = f"{path}.{field.name}" + (f"[{index}]" if repeated else "")
+            if isinstance(item, bytes):
+                return where
+            found = undecodable_text(item, where) if isinstance(item, Message) else None
+            if found:
+                return found
+    return None
+
+
+ATTRIBUTE_TYPE_NAMES = {value: name for name, value in onnx.AttributeProto.AttributeType.items()}
+
+
+def count_of(low: int, high: int, what: str) -> str:
+    """'1 input', '2 to 3 inputs', 'at least 1 input' (a variadic count)."""
+    count = f"{low}" if low == high else f"at least {low}" if high > 1 << 16 else f"{low} to {high}"
+    return f"{count} {what}" + ("" if count in ("1", "at least 1") else "s")
+
+
+def schema_violation(node: onnx.NodeProto, opset: int) -> str | None:
+    """What is wrong with a node by its op's ONNX schema: the number of inputs and
+    outputs, an empty required input, an attribute of the wrong type or one missing.
+    None where the node fits, or where the opset does not define the op (its converter
+    judges then)."""
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opset, "")
+    except onnx.defs.SchemaError:
+        return None
+    if not schema.min_input <= len(node.input) <= schema.max_input:
+        return f"{node.op_type} takes {count_of(schema.min_input, schema.max_input, 'input')}, this node has {len(node.input)}"
+    for index, (name, formal) in enumerate(zip(node.input, schema.inputs)):
+        if not name and formal.option == onnx.defs.OpSchema.FormalParameterOption.Single:
+            return f"input {index} ({formal.name}) is required, but its name is empty"
+    if not schema.min_output <= len(node.output) <= schema.max_output:
+        expected = count_of(schema.min_output, schema.max_output, "output")
+        return f"{node.op_type} has {expected}, this node has {len(node.output)}"
+    given = {attribute.name: attribute for attribute in node.attribute}
+    for name, attribute in given.items():
+        expected = schema.attributes.get(name)
+        if expected is not None and attribute.type != expected.type.value:
+            found = ATTRIBUTE_TYPE_NAMES.get(attribute.type, str(attribute.type))
+            return f"attribute {name} is {found}, but {node.op_type} takes {ATTRIBUTE_TYPE_NAMES[expected.type.value]}"
+    missing = sorted(name for name, attribute in schema.attributes.items() if attribute.required and name not in given)
+    return f"attribute {missing[0]} is required" if missing else None
 
 
 class OnnxImporter:
     """Converts one ModelProto into a graph module."""
 
     def __init__(self, proto: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]] | None):
+        if (where := undecodable_text(proto, "model")) is not None:
+            raise BoltError(f"the ONNX model is malformed: {where} is not UTF-8 text")
         self.converters = CONVERTERS
         self.proto = upgrade_old_opsets(proto)
         self.opset = default_opset(self.proto)
@@ -216,8 +282,7 @@ class OnnxImporter:
             shape = static_input_shape(value_info, self.input_shapes.get(value_info.name))
             self.values[value_info.name] = self.builder.input(value_info.name, shape, dtype)
         for init in graph_proto.initializer:
-            onnx_dtype(init.data_type, f"initializer '{init.name}'")
-            self.values[init.name] = numpy_helper.to_array(init)
+            self.values[init.name] = tensor_array(init, f"initializer '{init.name}'")
         for node in graph_proto.node:
             self.convert_node(node)
         outputs = []
@@ -228,7 +293,7 @@ class OnnxImporter:
         return self.builder.finish(outputs, [o.name for o in graph_proto.output])
 
     def convert_node(self, node: onnx.NodeProto) -> None:
-        node_name = node.name or (node.output[0] if node.output else "")
+        node_name = node_label(node)
         if node.domain not in DEFAULT_DOMAINS:
             raise BoltError(
                 f"unsupported ONNX op {node.domain}.{node.op_type} (node '{node_name}'): "
@@ -249,6 +314,9 @@ class OnnxImporter:
                 )
             else:
                 inputs.append(self.values[name])
+        schema_error = schema_violation(node, self.opset)
+        if schema_error:
+            raise BoltError(f"{node.op_type} node '{node_name}': {schema_error}")
         context = NodeContext(node, inputs, attribute_values(node), self.opset, self)
         last_op = self.builder.block.last_op
         foldable = all(v is None or isinstance(v, np.ndarray) for v in inputs) and any(v is not None for v in inputs)

@@ -7,11 +7,13 @@ The importer (`onnx.py`) builds a context per node and runs the node's converter
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 import onnx
+from onnx import numpy_helper
 from xdsl.ir import Operation, SSAValue
 
 from boltir.diagnostics import BoltError
@@ -34,6 +36,34 @@ def onnx_dtype(elem_type: int, what: str) -> np.dtype:
     return dtype
 
 
+def tensor_array(tensor: onnx.TensorProto, what: str) -> np.ndarray:
+    """The values of a TensorProto (an initializer, a Constant's value), with one clear
+    error where its data do not fit its type and dims or sit in a file that is not there."""
+    onnx_dtype(tensor.data_type, what)
+    try:
+        return numpy_helper.to_array(tensor)
+    except (ValueError, TypeError, OSError, onnx.checker.ValidationError) as error:
+        raise BoltError(f"{what} cannot be read: {error}") from error
+
+
+MAX_IMPORT_CONSTANT_ELEMENTS = 1 << 28
+"""The most elements a constant computed at import (ConstantOfShape, Range, a folded node)
+may hold: beyond it, a corrupt shape would take the machine's memory."""
+
+
+def check_constant_size(shape: tuple[int, ...], what: str) -> None:
+    """Refuses a constant of `shape` computed at import that has a negative size or is
+    too large to compute."""
+    if any(d < 0 for d in shape):
+        raise BoltError(f"{what}: shape {list(shape)} has a negative size")
+    elements = math.prod(shape)
+    if elements > MAX_IMPORT_CONSTANT_ELEMENTS:
+        raise BoltError(
+            f"{what}: computing it at import would make a constant of {elements} elements "
+            f"(shape {list(shape)}); the limit is {MAX_IMPORT_CONSTANT_ELEMENTS}"
+        )
+
+
 def supported_onnx_dtypes() -> list[str]:
     """ONNX's names of the element types boltir's tensors hold."""
     names = []
@@ -44,6 +74,11 @@ def supported_onnx_dtypes() -> list[str]:
             continue
         names.append(onnx.TensorProto.DataType.Name(code))
     return names
+
+
+def node_label(node: onnx.NodeProto) -> str:
+    """How messages name a node: its name, else its first output's."""
+    return node.name or (node.output[0] if node.output else "")
 
 
 class NodeImporter(Protocol):
@@ -77,7 +112,7 @@ class NodeContext:
         return self.node.op_type
 
     def describe(self) -> str:
-        return f"{self.node.op_type} node '{self.node.name or self.node.output[0]}'"
+        return f"{self.node.op_type} node '{node_label(self.node)}'"
 
     def error(self, message: str) -> BoltError:
         return BoltError(f"{self.describe()}: {message}")
@@ -88,6 +123,12 @@ class NodeContext:
 
     def unsupported(self, name: str, value: Any, supported: str) -> BoltError:
         return self.error(f"attribute {name}={value!r} is not supported; supported: {supported}")
+
+    def axis(self, axis: int, rank: int, what: str = "axis") -> int:
+        """An axis attribute or input, made non-negative; out of [-rank, rank) is an error."""
+        if not -rank <= axis < rank:
+            raise self.error(f"{what} {axis} is out of range for a rank-{rank} input")
+        return axis % rank
 
     def has_input(self, index: int) -> bool:
         return index < len(self.inputs) and self.inputs[index] is not None

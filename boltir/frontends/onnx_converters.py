@@ -340,11 +340,10 @@ def conv_transpose_padding(ctx: NodeContext, rank: int, kernel, strides, dilatio
     explicit = list(ctx.attr("pads", [0] * (2 * rank)))  # ignored when output_shape is given
     if auto_pad not in ("NOTSET", "", "VALID", "SAME_UPPER", "SAME_LOWER"):
         raise ctx.unsupported("auto_pad", auto_pad, "NOTSET, VALID, SAME_UPPER, SAME_LOWER")
-    if len(output_padding) != rank or len(explicit) != 2 * rank or output_shape is not None and len(output_shape) < rank:
-        raise ctx.error(
-            f"attributes output_padding={output_padding}, pads={explicit} and output_shape={output_shape} "
-            f"do not fit a {rank}-D ConvTranspose"
-        )
+    for name, values, count in (("output_padding", output_padding, rank), ("pads", explicit, 2 * rank),
+                                ("output_shape", output_shape, rank)):
+        if values is not None and len(values) not in (count, rank + 2 if name == "output_shape" else count):
+            raise ctx.error(f"attribute {name}={list(values)} does not fit a {rank}-D ConvTranspose: it needs {count} values")
     if output_shape is None and auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
         return ([0] * (2 * rank) if auto_pad == "VALID" else explicit), output_padding
     if output_shape is None:

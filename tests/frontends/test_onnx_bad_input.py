@@ -589,3 +589,240 @@ def test_boltc_input_shape_fixes_a_minus_one_dimension(tmp_path):
     out = tmp_path / "model.mlir"
     assert boltc.main([str(path), "--emit", "graph", "--input-shape", "x=1x3x48x192", "-o", str(out)]) == 0
     assert "tensor<1x3x48x192xf32>" in out.read_text()
+
+
+# ------------------------------------------- found by the fuzzer (test_onnx_fuzz.py)
+#
+# Each case is the smallest form of a model that made the importer raise something other
+# than a one-line BoltError (the exception it raised before is in the comment).
+
+
+def external_data_that_is_not_there() -> onnx.ModelProto:
+    model = model_of([helper.make_node("Add", ["x", "w"], ["y"], name="add")], initializers={"w": np.ones(3, np.float32)})
+    weight = model.graph.initializer[0]
+    weight.ClearField("raw_data")
+    weight.data_location = TensorProto.EXTERNAL
+    entry = weight.external_data.add()
+    entry.key, entry.value = "location", "nowhere.bin"
+    return model
+
+
+def raw_data_of_the_wrong_length() -> onnx.ModelProto:
+    model = model_of([helper.make_node("Add", ["x", "w"], ["y"], name="add")], initializers={"w": np.ones(3, np.float32)})
+    model.graph.initializer[0].raw_data = model.graph.initializer[0].raw_data[:7]
+    return model
+
+
+def with_attribute(node: onnx.NodeProto, name: str, value) -> onnx.NodeProto:
+    node.attribute.append(helper.make_attribute(name, value))
+    return node
+
+
+def filled(shape: list[int]) -> onnx.ModelProto:
+    """x + ConstantOfShape(shape): the constant is made at import."""
+    return model_of(
+        [helper.make_node("ConstantOfShape", ["s"], ["c"], name="fill"), helper.make_node("Add", ["x", "c"], ["y"], name="add")],
+        initializers={"s": np.array(shape, np.int64)},
+        check=False,
+    )
+
+
+def counted(start: int, limit: int, delta: int) -> onnx.ModelProto:
+    """x + Range(start, limit, delta): the range is made at import."""
+    return model_of(
+        [helper.make_node("Range", ["a", "b", "d"], ["r"], name="count"), helper.make_node("Add", ["x", "r"], ["y"], name="add")],
+        initializers={"a": np.array(start, np.int64), "b": np.array(limit, np.int64), "d": np.array(delta, np.int64)},
+        check=False,
+    )
+
+
+def conv(weight_shape: tuple[int, ...], **attributes) -> onnx.ModelProto:
+    return model_of(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", **attributes)],
+        initializers={"w": np.zeros(weight_shape, np.float32)},
+        check=False,
+    )
+
+
+def resize(*, scales=None, sizes=None, x_shape=(2, 3, 8, 8)) -> onnx.ModelProto:
+    given = ["", "scales"] if scales is not None else ["", "", "sizes"]
+    initializers = {"scales": np.array(scales, np.float32)} if scales is not None else {"sizes": np.array(sizes, np.int64)}
+    return model_of(
+        [helper.make_node("Resize", ["x", *given], ["y"], name="resize")],
+        inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        initializers=initializers,
+        check=False,
+    )
+
+
+def non_utf8_value_name() -> onnx.ModelProto:
+    """A name whose bytes are not UTF-8: protobuf hands it over as bytes, not str."""
+    model = model_of([helper.make_node("Relu", ["x"], ["ab"], name="first"), helper.make_node("Relu", ["ab"], ["y"], name="second")])
+    return onnx.ModelProto.FromString(model.SerializeToString().replace(b"\x12\x02ab", b"\x12\x02a\xff"))
+
+
+FOUND_BY_THE_FUZZER: dict[str, tuple[Callable[[], onnx.ModelProto], str]] = {
+    # TypeError: int() argument must be ... not 'list'
+    "attribute of the wrong type": (
+        lambda: model_of([with_attribute(helper.make_node("Softmax", ["x"], ["y"], name="softmax"), "axis", ["a", "b"])],
+                         check=False),
+        "Softmax node 'softmax': attribute axis is STRINGS, but Softmax takes INT",
+    ),
+    # TypeError: int() argument must be ... not 'NoneType'
+    "required attribute missing": (
+        lambda: model_of([helper.make_node("Concat", ["x", "x"], ["y"], name="join")], check=False),
+        "Concat node 'join': attribute axis is required",
+    ),
+    # IndexError: list index out of range
+    "too few inputs": (
+        lambda: model_of([helper.make_node("Conv", ["x"], ["y"], name="conv")], check=False),
+        "Conv node 'conv': Conv takes 2 to 3 inputs, this node has 1",
+    ),
+    "required input with an empty name": (
+        lambda: model_of([helper.make_node("Conv", ["x", ""], ["y"], name="conv")], check=False),
+        "Conv node 'conv': input 1 (W) is required, but its name is empty",
+    ),
+    # IndexError in naming the node by its first output
+    "node without outputs": (
+        lambda: model_of(
+            [helper.make_node("Relu", ["x"], ["h"], name="relu"), helper.make_node("Relu", ["x"], [], name="lost")], check=False
+        ),
+        "Relu node 'lost': Relu has 1 output, this node has 0",
+    ),
+    # ValueError: buffer size must be a multiple of element size
+    "initializer data of the wrong length": (
+        raw_data_of_the_wrong_length,
+        "initializer 'w' cannot be read: buffer size must be a multiple of element size",
+    ),
+    # onnx ValidationError
+    "external data that is not there": (
+        external_data_that_is_not_there,
+        "initializer 'w' cannot be read: Data of TensorProto ( tensor name: w) should be stored in nowhere.bin, "
+        "but it is not regular file.",
+    ),
+    # TypeError: iteration over a 0-d array
+    "ConstantOfShape of a scalar shape": (
+        lambda: filled(3),
+        "ConstantOfShape node 'fill': input 0 (shape) must be a 1-D tensor, got shape []",
+    ),
+    # ValueError: negative dimensions are not allowed
+    "ConstantOfShape of a negative size": (
+        lambda: filled([2, -1]),
+        "ConstantOfShape node 'fill': shape [2, -1] has a negative size",
+    ),
+    # MemoryError (or the machine's memory, for a size that fits it only just)
+    "ConstantOfShape too large to make": (
+        lambda: filled([2**31, 2**31]),
+        "ConstantOfShape node 'fill': computing it at import would make a constant of 4611686018427387904 elements "
+        "(shape [2147483648, 2147483648]); the limit is 268435456",
+    ),
+    # ValueError: Maximum allowed size exceeded
+    "Range with a zero step": (lambda: counted(0, 4, 0), "Range node 'count': cannot count from 0 to 4 in steps of 0"),
+    "Range too large to make": (
+        lambda: counted(0, 2**40, 1),
+        "Range node 'count': computing it at import would make a constant of 1099511627776 elements "
+        "(shape [1099511627776]); the limit is 268435456",
+    ),
+    # IndexError: tuple index out of range
+    "Reshape copying a size past the input's rank": (
+        lambda: model_of(
+            [helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")],
+            inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
+            initializers={"s": np.array([6, 0], np.int64)},
+            check=False,
+        ),
+        "Reshape node 'reshape': shape [6, 0] copies a size (0) from beyond the input's rank 1",
+    ),
+    # IndexError: tuple index out of range
+    "Split axis out of range": (
+        lambda: model_of([helper.make_node("Split", ["x"], ["y", "z"], name="split", axis=7)], check=False),
+        "Split node 'split': axis 7 is out of range for a rank-4 input",
+    ),
+    # ZeroDivisionError
+    "Split into zero outputs": (
+        lambda: model_of([helper.make_node("Split", ["x"], ["y"], name="split", axis=1, num_outputs=0)], opset=18, check=False),
+        "Split node 'split': attribute num_outputs=0 is not supported; supported: a positive count",
+    ),
+    # ZeroDivisionError
+    "Resize of an empty axis to sizes": (
+        lambda: resize(sizes=[1, 3, 4, 4], x_shape=(1, 0, 2, 2)),
+        "Resize node 'resize': cannot resize the input [1, 0, 2, 2] to sizes: an axis it resizes is empty",
+    ),
+    # IndexError: index 3 is out of bounds
+    "Resize scales of the wrong count": (
+        lambda: resize(scales=[1, 1, 2]),
+        "Resize node 'resize': scales has 3 values, but the node resizes 4 axes",
+    ),
+    "Resize scale of zero": (lambda: resize(scales=[1, 1, 0, 2]), "Resize node 'resize': scales [1.0, 1.0, 0.0, 2.0] must be positive"),
+    # ValueError: zip() argument 2 is shorter than argument 1
+    "Upsample scales of the wrong count": (
+        lambda: model_of([helper.make_node("Upsample", ["x", "s"], ["y"], name="up")],
+                         initializers={"s": np.array([2, 2], np.float32)}, opset=11, check=False),
+        "Upsample node 'up': scales [2.0, 2.0] must give each of the input's 4 axes a positive scale",
+    ),
+    # ValueError: The truth value of an array with more than one element is ambiguous
+    "Dropout training_mode of two values": (
+        lambda: model_of([helper.make_node("Dropout", ["x", "", "t"], ["y"], name="drop")],
+                         initializers={"t": np.array([True, False])}, check=False),
+        "Dropout node 'drop': input 2 (training_mode) must be one boolean, it has shape [2]",
+    ),
+    # ValueError: zip() argument 2 is shorter than argument 1
+    "Conv kernel_shape for fewer axes": (
+        lambda: conv((3, 3, 3, 3), kernel_shape=[3], auto_pad="SAME_UPPER"),
+        "Conv node 'conv': attribute kernel_shape=[3] must give each of the 2 spatial axes a positive size",
+    ),
+    # ZeroDivisionError
+    "Conv stride of zero": (
+        lambda: conv((3, 3, 3, 3), strides=[0, 1], auto_pad="SAME_UPPER"),
+        "Conv node 'conv': attribute strides=[0, 1] must give each of the 2 spatial axes a positive size",
+    ),
+    # ValueError: zip() argument 2 is shorter than argument 1
+    "Conv weight of the wrong rank": (
+        lambda: conv((3, 3, 3), auto_pad="SAME_UPPER"),
+        "Conv node 'conv': its weight has shape [3, 3, 3], but a 2-D Conv needs rank 4",
+    ),
+    "ConvTranspose output_padding for fewer axes": (
+        lambda: model_of([helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up", output_padding=[1])],
+                         initializers={"w": np.zeros((3, 3, 1, 1), np.float32)}, check=False),
+        "ConvTranspose node 'up': attribute output_padding=[1] does not fit a 2-D ConvTranspose: it needs 2 values",
+    ),
+    "MaxPool pads for fewer axes": (
+        lambda: model_of([helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2], pads=[1, 1])], check=False),
+        "MaxPool node 'pool': attribute pads=[1, 1] must have 4 values, a begin and an end per spatial axis",
+    ),
+    # ZeroDivisionError on a scalar input; other axes were taken modulo the rank
+    "Pad axes out of range": (
+        lambda: model_of([helper.make_node("Pad", ["x", "p", "", "a"], ["y"], name="pad")],
+                         initializers={"p": np.array([1, 1], np.int64), "a": np.array([5], np.int64)}, opset=18, check=False),
+        "Pad node 'pad': axes entry 5 is out of range for a rank-4 input",
+    ),
+    # AttributeError: 'int' object has no attribute 'isalnum'
+    "a name that is not UTF-8": (
+        non_utf8_value_name,
+        "the ONNX model is malformed: model.graph.node[0].output[0] is not UTF-8 text",
+    ),
+    # UnicodeDecodeError
+    "a string attribute that is not UTF-8": (
+        lambda: model_of([helper.make_node("Pad", ["x", "p"], ["y"], name="pad", mode=b"\xffconstant")],
+                         initializers={"p": np.zeros(8, np.int64)}, check=False),
+        "Pad node 'pad': attribute mode is not UTF-8 text",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FOUND_BY_THE_FUZZER))
+def test_what_the_fuzzer_found_is_one_line(case):
+    make_model, expected = FOUND_BY_THE_FUZZER[case]
+    assert import_error(make_model()) == expected
+
+
+def test_slice_starts_and_ends_of_another_rank_are_read_as_lists():
+    """TypeError before: a 0-d starts could not be iterated, a 2-D ends not be int()ed."""
+    model = model_of(
+        [helper.make_node("Slice", ["x", "s", "e"], ["y"], name="crop")],
+        initializers={"s": np.array(0, np.int64), "e": np.array([[1]], np.int64)},
+        output=helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 8, 8]),
+        check=False,
+    )
+    entry = find_entry(import_model(model))
+    assert tuple(entry.function_type.outputs.data[0].get_shape()) == (1, 3, 8, 8)
