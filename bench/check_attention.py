@@ -1,17 +1,21 @@
-"""The fused attention kernel (boltir/backends/cuda/codegen/attention_kernels.py) on the GPU:
-first its correctness, every layout and mask variant against the op-level interpreter
-(‖Δ‖/‖ref‖ ≤ 5e-3 for f16, 1e-2 for bf16, 1e-4 for f32), the plain fallback's cases
-included; then its speed at issue 16's shapes (batch 32,
-12 heads, sequence 128 and 512, head dim 64, with and without an additive [B, 1, 1, S]
-mask) against torch.nn.functional.scaled_dot_product_attention on each of its backends
-(flash, memory-efficient, cuDNN, math; a backend that refuses a case is skipped). Both
-sides are timed as CUDA-graph replays (`bench.kernels.graph_time_ms`). Prints the
-correctness table, then the timing table last; exits 1 if a case fails.
+"""The fused attention kernels (boltir/backends/cuda/codegen/attention_kernels.py) on the GPU:
+first their correctness, every layout and mask variant against the op-level interpreter
+(‖Δ‖/‖ref‖ ≤ 5e-3 for f16, 1e-2 for bf16, 1e-4 for f32): example 41's kernel, the plain
+fallback, and the Hopper kernel (attention_sm90_kernels; cases labelled "sm90", the op
+marked as an sm90 build marks it, each checked to reach that kernel); then their speed at
+issue 16's shapes (batch 32, 12 heads, sequence 128 and 512, head dim 64, with and without
+an additive [B, 1, 1, S] mask; GPT-2's causal prefill and BERT at batch 1 besides), one
+column per kernel (example 41, Hopper persistent, Hopper cooperative), against
+torch.nn.functional.scaled_dot_product_attention on each of its backends (flash,
+memory-efficient, cuDNN, math; a backend that refuses a case is skipped). Both sides are
+timed as CUDA-graph replays (`bench.kernels.graph_time_ms`). Prints the correctness table,
+then the timing table last; exits 1 if a case fails.
 
     source bench/setup_gpu.sh && python3 -m bench.check_attention [--only TEXT] [--no-timing]
     python3 -m bench.check_attention --build-only      # compile the library; no GPU
 
-TFLOP/s counts 4·B·H·Sq·Sk·D (two products; the causal half is not discounted).
+TFLOP/s counts 4·B·H·Sq·Sk·D (two products; the causal half is not discounted), for the
+Hopper kernel's default (persistent) schedule.
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ import ctypes
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+from xdsl.dialects.builtin import StringAttr
 
 from boltir.backends.cuda.codegen import attention_kernels as ak
 from boltir.backends.cuda.codegen.generator import CompileJob
@@ -37,6 +42,8 @@ from tests.support.torch_arrays import to_numpy_f32, to_torch
 
 TOLERANCE = {"f16": 5e-3, "bf16": 1e-2, "f32": 1e-4}
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
+KERNELS = {"sm80": "example 41", "sm90": "sm90", "sm90:cooperative": "sm90 coop"}
+"""The timing table's kernels: the op's `kernel_arch` mark (none: example 41) -> column."""
 
 
 @dataclass
@@ -50,12 +57,19 @@ class Case:
     dim: int = 64
     options: dict = field(default_factory=dict)
     """attention_module's keyword arguments: dim_value, element, bias, causal, key_lengths."""
+    kernel: str = "sm80"
+    """The op's `kernel_arch` mark: "sm80" (none: example 41's kernel or the fallback), "sm90"
+    or "sm90:SCHEDULE" (the Hopper kernel, which must then take the case)."""
     module: object = None
     op: object = None
 
     def make(self) -> Case:
         seq_k = self.seq_q if self.layout == "BS3HD" else self.seq_k
         self.module, self.op = attention_module(self.layout, self.batch, self.heads, self.seq_q, seq_k, self.dim, **self.options)
+        if self.kernel != "sm80":
+            self.op.attributes[ak.KERNEL_ARCH_ATTR] = StringAttr(self.kernel)
+            if not ak.is_sm90(self.op):
+                raise ValueError(f"{self.label}: the Hopper kernel does not take it: {ak.sm90_reason(self.op)}")
         return self
 
     @property
@@ -104,10 +118,48 @@ def correctness_cases() -> list[Case]:
         Case("fallback f32 BS3HD causal + key_lengths", "BS3HD", 2, 3, 300, 300, 64, {"element": "f32", "causal": True, "key_lengths": True}),
         Case("fallback bf16 D=300 Sk=600 (3 outputs per thread)", "BHSD", 1, 2, 20, 600, 300, {"element": "bf16", "dim_value": 300, "bias": (600,), "bias_element": "f32"}),
     ]
+    return out + sm90_correctness_cases()
+
+
+def sm90_correctness_cases() -> list[Case]:
+    """The Hopper kernel's cases: Sq a multiple of 8, the last key tile partial (Sk = 136,
+    200), every layout and mask, both head dims, bf16, both schedules."""
+    out = []
+    for layout in ("BHSD", "BSHD", "BS3HD"):
+        sq, sk = (80, 136) if layout != "BS3HD" else (136, 136)
+        masks = {
+            "no mask": {},
+            "padding mask [B,1,1,Sk]": {"bias": (2, 1, 1, sk)},
+            "full bias [B,H,Sq,Sk]": {"bias": (2, 3, sq, sk)},
+            "bias [Sq,Sk]": {"bias": (sq, sk)},
+            "causal": {"causal": True},
+            "key_lengths": {"key_lengths": True},
+            "causal + padding mask + key_lengths": {"causal": True, "bias": (2, 1, 1, sk), "key_lengths": True},
+        }
+        for name, options in masks.items():
+            out.append(Case(f"sm90 {layout} 2x3 Sq={sq} Sk={sk} D=64 {name}", layout, 2, 3, sq, sk, 64, options, "sm90"))
+    out += [
+        Case("sm90 BHSD 2x4 Sq=136 Sk=200 D=128", "BHSD", 2, 4, 136, 200, 128, {}, "sm90"),
+        Case("sm90 BSHD 2x4 Sq=136 Sk=200 D=128 causal + key_lengths", "BSHD", 2, 4, 136, 200, 128,
+             {"causal": True, "key_lengths": True}, "sm90"),
+        Case("sm90 BS3HD 2x3 S=256 D=128 padding mask", "BS3HD", 2, 3, 256, 256, 128, {"bias": (2, 1, 1, 256)}, "sm90"),
+        Case("sm90 BHSD bf16 2x3 D=64 padding mask", "BHSD", 2, 3, 128, 128, 64, {"element": "bf16", "bias": (2, 1, 1, 128)}, "sm90"),
+        Case("sm90 BS3HD bf16 2x3 D=128 causal", "BS3HD", 2, 3, 96, 96, 128, {"element": "bf16", "causal": True}, "sm90"),
+        Case("sm90 BHSD Sq=8 Sk=333 (decode) D=64", "BHSD", 3, 2, 8, 333, 64, {}, "sm90"),
+        Case("sm90 BHSD Sq=336 Sk=1 causal", "BHSD", 3, 2, 336, 1, 64, {"causal": True}, "sm90"),
+        Case("sm90 BSHD 1x2 Sq=1000 Sk=1024 padding mask", "BSHD", 1, 2, 1000, 1024, 64, {"bias": (1, 1, 1, 1024)}, "sm90"),
+        Case("sm90 BS3HD 1x2 S=1024 D=64 causal", "BS3HD", 1, 2, 1024, 1024, 64, {"causal": True}, "sm90"),
+        Case("sm90 BHSD causal Sq=40 < Sk=100 (top-left)", "BHSD", 2, 2, 40, 100, 64, {"causal": True}, "sm90"),
+        Case("sm90 BHSD 2x3 Sq=128 Sk=197 mask [B,1,1,Sk]", "BHSD", 2, 3, 128, 197, 64, {"bias": (2, 1, 1, 197)}, "sm90"),
+        Case("sm90 coop BSHD 2x3 Sq=80 Sk=136 causal + key_lengths", "BSHD", 2, 3, 80, 136, 64,
+             {"causal": True, "key_lengths": True}, "sm90:cooperative"),
+        Case("sm90 coop BS3HD 2x3 S=136 padding mask", "BS3HD", 2, 3, 136, 136, 64, {"bias": (2, 1, 1, 136)}, "sm90:cooperative"),
+    ]
     return out
 
 
-def timing_cases() -> list[Case]:
+def timing_workloads() -> list[Case]:
+    """Issue 16's shapes (both layouts), then GPT-2's causal prefill and BERT at batch 1."""
     out = []
     for seq in (128, 512):
         for masked in (False, True):
@@ -115,7 +167,16 @@ def timing_cases() -> list[Case]:
             for layout in ("BHSD", "BS3HD"):
                 mask = " + mask [B,1,1,S]" if masked else ""
                 out.append(Case(f"b32 h12 s{seq} d64{mask} {layout}", layout, 32, 12, seq, seq, 64, options))
+    out += [
+        Case("b8 h12 s128 d64 causal BS3HD (GPT-2)", "BS3HD", 8, 12, 128, 128, 64, {"causal": True}),
+        Case("b1 h12 s128 d64 + mask [B,1,1,S] BS3HD", "BS3HD", 1, 12, 128, 128, 64, {"bias": (1, 1, 1, 128)}),
+    ]
     return out
+
+
+def timing_cases() -> list[Case]:
+    """Each workload once per kernel (the label's workload, then the kernel's mark)."""
+    return [replace(workload, kernel=kernel) for workload in timing_workloads() for kernel in KERNELS]
 
 
 # ------------------------------------------------------------------------- kernels
@@ -126,7 +187,7 @@ def build_library(built: list[Case], path: str) -> Path:
     jobs: dict[str, CompileJob] = {}
     for case in built:
         name = ak.kernel_name(case.op)
-        jobs.setdefault(name, CompileJob(name, ak.emit_translation_unit([case.op]), "sm80"))
+        jobs.setdefault(name, CompileJob(name, ak.emit_translation_unit([case.op]), ak.unit_arch([case.op])))
     return build_shared_library(list(jobs.values()), path, progress="always")
 
 
@@ -231,37 +292,54 @@ def sdpa_inputs(case: Case, tensors: dict):
     return q, k, v, mask
 
 
-def time_case(case: Case, library, rng) -> tuple:
+@dataclass
+class Timed:
+    """One workload's times: each kernel's (ms, error against SDPA in f32), and SDPA's backends."""
+
+    workload: Case
+    flops: int
+    ours: dict = field(default_factory=dict)
+    peers: dict = field(default_factory=dict)
+
+
+def time_workload(cases: list[Case], library, rng) -> Timed:
+    """The workload's cases (one per kernel, same operands) and SDPA on the same tensors."""
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     from bench.kernels import graph_time_ms
 
-    tensors = {k: to_torch(v) for k, v in random_inputs(case, rng).items()}
-    bound = Bound(library, case, tensors, torch.cuda.current_stream().cuda_stream)
-    q, k, v, mask = sdpa_inputs(case, tensors)
-    scale = case.op.prop_value("scale")
+    first = cases[0]
+    tensors = {k: to_torch(v) for k, v in random_inputs(first, rng).items()}
+    q, k, v, mask = sdpa_inputs(first, tensors)
+    scale = first.op.prop_value("scale")
     b, h, s, d = q.shape
-    flops = 4 * b * h * s * s * d
-    bound()
-    reference = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=None if mask is None else mask.float(), scale=scale)
-    ours_bhsd = bound.output if case.layout == "BHSD" else bound.output.transpose(1, 2)
-    error = float(torch.linalg.vector_norm(ours_bhsd.float() - reference) / torch.linalg.vector_norm(reference))
-    # the capture's stream is not the one bound: re-bind inside graph_time_ms's stream
-    ours_ms = graph_time_ms(lambda i: bound_on_current(bound)())
-    peers = {}
+    timed = Timed(first, 4 * b * h * s * s * d)
+    causal = bool(first.op.prop_value("causal"))
+    reference = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=None if mask is None else mask.float(),
+                                               scale=scale, is_causal=causal)
+    for case in cases:
+        try:
+            bound = Bound(library, case, tensors, torch.cuda.current_stream().cuda_stream)
+            bound()
+            ours_bhsd = bound.output if case.layout == "BHSD" else bound.output.transpose(1, 2)
+            error = float(torch.linalg.vector_norm(ours_bhsd.float() - reference) / torch.linalg.vector_norm(reference))
+            # the capture's stream is not the one bound: re-bind inside graph_time_ms's stream
+            timed.ours[case.kernel] = (graph_time_ms(lambda i, bound=bound: bound_on_current(bound)()), error)
+        except Exception:  # noqa: BLE001 - report, keep timing the other kernels
+            traceback.print_exc()
     for backend in SDPA_BACKENDS:
         def peer(i, backend=backend):
             with sdpa_kernel([getattr(SDPBackend, backend)]):
-                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale, is_causal=causal)
         try:
             peer(0)
             torch.cuda.synchronize()
-            peers[backend] = graph_time_ms(peer)
+            timed.peers[backend] = graph_time_ms(peer)
         except Exception as failure:  # noqa: BLE001 - a backend that refuses the case is skipped
-            print(f"  {case.label}: {backend} skipped ({str(failure).splitlines()[0][:90]})")
-    return case, ours_ms, flops, peers, error
+            print(f"  {first.label}: {backend} skipped ({str(failure).splitlines()[0][:90]})")
+    return timed
 
 
 def bound_on_current(bound: Bound) -> Bound:
@@ -282,14 +360,25 @@ def print_table(header: tuple, rows: list[tuple]) -> None:
         print(" | ".join(str(v).ljust(w) for v, w in zip(row, widths)))
 
 
-def timing_rows(timed: list[tuple]) -> list[tuple]:
+TIMING_HEADER = ("workload", *(f"{name} ms" for name in KERNELS.values()), "sm90 TFLOP/s",
+                 *(b.split("_")[0].lower() for b in SDPA_BACKENDS), "fastest SDPA", "fastest/sm90", "fastest/example 41",
+                 "max rel err")
+
+
+def timing_rows(timed: list[Timed]) -> list[tuple]:
     rows = []
-    for case, ours_ms, flops, peers, error in timed:
-        best = min(peers.items(), key=lambda item: item[1]) if peers else None
-        cells = [f"{peers[b]:.4f}" if b in peers else "refused" for b in SDPA_BACKENDS]
-        ratio = f"{best[1] / ours_ms:.2f}x" if best else "-"
-        rows.append((case.label, f"{ours_ms:.4f}", f"{flops / ours_ms / 1e9:.0f}", *cells,
-                     f"{best[0].split('_')[0].lower()} {best[1]:.4f}" if best else "-", ratio, f"{error:.1e}"))
+    for t in timed:
+        best = min(t.peers.items(), key=lambda item: item[1]) if t.peers else None
+        ms = {kernel: t.ours[kernel][0] for kernel in KERNELS if kernel in t.ours}
+        ratio = {kernel: f"{best[1] / ms[kernel]:.2f}x" if best and kernel in ms else "-" for kernel in ("sm90", "sm80")}
+        errors = [error for _, error in t.ours.values()]
+        rows.append((
+            t.workload.label, *(f"{ms[kernel]:.4f}" if kernel in ms else "failed" for kernel in KERNELS),
+            f"{t.flops / ms['sm90'] / 1e9:.0f}" if "sm90" in ms else "-",
+            *(f"{t.peers[b]:.4f}" if b in t.peers else "refused" for b in SDPA_BACKENDS),
+            f"{best[0].split('_')[0].lower()} {best[1]:.4f}" if best else "-", ratio["sm90"], ratio["sm80"],
+            f"{max(errors):.1e}" if errors else "-",
+        ))
     return rows
 
 
@@ -317,10 +406,14 @@ def main() -> int:
     rng = np.random.default_rng(args.seed)
     rows = check(checked, library, rng)
     timed = []
+    workloads: dict[str, list[Case]] = {}
     for case in timed_cases:
+        workloads.setdefault(case.label, []).append(case)
+    for label, cases in workloads.items():
         try:
-            timed.append(time_case(case, library, rng))
-            print("timed:", case.label, f"{timed[-1][1]:.4f} ms", {k: round(v, 4) for k, v in timed[-1][3].items()}, flush=True)
+            timed.append(time_workload(cases, library, rng))
+            print("timed:", label, {k: round(v[0], 4) for k, v in timed[-1].ours.items()},
+                  {k: round(v, 4) for k, v in timed[-1].peers.items()}, flush=True)
         except Exception:  # noqa: BLE001 - report, keep timing the rest
             traceback.print_exc()
         torch.cuda.empty_cache()
@@ -330,10 +423,11 @@ def main() -> int:
     failed = sum(row[-1] != "pass" for row in rows)
     print(f"\n{len(rows) - failed} passed, {failed} failed")
     if timed:
-        print("\nf16; ms per call, CUDA-graph replays on both sides; TFLOP/s = 4·B·H·S²·D / time; "
-              "SDPA on [B, H, S, D] views of the same tensors; rel err: ours against SDPA in f32")
-        header = ("workload", "boltir ms", "TFLOP/s", *(b.lower() for b in SDPA_BACKENDS), "fastest SDPA", "fastest/boltir", "rel err")
-        print_table(header, timing_rows(timed))
+        print("\nf16; ms per call, CUDA-graph replays on both sides; one column per boltir kernel (example 41, the Hopper "
+              "kernel's persistent and cooperative schedules); TFLOP/s = 4·B·H·S²·D / the Hopper kernel's time; SDPA on "
+              "[B, H, S, D] views of the same tensors; fastest/X = fastest SDPA time / X's (≥ 1: X is as fast); "
+              "rel err: the largest of ours against SDPA in f32")
+        print_table(TIMING_HEADER, timing_rows(timed))
     return 1 if failed else 0
 
 

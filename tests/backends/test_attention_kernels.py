@@ -238,3 +238,153 @@ def test_the_host_program_reports_a_fallback():
     assert step.fallback and program.fallbacks == [step] and step.kernel.startswith("boltir_attention_fallback_")
     assert f"{step.kernel}(in[0], in[1], in[2], nullptr, nullptr, (A + 0), {', '.join(map(str, ak.problem(op)))}, ws, ws_bytes, stream)" \
         in program.units[-1].source
+
+
+# ------------------------------------------------------------ the Hopper kernel
+
+
+def _sm90(op, schedule: str = ""):
+    """The op as an sm90 build marks it (select-kernels), optionally with a schedule."""
+    ak.mark_target(op, "sm90")
+    if schedule:
+        from xdsl.dialects.builtin import StringAttr
+
+        op.attributes[ak.KERNEL_ARCH_ATTR] = StringAttr(f"sm90:{schedule}")
+    return op
+
+
+def test_the_hopper_kernel_only_on_sm90_builds():
+    _, op = _op("BHSD")
+    assert not ak.is_sm90(op) and ak.kernel_arch(op) == "sm80"  # unmarked: example 41's kernel
+    ak.mark_target(op, "sm80")
+    ak.mark_target(op, "sm90", cutlass=2)  # cutlass=2 keeps every kernel a 2.x-generation one
+    assert ak.KERNEL_ARCH_ATTR not in op.attributes
+    _sm90(op)
+    assert ak.is_sm90(op) and ak.kernel_arch(op) == "sm90" and not ak.is_fallback(op)
+    assert ak.instance_key(op) == "attention_sm90 f16 tile 128x64 head_dim 64 persistent bias=no"
+    assert ak.kernel_name(op).startswith("boltir_attention_sm90_")
+
+
+def test_select_kernels_marks_attention_on_sm90():
+    from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
+
+    for arch, cutlass, marked in (("sm90", 3, True), ("sm90", 2, False), ("sm80", 3, False)):
+        module, op = _op("BS3HD", (2, 1, 1, "k"))
+        SelectKernelsPass(selector="heuristic", arch=arch, cutlass=cutlass).apply(make_context(), module)
+        assert ak.is_sm90(op) is marked, (arch, cutlass)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("bias", [None, (2, 1, 1, "k"), (2, 3, 16, "k")])
+@pytest.mark.parametrize("layout", list(LAYOUT_STRIDES))
+def test_hopper_launch_has_the_family_abi_and_strides(layout, bias, causal):
+    """The same launcher integers as example 41's (each layout's strides, the bias's zero
+    strides); the unit compiles for sm_90a with example 88's header and our fusion."""
+    module, op = _op(layout, bias, causal)
+    fused = ak.launch_arguments(op)
+    arguments = ak.launch_arguments(_sm90(op))
+    assert arguments.problem == fused.problem and arguments.operands == fused.operands and arguments.workspace
+    strides = dict(zip(ak.PROBLEM_FIELDS, arguments.problem))
+    q, _, _, out, k_offset, _ = LAYOUT_STRIDES[layout]
+    assert (strides["q_b"], strides["q_h"], strides["q_m"], strides["o_m"], strides["k_offset"]) == (*q, out[2], k_offset)
+    PlanMemoryPass().apply(make_context(), module)
+    program = build_program(module)
+    (step,) = program.steps
+    assert (step.family, step.kernel, step.fallback) == ("attention", arguments.name, False)
+    unit = next(u for u in program.units if u.name == arguments.name)
+    assert unit.arch == "sm90" and "-gencode=arch=compute_90a,code=sm_90a" in unit.flags
+    assert '#include "kernel/fmha_kernel_builder.hpp"' in unit.source
+    assert "struct Fusion {" in unit.source  # boltir_attention_sm90.h, pasted
+    assert f"boltir::attention_sm90::Fusion<{'true' if bias else 'false'}, Element>" in unit.source
+    assert '#include "kernel_forward.h"' not in unit.source
+    pointers = "in[0], in[0], in[0]" if layout == "BS3HD" else "in[0], in[1], in[2]"
+    bias_pointer = "nullptr" if bias is None else f"in[{1 if layout == 'BS3HD' else 3}]"
+    call = f"{arguments.name}({pointers}, {bias_pointer}, nullptr, (A + 0), {', '.join(map(str, arguments.problem))}, ws, ws_bytes, stream)"
+    assert call in program.units[-1].source
+
+
+def test_hopper_instances_are_shared_across_layouts_masks_and_scales():
+    names = {ak.kernel_name(_sm90(_op(layout, causal=causal, key_lengths=lengths)[1]))
+             for layout in LAYOUT_STRIDES for causal in (False, True) for lengths in (False, True)}
+    names.add(ak.kernel_name(_sm90(attention_module("BHSD", 1, 12, 128, dim=64, scale=0.3)[1])))
+    assert len(names) == 1
+    assert ak.kernel_name(_sm90(_op("BHSD", (2, 1, 1, "k"))[1])) not in names
+    assert ak.kernel_name(_sm90(_op("BHSD")[1], "cooperative")) not in names
+
+
+@pytest.mark.parametrize("dim, element, schedule, key", [
+    (64, "f16", "", "attention_sm90 f16 tile 128x64 head_dim 64 persistent bias=no"),
+    (128, "f16", "", "attention_sm90 f16 tile 128x128 head_dim 128 persistent bias=no"),
+    (128, "bf16", "cooperative", "attention_sm90 bf16 tile 128x128 head_dim 128 cooperative bias=no"),
+])
+def test_hopper_tile_and_schedule(dim, element, schedule, key):
+    op = _sm90(attention_module("BSHD", 2, 4, 40, 72, dim, element=element)[1], schedule)
+    assert ak.instance_key(op) == key
+    source = ak.emit_instance(op).source
+    assert f"Shape<_128, _{64 if dim == 64 else 128}, _{dim}>" in source
+    kernel = "KernelTmaWarpSpecializedCooperative" if schedule else "KernelTmaWarpSpecializedPingpong"
+    assert f"cutlass::gemm::{kernel}>::Kernel;" in source
+
+
+def test_an_unknown_schedule_is_one_line():
+    op = _sm90(_op("BHSD")[1], "sideways")
+    with pytest.raises(BoltError) as error:
+        ak.instance_key(op)
+    assert error.value.message == "unknown Hopper attention schedule 'sideways'; known: persistent, cooperative"
+
+
+HOPPER_REFUSALS = [
+    ({"element": "f32"}, "element type f32: the Hopper attention kernel takes f16 or bf16", "attention_fallback"),
+    ({"dim": 96}, "head dims 96 and 96: the Hopper attention kernel takes D = Dv = 64 or 128", "attention"),
+    ({"dim": 64, "dim_value": 128}, "head dims 64 and 128: the Hopper attention kernel takes D = Dv = 64 or 128", "attention"),
+    ({"seq_q": 77}, "77 queries: the Hopper attention kernel takes a multiple of 8", "attention"),
+    ({"bias": (2, 1, 1, 72), "bias_element": "f32"},
+     "the bias is f32 but q is f16: the Hopper kernel reads the bias as q's element type", "attention_fallback"),
+    ({"bias": (2, 1, 40, 1)},
+     "the bias 2x1x40x1 broadcasts along the keys: the Hopper kernel reads bias rows of Sk keys", "attention_fallback"),
+    ({"batch": 70000}, "70000 batches of 4 heads: the Hopper attention kernel takes at most 65535 of each", "attention_fallback"),
+]
+
+
+@pytest.mark.parametrize("kwargs, reason, kind", HOPPER_REFUSALS)
+def test_what_the_hopper_kernel_refuses_goes_to_example_41_or_the_fallback(kwargs, reason, kind):
+    arguments = {"batch": 2, "seq_q": 40, "seq_k": 72, "dim": 64, **kwargs}
+    op = _sm90(attention_module("BHSD", arguments.pop("batch"), 4, arguments.pop("seq_q"), arguments.pop("seq_k"),
+                                arguments.pop("dim"), **arguments)[1])
+    assert ak.sm90_reason(op) == reason
+    assert not ak.is_sm90(op) and ak.kernel_arch(op) == "sm80"
+    assert ak.instance_key(op).split()[0] == kind
+
+
+def test_hopper_takes_keys_not_a_multiple_of_8_and_decode_shapes():
+    for seq_q, seq_k, bias in ((128, 197, (2, 1, 1, 197)), (8, 1, None), (1024, 1024, (1024,))):
+        op = _sm90(attention_module("BHSD", 2, 4, seq_q, seq_k, 64, bias=bias)[1])
+        assert ak.sm90_reason(op) is None and ak.is_sm90(op), (seq_q, seq_k)
+
+
+def test_a_unit_of_hopper_and_example_41_instances_is_sm90():
+    ops_ = [_sm90(_op("BHSD")[1]), _op("BSHD")[1], _bhsd(element="f32")]
+    unit = ak.emit_translation_unit(ops_)
+    assert unit.count('extern "C" int boltir_attention_') == 3
+    assert '#include "kernel_forward.h"' in unit and '#include "kernel/fmha_kernel_builder.hpp"' in unit
+    assert ak.unit_arch(ops_) == "sm90" and ak.unit_arch(ops_[1:]) == "sm80"
+
+
+@pytest.mark.slow
+def test_nvcc_compiles_a_hopper_instance(tmp_path, monkeypatch):
+    """A Hopper instance with a padding mask (example 88's headers, our fusion and
+    launcher), compiled for sm_90a as a model build does; both launchers exported."""
+    from boltir.backends.cuda.toolchain import nvcc
+
+    try:
+        nvcc.Toolchain.find()
+    except BoltError as error:
+        pytest.skip(f"no CUDA toolchain or CUTLASS headers here: {error}")
+    monkeypatch.setenv("BOLTIR_CACHE_DIR", str(tmp_path / "cache"))
+    op = _sm90(_op("BS3HD", (2, 1, 1, "k"))[1])
+    name = ak.kernel_name(op)
+    (obj,) = nvcc.compile_objects([CompileJob(name, ak.emit_translation_unit([op]), ak.unit_arch([op]))], progress=False)
+    if shutil.which("nm"):
+        symbols = subprocess.run(["nm", str(obj)], check=False, capture_output=True, text=True).stdout
+        for symbol in (name, f"{name}_workspace_size"):
+            assert re.search(rf"\bT {symbol}$", symbols, re.MULTILINE), f"{symbol} is not defined in {obj}"

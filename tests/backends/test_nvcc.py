@@ -159,18 +159,19 @@ def test_missing_cutlass_headers_say_how_to_install_them(fake_nvcc, monkeypatch,
     assert error.value.message == (
         f"CUTLASS headers not found: pip install nvidia-cutlass==4.2.0.0 (the cutlass_library package at {headerless} has no "
         "source/include, source/tools/util/include, source/examples/13_two_tensor_op_fusion, "
-        "source/examples/41_fused_multi_head_attention)"
+        "source/examples/41_fused_multi_head_attention, source/examples/88_hopper_fmha)"
     )
     assert fake_nvcc.compile_calls() == []
 
 
-def test_include_dirs_are_the_wheels_four(fake_cutlass):
+def test_include_dirs_are_the_wheels_five(fake_cutlass):
     source = fake_cutlass / "source"
     assert nvcc.find_cutlass_include_dirs() == [
         source / "include",
         source / "tools" / "util" / "include",
         source / "examples" / "13_two_tensor_op_fusion",
         source / "examples" / "41_fused_multi_head_attention",
+        source / "examples" / "88_hopper_fmha",
     ]
 
 
@@ -184,7 +185,7 @@ def test_flags_per_arch(fake_nvcc):
     for arguments in calls.values():
         assert all(flag in arguments for flag in common)
         includes = [argument for argument in arguments if argument.startswith("-I")]
-        assert len(includes) == 5  # the wheel's four, then the toolkit stubs
+        assert len(includes) == 6  # the wheel's five, then the toolkit stubs
         assert includes[-1] == f"-I{nvcc.TOOLKIT_STUBS}"
     assert "-gencode=arch=compute_80,code=[sm_80,sm_90]" in calls[False]
     assert "-gencode=arch=compute_90a,code=sm_90a" in calls[True]

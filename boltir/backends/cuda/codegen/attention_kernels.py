@@ -8,6 +8,14 @@ softmax), included from the wheel; the launcher is ours (`templates/attention.cu
     arguments = launch_arguments(op)       # pointers, problem integers, workspace
     source = emit_translation_unit(ops)    # one unit, instances deduplicated
 
+**Three instance kinds**, the first that takes the op computes it:
+- on sm90 builds (`select-kernels` marks the op `kernel_arch = "sm90"`), the Hopper kernel
+  of CUTLASS example 88 (`attention_sm90_kernels`: wgmma, TMA, warp-specialized; f16/bf16,
+  D = Dv = 64 or 128, Sq a multiple of 8), compiled for sm_90a (`kernel_arch`);
+- example 41's kernel (below), on every target;
+- the plain fallback.
+All three have one launcher ABI, so the host program calls them alike.
+
 **Instances.** The kernel is compiled for `cutlass::arch::Sm80` (as the example does for
 sm80 and sm90 alike) and the unit with the sm80 record's flags, which carry SASS for sm_80
 and sm_90. `instance_key` is the element type, the tile, alignment and whether a bias is
@@ -62,10 +70,16 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 
-from boltir.backends.cuda.codegen.generator import Instance, LaunchArguments, header_text, render
+from boltir.backends.cuda.codegen import attention_sm90_kernels as sm90
+from boltir.backends.cuda.codegen.generator import (
+    Instance,
+    LaunchArguments,
+    header_text,
+    render,
+)
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
 from boltir.dialects.graph import tensor_shape
@@ -218,6 +232,8 @@ def instance_key(op: ops.AttentionOp) -> str:
     """The fused kernel's template parameters (element type, tile, alignment, whether a
     bias is read), or the fallback's (element types, the bias's stride along the keys,
     output dims per thread)."""
+    if is_sm90(op):
+        return sm90.instance_key(_element(op.q), _head_dims(op)[0], op.bias is not None, sm90_schedule(op))
     if is_fallback(op):
         return (f"{family(op)}_fallback {_element(op.q)} bias={_element(op.bias) if op.bias is not None else 'no'} "
                 f"bias_key_stride={_bias_key_stride(op)} values_per_thread={_values_per_thread(op)}")
@@ -232,6 +248,53 @@ def kernel_name(op: Operation) -> str:
     key = instance_key(op)
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     return f"boltir_{key.split()[0]}_{digest}"
+
+
+# ------------------------------------------------------- the Hopper instance kind
+
+KERNEL_ARCH_ATTR = "kernel_arch"
+"""An op.attention's discardable attribute: "sm90" where the build targets Hopper (the
+Hopper kernel computes the op where it can, `sm90_reason`), optionally with the schedule,
+"sm90:cooperative"; absent or "sm80": example 41's kernel."""
+
+
+def mark_target(op: Operation, arch: str, cutlass: int = 3) -> None:
+    """Records the build's target on an attention op (select-kernels calls it): Hopper
+    kernels on sm90 unless `cutlass` = 2 keeps every kernel a 2.x-generation one."""
+    if type(op) in FAMILIES and arch == "sm90" and cutlass >= 3:
+        op.attributes[KERNEL_ARCH_ATTR] = StringAttr("sm90")
+
+
+def _target(op: Operation) -> tuple[str, str]:
+    attr = op.attributes.get(KERNEL_ARCH_ATTR)
+    text = attr.data if isinstance(attr, StringAttr) else "sm80"
+    arch, _, schedule = text.partition(":")
+    return arch, schedule or sm90.DEFAULT_SCHEDULE
+
+
+def sm90_schedule(op: Operation) -> str:
+    schedule = _target(op)[1]
+    if schedule not in sm90.SCHEDULES:
+        raise BoltError(f"unknown Hopper attention schedule '{schedule}'; known: {', '.join(sm90.SCHEDULES)}",
+                        format_location(op.location))
+    return schedule
+
+
+def sm90_reason(op: ops.AttentionOp) -> str | None:
+    """Why the Hopper kernel does not compute the op, or None (the target aside)."""
+    bias = None if op.bias is None else (tensor_shape(op.bias.type), _element(op.bias))
+    return _size_reason(op) or sm90.reason(_element(op.q), geometry(op), bias)
+
+
+def is_sm90(op: Operation) -> bool:
+    """True where the op is marked for Hopper and the Hopper kernel takes it."""
+    return type(op) in FAMILIES and _target(op)[0] == "sm90" and sm90_reason(op) is None
+
+
+def kernel_arch(op: Operation) -> str:
+    """The unit's arch for the nvcc driver: "sm90" (sm_90a) for the Hopper kernel, "sm80"
+    (SASS for sm_80 and sm_90) for example 41's and the fallback."""
+    return "sm90" if is_sm90(op) else "sm80"
 
 
 # ------------------------------------------------------------- what is supported
@@ -304,8 +367,8 @@ def supports(op: Operation) -> bool:
 
 
 def is_fallback(op: Operation) -> bool:
-    """True where the fused kernel does not take the op and the plain one computes it."""
-    return fused_reason(op) is not None
+    """True where neither fused kernel takes the op and the plain one computes it."""
+    return not is_sm90(op) and fused_reason(op) is not None
 
 
 def _bias_key_stride(op: ops.AttentionOp) -> int:
@@ -358,7 +421,9 @@ def emit_instance(op: Operation) -> Instance:
         "name": name, "key": key, "problem_fields": PROBLEM_FIELDS, "int_names": ", ".join(PROBLEM_FIELDS),
         "int_parameters": ", ".join(f"int {field}" for field in PROBLEM_FIELDS),
     }
-    if is_fallback(op):
+    if is_sm90(op):
+        source = sm90.emit_source(common, _element(op.q), _head_dims(op)[0], op.bias is not None, sm90_schedule(op))
+    elif is_fallback(op):
         source = render(
             "attention_fallback.cu.j2", **common,
             element=FALLBACK_ELEMENTS[_element(op.q)],
@@ -374,7 +439,7 @@ def emit_instance(op: Operation) -> Instance:
             queries=t.queries, keys=t.keys, max_k=t.max_k, single_pass=t.single_pass,
             max_k_text="any size" if t.max_k == UNBOUNDED_MAX_K else str(t.max_k),
         )
-    return Instance(name, key, family(op), source.strip("\n"))
+    return Instance(name, key, family(op), source.strip("\n"), kernel_arch(op))
 
 
 def attention_ops(module_or_ops: ModuleOp | Iterable[Operation]) -> list[Operation]:
@@ -391,11 +456,19 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
         name = kernel_name(op)
         if name not in instances:
             instances[name] = emit_instance(op)
+    kinds = {i.key.split()[0] for i in instances.values()}
+    hopper = "attention_sm90" in kinds
     return render(
         "translation_unit.cu.j2",
         instances=list(instances.values()),
-        hopper=False,
-        headers=[HEADER] if any(not i.key.startswith("attention_fallback") for i in instances.values()) else [],
-        epilogue_header=header_text("boltir_epilogue.h"),
-        include_paths=["<cutlass>/include", "<cutlass>/examples/41_fused_multi_head_attention"],
+        hopper=hopper,
+        headers=([HEADER] if "attention" in kinds else []) + ([sm90.HEADER] if hopper else []),
+        epilogue_header=header_text("boltir_epilogue.h") + (sm90.fusion_header() if hopper else ""),
+        include_paths=["<cutlass>/include", "<cutlass>/examples/41_fused_multi_head_attention"]
+        + (["<cutlass>/tools/util/include", sm90.INCLUDE_PATH] if hopper else []),
     )
+
+
+def unit_arch(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
+    """The arch of `emit_translation_unit`'s unit: sm90 (sm_90a only) if a Hopper instance is in it."""
+    return "sm90" if any(is_sm90(op) for op in attention_ops(module_or_ops)) else "sm80"

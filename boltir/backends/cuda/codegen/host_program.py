@@ -164,7 +164,9 @@ class _ProgramBuilder:
         else:
             call = f"{name}({', '.join(ptrs)}, stream)"
         if name not in self.sources:
-            arch = cutlass_kernels.kernel_arch(op) if generator is cutlass_kernels else self.arch
+            # a generator whose units are not all plain CUDA says each op's arch (3.x: sm_90a)
+            kernel_arch = getattr(generator, "kernel_arch", None)
+            arch = kernel_arch(op) if kernel_arch is not None else self.arch
             self.sources[name] = CompileJob(name, generator.emit_translation_unit([op]), arch)
         generation = None
         if generator is cutlass_kernels:

@@ -8,8 +8,9 @@ object files to a shared library.
 **Toolchain.** nvcc is `$BOLTIR_NVCC` if set, else the first `nvcc` on PATH. The CUTLASS
 headers come from the `nvidia-cutlass` wheel (`pip install --no-deps
 nvidia-cutlass==4.2.0.0`): `cutlass_library/source/{include, tools/util/include,
-examples/13_two_tensor_op_fusion, examples/41_fused_multi_head_attention}` (the last two
-for the back-to-back kernels and the fused attention). The package is
+examples/13_two_tensor_op_fusion, examples/41_fused_multi_head_attention,
+examples/88_hopper_fmha}` (the last three for the back-to-back kernels and the fused
+attention on sm80 and sm90). The package is
 located, never imported: importing it needs dependencies we do not install.
 
 **Flags** (`CompileJob.flags`): `-std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr
@@ -76,7 +77,8 @@ from typing import Literal
 from boltir.backends.cuda.codegen.generator import SHARED_OBJECT_FLAGS, TEMPLATES, CompileJob
 from boltir.diagnostics import BoltError
 
-CUTLASS_INCLUDE_DIRS = ("include", "tools/util/include", "examples/13_two_tensor_op_fusion", "examples/41_fused_multi_head_attention")
+CUTLASS_INCLUDE_DIRS = ("include", "tools/util/include", "examples/13_two_tensor_op_fusion", "examples/41_fused_multi_head_attention",
+                        "examples/88_hopper_fmha")
 """Relative to the wheel's `cutlass_library/source`."""
 TOOLKIT_STUBS = TEMPLATES / "stubs"
 """Headers a CUDA toolkit may lack, each the toolkit's own where it has one (an include path

@@ -1,0 +1,127 @@
+"""The Hopper instance kind of the attention family (`attention_kernels` chooses it): CUTLASS
+example 88's forward FMHA (`examples/88_hopper_fmha` in the nvidia-cutlass wheel: TMA
+loads, wgmma, a load warp group and two MMA warp groups), included from the wheel and
+compiled for sm_90a; the launcher is ours (`templates/attention_sm90.cu.j2`), and so is
+the fusion that applies op.attention's masks (`templates/boltir_attention_sm90.h`: the
+additive bias, key_lengths, causal, the keys past Sk of the last tile, all read in the
+mainloop's `before_softmax` hook).
+
+**Instances.** The key is the element type, the head dim (64 or 128: the tile's third
+extent), whether a bias is read, and the schedule:
+- "persistent" (the example's "ping-pong": `KernelTmaWarpSpecializedPingpong`, a grid of
+  one block per SM walking the tiles, Q loaded by its own warp): the default;
+- "cooperative" (`KernelTmaWarpSpecializedCooperative`, one block per query tile).
+Tiles: 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the example's). The
+problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
+masks and scales share an instance.
+
+**Launch.** The same ABI as the family's other kernels (`attention_kernels.PROBLEM_FIELDS`).
+Each layout is its (row, 1, (batch, head)) strides, which TMA descriptors take when every
+stride and the k/v offsets are multiples of 16 bytes (8 elements): BHSD, BSHD and packed
+BS3HD all are for D = 64 and 128. The scale replaces the example's 1/√D in the mainloop's
+parameters; with a bias the fusion computes q·k·scale + bias itself and the softmax takes
+the scores unscaled. The workspace holds the kernel's log-sum-exp rows, B·H·Sq floats,
+written and never read. A row whose keys are all masked is zeros, also when a -inf bias
+masks it (the softmax's sum is 0).
+
+**What it does not take** (`reason`; those ops get example 41's kernel): f32, head dims
+other than 64 and 128 or D ≠ Dv, Sq not a multiple of 8 (the kernel's `can_implement`), a
+bias of another element type than q or broadcast along the keys, more than 65535 batches or
+heads, strides TMA cannot describe.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from boltir.backends.cuda.codegen.generator import header_text, render
+from boltir.target import get_target
+
+ELEMENTS = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t"}
+HEAD_DIMS = (64, 128)
+TILES = {64: (128, 64), 128: (128, 128)}
+"""Head dim -> (queries, keys) per tile."""
+SCHEDULES = {
+    "persistent": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong", "persistent: one block per SM walks the tiles"),
+    "cooperative": ("cutlass::gemm::KernelTmaWarpSpecializedCooperative", "cooperative: one block per query tile"),
+}
+DEFAULT_SCHEDULE = "persistent"
+HEADER = "kernel/fmha_kernel_builder.hpp"
+"""From the wheel's `examples/88_hopper_fmha` (an nvcc include path)."""
+FUSION_HEADER = "boltir_attention_sm90.h"
+"""Our fusion, pasted into the unit."""
+INCLUDE_PATH = "<cutlass>/examples/88_hopper_fmha"
+TMA_ELEMENTS = 8
+"""TMA takes strides and addresses in multiples of 16 bytes: 8 f16/bf16 elements."""
+QUERY_MULTIPLE = 8
+GRID_LIMIT = 65535
+
+
+class _Strides(Protocol):
+    b: int
+    h: int
+    m: int
+
+
+class _Geometry(Protocol):
+    """`attention_kernels.Geometry` (not imported: that module imports this one)."""
+
+    batch: int
+    heads: int
+    seq_q: int
+    seq_k: int
+    head_dim: int
+    head_dim_value: int
+    q: _Strides
+    k: _Strides
+    v: _Strides
+    output: _Strides
+    k_offset: int
+    v_offset: int
+
+
+def reason(element: str, g: _Geometry, bias: tuple[tuple[int, ...], str] | None) -> str | None:
+    """Why the Hopper kernel does not compute an attention of these element type, geometry
+    and bias (its shape and element type), or None."""
+    if element not in ELEMENTS:
+        return f"element type {element}: the Hopper attention kernel takes {' or '.join(ELEMENTS)}"
+    if g.head_dim != g.head_dim_value or g.head_dim not in HEAD_DIMS:
+        return f"head dims {g.head_dim} and {g.head_dim_value}: the Hopper attention kernel takes D = Dv = 64 or 128"
+    if g.seq_q % QUERY_MULTIPLE:
+        return f"{g.seq_q} queries: the Hopper attention kernel takes a multiple of {QUERY_MULTIPLE}"
+    if g.seq_k == 0:
+        return "no keys"
+    if g.batch > GRID_LIMIT or g.heads > GRID_LIMIT:
+        return f"{g.batch} batches of {g.heads} heads: the Hopper attention kernel takes at most {GRID_LIMIT} of each"
+    strides = [s for operand in (g.q, g.k, g.v, g.output) for s in (operand.b, operand.h, operand.m)]
+    if any(s % TMA_ELEMENTS for s in (*strides, g.k_offset, g.v_offset)):
+        return f"strides not multiples of {TMA_ELEMENTS} elements: TMA takes 16-byte strides"
+    if bias is not None:
+        shape, bias_element = bias
+        if bias_element != element:
+            return f"the bias is {bias_element} but q is {element}: the Hopper kernel reads the bias as q's element type"
+        if shape[-1] != g.seq_k:
+            return f"the bias {'x'.join(map(str, shape))} broadcasts along the keys: the Hopper kernel reads bias rows of Sk keys"
+    return None
+
+
+def tile(head_dim: int) -> tuple[int, int]:
+    return TILES[head_dim]
+
+
+def instance_key(element: str, head_dim: int, bias: bool, schedule: str) -> str:
+    queries, keys = tile(head_dim)
+    return f"attention_sm90 {element} tile {queries}x{keys} head_dim {head_dim} {schedule} bias={'yes' if bias else 'no'}"
+
+
+def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule: str) -> str:
+    """The instance's kernel and launcher (`common`: the family's name, key and ABI fields)."""
+    queries, keys = tile(head_dim)
+    kernel_schedule, schedule_text = SCHEDULES[schedule]
+    return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
+                  tile_q=queries, tile_k=keys, kernel_schedule=kernel_schedule, schedule_text=schedule_text,
+                  shared_memory_bytes=get_target("sm90").shared_memory_bytes)
+
+
+def fusion_header() -> str:
+    return header_text(FUSION_HEADER)

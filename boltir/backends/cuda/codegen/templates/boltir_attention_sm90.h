@@ -1,0 +1,175 @@
+#pragma once
+// boltir's fusion for CUTLASS example 88's Hopper attention (FmhaMainloopTmaWarpSpecialized):
+// what the mainloop asks of its `Fusion` template parameter, for op.attention's masks.
+//
+//   scores[i, j] = q[i] . k[j] * scale + bias[b, h, i, j]   (the bias: any broadcast of [B, H, Sq, Sk])
+//   masked (-inf) where j >= keys(b) = min(Sk, key_lengths[b]), and where j > i when causal.
+//
+// The collective makes a fresh `Fusion{}` at every call and hands `before_softmax` only the
+// (query, key) positions of the accumulator, not the tile's batch and head. So the launch's
+// arguments (bias pointer and strides, key lengths, scale, causal) are a kernel parameter
+// that the kernel wrapper copies into the first `kStateBytes` of dynamic shared memory
+// (`BlockState`), and each thread records its tile's (batch, head, keys) there when the
+// mainloop asks it for the tile's trip counts, which it does first for every tile (with the
+// tile's coordinate); `before_softmax` reads them back. The kernel's own shared storage
+// starts `kStateBytes` further, a multiple of 1024 bytes, so its swizzled buffers keep
+// their alignment.
+//
+// Trip counts: the key tiles a query tile visits end at keys(b) (and at its last row when
+// causal), at least one (a row with no keys gets zeros: every score -inf, the sum 0). The
+// mainloop runs the unmasked tiles first without the fusion, then the masked ones with it:
+// with a bias every tile is "masked" (the bias is added in before_softmax); without one,
+// only the tiles that cross keys(b) or the causal diagonal.
+
+#include <math.h>
+#include <stdint.h>
+
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+
+namespace boltir {
+namespace attention_sm90 {
+
+/// The launch's fusion arguments, passed by value to the kernel wrapper.
+struct FusionArguments {
+  const void *bias;            ///< null: no bias
+  const int32_t *key_lengths;  ///< null: every key
+  int64_t bias_b, bias_h, bias_m;  ///< the bias's (batch, head, query) strides in elements (0: broadcast)
+  float scale;
+  int causal;
+};
+
+/// A thread's current tile: its key count, batch and head (at most 65535 of each).
+struct TileState {
+  int keys;
+  uint16_t batch, head;
+};
+
+constexpr int kMaxThreads = 384;  ///< a load warp group and two MMA warp groups
+
+struct BlockState {
+  FusionArguments arguments;
+  TileState tiles[kMaxThreads];
+};
+
+/// Bytes of dynamic shared memory in front of the kernel's own storage.
+constexpr int kStateBytes = int((sizeof(BlockState) + 1023) / 1024 * 1024);
+
+CUTLASS_DEVICE BlockState &block_state() {
+  extern __shared__ __align__(16) char boltir_attention_shared[];
+  return *reinterpret_cast<BlockState *>(boltir_attention_shared);
+}
+
+/// In the kernel wrapper, before the kernel: every thread sees the arguments afterwards.
+CUTLASS_DEVICE void publish(FusionArguments const &arguments) {
+  if (threadIdx.x == 0) {
+    block_state().arguments = arguments;
+  }
+  __syncthreads();
+}
+
+template <bool kBias, class Element>
+struct Fusion {
+  /// The keys that batch `b` reads: Sk, or fewer by its key length.
+  template <class ProblemSize>
+  CUTLASS_DEVICE static int keys_of(int batch, ProblemSize const &problem_size) {
+    FusionArguments const &arguments = block_state().arguments;
+    int keys = cute::get<3>(problem_size);
+    if (arguments.key_lengths != nullptr) {
+      keys = ::max(0, ::min(keys, arguments.key_lengths[batch]));
+    }
+    return keys;
+  }
+
+  /// Keys the query tile can see: keys(b), and no further than its last row when causal.
+  template <class BlkCoord, class TileShape, class ProblemSize>
+  CUTLASS_DEVICE static int visible_keys(BlkCoord const &blk_coord, TileShape const &tile_shape,
+                                         ProblemSize const &problem_size, int keys) {
+    if (block_state().arguments.causal) {
+      int const last_row = (int(cute::get<0>(blk_coord)) + 1) * int(cute::get<0>(tile_shape)) - 1;
+      keys = ::min(keys, last_row + 1);
+    }
+    return keys;
+  }
+
+  /// Records the tile for this thread's later before_softmax calls; returns keys(b).
+  template <class BlkCoord, class ProblemSize>
+  CUTLASS_DEVICE static int enter_tile(BlkCoord const &blk_coord, ProblemSize const &problem_size) {
+    int const batch = int(cute::get<0>(cute::get<2>(blk_coord)));
+    int const head = int(cute::get<1>(cute::get<2>(blk_coord)));
+    int const keys = keys_of(batch, problem_size);
+    block_state().tiles[threadIdx.x] = TileState{keys, uint16_t(batch), uint16_t(head)};
+    return keys;
+  }
+
+  template <class BlkCoord, class TileShape, class ProblemSize>
+  CUTLASS_DEVICE int get_trip_count(BlkCoord const &blk_coord, TileShape const &tile_shape,
+                                    ProblemSize const &problem_size) {
+    int const keys = enter_tile(blk_coord, problem_size);
+    int const visible = visible_keys(blk_coord, tile_shape, problem_size, keys);
+    return ::max(1, int(cute::ceil_div(visible, int(cute::get<1>(tile_shape)))));
+  }
+
+  template <class BlkCoord, class TileShape, class ProblemSize>
+  CUTLASS_DEVICE int get_unmasked_trip_count(BlkCoord const &blk_coord, TileShape const &tile_shape,
+                                             ProblemSize const &problem_size) {
+    int const keys = enter_tile(blk_coord, problem_size);
+    if constexpr (kBias) {
+      return 0;
+    } else {
+      int const tile_keys = int(cute::get<1>(tile_shape));
+      int full = keys / tile_keys;  // key tiles below keys(b)
+      if (block_state().arguments.causal) {  // and wholly left of the tile's first row's diagonal
+        int const first_row = int(cute::get<0>(blk_coord)) * int(cute::get<0>(tile_shape));
+        full = ::min(full, (first_row + 1) / tile_keys);
+      }
+      return ::min(full, get_trip_count(blk_coord, tile_shape, problem_size));
+    }
+  }
+
+  template <class BlkCoord, class TileShape, class ProblemSize>
+  CUTLASS_DEVICE int get_masked_trip_count(BlkCoord const &blk_coord, TileShape const &tile_shape,
+                                           ProblemSize const &problem_size) {
+    return get_trip_count(blk_coord, tile_shape, problem_size) -
+           get_unmasked_trip_count(blk_coord, tile_shape, problem_size);
+  }
+
+  template <class AccQK, class IndexQK, class ProblemSize>
+  CUTLASS_DEVICE void before_softmax(AccQK &acc_qk, IndexQK const &index_qk, ProblemSize const &problem_size) {
+    BlockState const &state = block_state();
+    FusionArguments const &arguments = state.arguments;
+    TileState const tile = state.tiles[threadIdx.x];
+    bool const causal = arguments.causal != 0;
+    if constexpr (kBias) {
+      Element const *bias = static_cast<Element const *>(arguments.bias) + int64_t(tile.batch) * arguments.bias_b +
+                            int64_t(tile.head) * arguments.bias_h;
+      int const rows = cute::get<2>(problem_size);
+      float const scale = arguments.scale;
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < cute::size(acc_qk); i++) {
+        auto const position = index_qk(i);
+        int const row = cute::get<0>(position);
+        int const key = cute::get<1>(position);
+        if (key >= tile.keys || (causal && key > row)) {
+          acc_qk(i) = -INFINITY;
+        } else {
+          float const added = row < rows ? float(bias[row * arguments.bias_m + key]) : 0.0f;
+          acc_qk(i) = acc_qk(i) * scale + added;
+        }
+      }
+    } else {
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < cute::size(acc_qk); i++) {
+        auto const position = index_qk(i);
+        int const row = cute::get<0>(position);
+        int const key = cute::get<1>(position);
+        if (key >= tile.keys || (causal && key > row)) {
+          acc_qk(i) = -INFINITY;
+        }
+      }
+    }
+  }
+};
+
+}  // namespace attention_sm90
+}  // namespace boltir
