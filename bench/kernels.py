@@ -109,6 +109,8 @@ def workloads():
         ("mb conv1x1 N32 C64 56² K256", (32, 56, 56, 64, 256, 1, 1)),
         ("mb conv1x1 N32 C16 112² K96", (32, 112, 112, 16, 96, 1, 1)),
         ("mb conv3x3 N32 C64 224² K64", (32, 224, 224, 64, 64, 3, 1)),
+        # ResNet-50's stem after space-to-depth-stem: 4x4/1 on 12 channels padded to 16, no padding
+        ("stem s2d conv4x4 N32 C16 115² K64", (32, 115, 115, 16, 64, 4, 1, 0)),
     ]
     for label, params in convs:
         yield label + " +bias+relu", "conv", params
@@ -203,11 +205,11 @@ def main() -> int:
             plans.append((label, kind, p, [lower(Case(label, text)), lower(Case(label + " sm90", text, target="sm90")),
                                            *([] if args.no_candidates else candidate_cases(label, text, candidates))]))
         elif kind == "conv":
-            n, h, w, c, k, r, stride = p
+            n, h, w, c, k, r, stride, *padding = p
             # pad-alignment pads C = 3 to 4 on sm80 (fixed-channels iterator); ours reads
             # the padded input, the peers the original. (C = 4 stays a 2.x kernel on sm90.)
             c_ours = 4 if c == 3 else c
-            text = conv_text(n, h, w, c_ours, k, r, r, stride=stride)
+            text = conv_text(n, h, w, c_ours, k, r, r, stride=stride, pad=padding[0] if padding else None)
             candidates = [] if args.no_candidates or c_ours % 8 else candidate_cases(label, text, CONV_CANDIDATES)
             plans.append((label, kind, p, [lower(Case(label, text)), lower(Case(label + " sm90", text, target="sm90")), *candidates]))
         else:
@@ -263,7 +265,8 @@ def main() -> int:
             ref = core(*inputs_of[0])
             flops = 2 * m * n * k
         elif kind == "conv":
-            n, h, w_, c, k, r, stride = p
+            n, h, w_, c, k, r, stride, *padding = p
+            pad = padding[0] if padding else r // 2
             c_ours = 4 if c == 3 else c
             nbytes = 2 * (n * h * w_ * c + n * h * w_ * k // (stride * stride) + k * r * r * c)
             rot = rotations_for(nbytes)
@@ -278,14 +281,14 @@ def main() -> int:
             xs_cl = [x[..., :c].permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last) for x in xs]
             w_cl = weight[..., :c].permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
 
-            def core(x, w_cl=w_cl, b=b, stride=stride, r=r):
-                return F.relu(F.conv2d(x, w_cl, b, stride=stride, padding=r // 2))
+            def core(x, w_cl=w_cl, b=b, stride=stride, pad=pad):
+                return F.relu(F.conv2d(x, w_cl, b, stride=stride, padding=pad))
             inputs_of = [(x,) for x in xs_cl]
 
             matmul_only = None
             variants = [[BoundKernel(library, case, {"x": x, "w": weight, "bias": b}) for x in xs] for case in cases]
             ref = core(*inputs_of[0]).permute(0, 2, 3, 1)
-            p_out = (h + 2 * (r // 2) - r) // stride + 1
+            p_out = (h + 2 * pad - r) // stride + 1
             flops = 2 * n * p_out * p_out * k * c * r * r
         else:
             m, k0, n0, n1 = p
