@@ -60,9 +60,9 @@ def stem_model(name: str, batch: int, size: int = 224) -> onnx.ModelProto:
 
 
 def pipeline_of(blocked: bool) -> str:
-    from boltir.pipelines import default_pipeline
+    from boltir.compiler import full_pipeline
 
-    pipeline = default_pipeline()
+    pipeline = full_pipeline(arch="sm90")  # down to plan-memory: boltir.compile takes the whole pipeline
     return pipeline if blocked else ",".join(p for p in pipeline.split(",") if p not in BLOCKING_PASSES)
 
 
