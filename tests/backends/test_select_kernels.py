@@ -568,6 +568,16 @@ def test_sm90_prefers_3x_for_big_gemms(rng, dtype):
     assert instance.prop_value("kernel_schedule") == "cooperative"
 
 
+def test_sm90_one_row_of_tiles_takes_no_split_k(rng):
+    """BERT-base's FFN2 at batch 1 (128 x 768 x 3072): narrow tiles, not stream-K slices."""
+    m = OpModel(rng, np.float16)
+    x = m.input("x", (128, 3072))
+    module = m.finish([m.gemm(x, 768, bias=False)])
+    after, _ = select(module, rng, "sm90", cutlass=3)
+    (choice,) = choices(after)
+    assert choice.arch == "sm90" and choice.split_k == 1 and choice.tile.threadblock[0] == 64
+
+
 def test_sm90_split_k_runs_on_the_cooperative_stream_k_scheduler(rng):
     m = OpModel(rng, np.float16)
     x = m.input("x", (256, 8192))
@@ -604,6 +614,19 @@ def test_sm90_convs(rng):
     by_family = [(c.family, c.arch, c.kernel_schedule) for c in choices(after)]
     assert by_family == [("conv2d_fprop", "sm90", "warpspecialized"), ("conv2d_fprop", "sm80", None),
                          ("depthwise_conv2d_fprop", "sm80", None)]
+    lowers_to_a_template(after)
+
+
+def test_sm90_convs_under_64_channels_stay_2x(rng):
+    """The space-to-depth stem (16 channels) and a 1x1 conv on 32 channels run 2.x: a 3.x
+    conv's 64-wide K tile would be mostly padding; 64 channels take 3.x."""
+    m = OpModel(rng, np.float16)
+    stem = m.input("stem", (1, 18, 18, 16))
+    narrow = m.input("narrow", (2, 14, 14, 32))
+    wide = m.input("wide", (2, 14, 14, 64))
+    module = m.finish([m.conv(stem, 64, 4, name="stem"), m.conv(narrow, 96, 1, name="narrow"), m.conv(wide, 96, 1, name="wide")])
+    after, _ = select(module, rng, "sm90", cutlass=3)
+    assert [c.arch for c in choices(after)] == ["sm80", "sm80", "sm90"]
     lowers_to_a_template(after)
 
 

@@ -180,7 +180,7 @@ def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Ti
     big tiles); a 2x1 cluster (two CTAs of one column share B's tile by TMA multicast)
     once the grid is two waves or more of an even number of tile rows; split-k (the
     stream-K scheduler, cooperative; reduced in f32, so any epilogue) when the grid is
-    under half a wave and K is long."""
+    under half a wave, K is long and M is over 128."""
     best = None
     for threadblock, schedule in HOPPER_GEMM_TILES:
         score, tiles = tile_score(m, n, batch, threadblock[0], threadblock[1], sms)
@@ -190,7 +190,10 @@ def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Ti
     rows = math.ceil(m / threadblock[0])
     cluster = (2, 1, 1) if tiles >= 2 * sms and rows % 2 == 0 else (1, 1, 1)
     split_k = 1
-    if tiles * 2 <= sms and k >= 16 * threadblock[2]:
+    # Not at M <= 128 (one row of tiles: BERT at batch 1): there BERT-base's 128x768x3072 with six
+    # stream-K slices took 0.024 ms per launch in the model's graph on the H200, where its
+    # 64-row tiles stream the weight in about 1.5 µs (bench/RESULTS.md).
+    if tiles * 2 <= sms and k >= 16 * threadblock[2] and m > 128:
         threadblock, schedule = (128, 128, 64), "cooperative"
         tiles = math.ceil(m / 128) * math.ceil(n / 128) * batch
         split_k = max(1, min(round(sms / tiles), k // (threadblock[2] * 8), 8))
@@ -301,8 +304,11 @@ class HeuristicSelector:
         if problem is None:
             return None
         pixels, c, k = problem
-        if c < 16:
-            return None  # the padded first layer of an image model: 2.x's fixed-channels iterator
+        if c < 64:
+            # Under one 64-wide K tile per filter tap the 3.x conv loads mostly padding: on
+            # the H200 2.x ran the space-to-depth stem (16 channels) in 0.112 ms against
+            # 0.192, and a 1x1 16 -> 96 conv as fast as the best 3.x tile (bench/RESULTS.md).
+            return None
         tile = hopper_tile(hopper_conv_tile(pixels, k, self.sms or get_target("sm90").multiprocessors), "warpspecialized")
         return KernelChoice("conv2d_fprop", "sm90", tile, (8, 8, 8), 1, 1, "optimized",
                             cluster=(1, 1, 1), kernel_schedule="warpspecialized")
