@@ -1,6 +1,8 @@
 """convert-precision{dtype=f16}: activations and weights in one float type.
 
-Every float constant is converted at compile time (a new weight), and every float
+Every float constant is converted at compile time (a new weight; finite values beyond
+the target's range saturate to its largest finite value, so that an exporter's "most
+negative float" mask, finfo(f32).min, stays finite: -inf times a zero mask is NaN), and every float
 tensor inside the functions takes the target type; integer and boolean tensors, and the
 8- and 4-bit float types (quantization's business), are left as they are. The model's
 interface keeps its types: `graph.cast` ops convert the float inputs to the target type
@@ -27,6 +29,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -95,6 +98,19 @@ class Precisions:
 # ------------------------------------------------------------------------- patterns
 
 
+def saturating_cast(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """`array` in `dtype`, with finite values beyond its range clipped to its largest
+    finite magnitude (infinities and NaN stay what they are)."""
+    import ml_dtypes
+
+    if array.dtype.kind == "f" and np.dtype(dtype).itemsize < array.dtype.itemsize:
+        limit = float(ml_dtypes.finfo(dtype).max)
+        finite = np.isfinite(array)
+        array = np.where(finite, np.clip(array, -limit, limit), array)
+    return array.astype(dtype)
+
+
+
 @dataclass
 class ConvertConstant(RewritePattern):
     """A float constant becomes a new constant of the target type."""
@@ -107,7 +123,7 @@ class ConvertConstant(RewritePattern):
         target = self.precisions.of(op)
         if not converts(op.output.type, target):
             return
-        array = constant_array(op.value).astype(numpy_dtype(target))
+        array = saturating_cast(constant_array(op.value), numpy_dtype(target))
         name = f"{constant_name(op.output)}.{element_type_name(target)}"
         if array.ndim == 0 and not is_numpy_native(array.dtype):
             # The weight store keeps a 0-d array as 1-d (np.ascontiguousarray), and an

@@ -358,3 +358,25 @@ def test_a_kept_op_reads_the_models_own_f16_rounding(rng):
     up = mul.lhs.owner
     assert isinstance(up, graph.CastOp) and element_type_name(up.input.type.element_type) == "f16"
     assert isinstance(up.input.owner, graph.CastOp) and up.input.owner.input is find_entry(after).body.block.args[0]
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_most_negative_float_mask_stays_finite(rng, dtype):
+    """An exporter's padding mask, (1 - mask) * finfo(f32).min: the constant saturates to the
+    target's largest finite value, so an attended key (mask 1) adds 0, not 0 * -inf = NaN."""
+    b = ModelBuilder()
+    scores = b.input("scores", (2, 8))
+    mask = b.input("mask", (2, 8))
+    lowest = b.constant("lowest", np.array(np.finfo(np.float32).min, np.float32))
+    one = b.constant("one", np.array(1.0, np.float32))
+    bias = b.insert(graph.MulOp(b.insert(graph.SubOp(one, mask)).results[0], lowest)).results[0]
+    module = b.finish([b.insert(graph.AddOp(scores, bias)).results[0]])
+    after = module.clone()  # not assert_equivalent: a random mask's products overflow f16 anyway
+    ConvertPrecisionPass(dtype).apply(boltir.make_context(), after)
+    boltir.verify_module(after)
+    scores = rng.standard_normal((2, 8)).astype(np.float32)
+    mask = np.ones((2, 8), np.float32)
+    mask[1, 5:] = 0  # padding keys
+    (out,) = boltir.interp.run(after, {"scores": scores, "mask": mask})
+    assert np.isfinite(out[0]).all() and np.allclose(out[0], scores[0], atol=1e-2)
+    assert np.allclose(out[1, :5], scores[1, :5], atol=1e-2) and (out[1, 5:] < -3e4).all()
