@@ -14,7 +14,7 @@ from onnx import shape_inference
 
 def _shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
     """Every value's static shape: initializers, inputs, outputs and inferred intermediates."""
-    inferred = shape_inference.infer_shapes(model)
+    inferred = shape_inference.infer_shapes(model, data_prop=True)  # shapes computed by Shape/Gather/Concat chains
     shapes = {init.name: tuple(init.dims) for init in inferred.graph.initializer}
     for info in [*inferred.graph.input, *inferred.graph.output, *inferred.graph.value_info]:
         dims = info.type.tensor_type.shape.dim
