@@ -674,6 +674,7 @@ def resize_target(
 ) -> tuple[list[float], list[int]]:
     """Resize's scale and output size of every axis, from its sizes or scales input."""
     check_resize_target(ctx, axes, scales, sizes)
+    scales, sizes = (None if v is None else v.reshape(-1) for v in (scales, sizes))
     shape = ctx.shape(0)
     rank = len(shape)
     full_scales = [1.0] * rank

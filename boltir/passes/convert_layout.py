@@ -334,6 +334,8 @@ def broadcast_operands(
             continue
         array = constant_of(value)
         if array is None and len(shape) == rank and (reused := existing_transpose(value, back, op)) is not None:
+            if reused in operands:  # op(transpose(x), x): the new op would read a transpose again, forever
+                return None
             values.append(reused)
         elif array is not None:
             moved = array.reshape(extended).transpose(back).reshape(target)

@@ -826,3 +826,33 @@ def test_slice_starts_and_ends_of_another_rank_are_read_as_lists():
     )
     entry = find_entry(import_model(model))
     assert tuple(entry.function_type.outputs.data[0].get_shape()) == (1, 3, 8, 8)
+
+
+def test_resize_scales_as_a_scalar_are_read_as_a_list():
+    """IndexError before: a one-element 0-d scales could not be indexed."""
+    model = model_of(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize")],
+        inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        output=helper.make_tensor_value_info("y", TensorProto.FLOAT, [6]),
+        initializers={"scales": np.array(2.0, np.float32)},
+        check=False,
+    )
+    entry = find_entry(import_model(model))
+    assert tuple(entry.function_type.outputs.data[0].get_shape()) == (6,)
+
+
+def test_a_transpose_beside_its_own_input_reaches_the_op_level():
+    """x.T - x: convert-layout pushed the transpose through the Sub onto the other
+    operand and back again, forever (the fuzzer's corrupted models met it first)."""
+    from boltir.compiler import lower
+    from boltir.interp import run
+    from boltir.pipelines import default_pipeline
+
+    model = model_of(
+        [helper.make_node("Transpose", ["x"], ["t"], name="flip"), helper.make_node("Sub", ["t", "x"], ["y"], name="sub")],
+        inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])],
+        output=helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4]),
+    )
+    lowered = lower(model, arch="sm90", dtype="f32", pipeline=default_pipeline(dtype="f32", arch="sm90")).module
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    np.testing.assert_array_equal(run(lowered, {"x": x})[0], x.T - x)

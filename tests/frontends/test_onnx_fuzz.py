@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -68,6 +69,28 @@ def suite(request) -> tuple[settings, int]:
 def fuzz_settings(suite: tuple[settings, int], kind: str) -> settings:
     profile, multiple = suite
     return settings(profile, max_examples=EXAMPLES[kind] * multiple)
+
+
+EXAMPLE_SECONDS = 60
+"""One case takes well under a second; one that runs a minute hangs (a pass that
+rewrites forever), and fails rather than stalls the suite."""
+
+
+@contextlib.contextmanager
+def hang_guard():
+    def hung(signum, frame):
+        raise TimeoutError(f"one case ran {EXAMPLE_SECONDS} s: boltir hangs on it")
+
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(EXAMPLE_SECONDS)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 # ------------------------------------------------------------------------ the property
@@ -151,12 +174,13 @@ def test_valid_graphs_import_lower_and_match_onnxruntime(suite):
     @given(fuzz=valid_models(), dtype=st.sampled_from(DTYPES), arch=st.sampled_from(ARCHS),
            compare=st.integers(0, 3), seed=st.integers(0, 2**32 - 1))
     def check(fuzz: FuzzModel, dtype: str, arch: str, compare: int, seed: int):
-        module = import_or_refuse(fuzz.proto)
-        if module is None:
-            return
-        if compare == 0 and fuzz.exact:  # a quarter of them: onnxruntime costs a session each
-            same_as_onnxruntime(fuzz.proto, module, seed)
-        lower_or_refuse(module, dtype, arch)
+        with hang_guard():
+            module = import_or_refuse(fuzz.proto)
+            if module is None:
+                return
+            if compare == 0 and fuzz.exact:  # a quarter of them: onnxruntime costs a session each
+                same_as_onnxruntime(fuzz.proto, module, seed)
+            lower_or_refuse(module, dtype, arch)
 
     check()
 
@@ -166,13 +190,14 @@ def test_corrupted_graphs_are_refused_in_one_line(suite, tmp_path):
     @given(corrupted=corrupted_models(), dtype=st.sampled_from(DTYPES), arch=st.sampled_from(ARCHS),
            through_boltc=st.integers(0, 4))
     def check(corrupted, dtype: str, arch: str, through_boltc: int):
-        module = import_or_refuse(corrupted.proto)
-        if module is not None:
-            lower_or_refuse(module, dtype, arch)
-        if through_boltc == 0:
-            path = tmp_path / "corrupted.onnx"
-            path.write_bytes(corrupted.proto.SerializeToString())
-            boltc_emit_op(path, dtype)
+        with hang_guard():
+            module = import_or_refuse(corrupted.proto)
+            if module is not None:
+                lower_or_refuse(module, dtype, arch)
+            if through_boltc == 0:
+                path = tmp_path / "corrupted.onnx"
+                path.write_bytes(corrupted.proto.SerializeToString())
+                boltc_emit_op(path, dtype)
 
     check()
 
@@ -183,10 +208,11 @@ def test_damaged_protobufs_are_refused_in_one_line(suite, tmp_path):
     def check(damaged, dtype: str):
         path = tmp_path / "damaged.onnx"
         path.write_bytes(damaged.data)
-        module = import_or_refuse(path)
-        if module is not None:
-            lower_or_refuse(module, dtype, "sm90")
-        boltc_emit_op(path, dtype)
+        with hang_guard():
+            module = import_or_refuse(path)
+            if module is not None:
+                lower_or_refuse(module, dtype, "sm90")
+            boltc_emit_op(path, dtype)
 
     check()
 

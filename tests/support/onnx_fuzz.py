@@ -665,14 +665,14 @@ class FuzzModel:
 
 
 @st.composite
-def valid_models(draw, max_nodes: int = 6) -> FuzzModel:
+def valid_models(draw, min_nodes: int = 2, max_nodes: int = 8) -> FuzzModel:
     opset = draw(st.sampled_from(OPSETS))
     b = GraphBuilder(opset, np.random.default_rng(draw(st.integers(0, 2**32 - 1))))
     for _ in range(draw(st.integers(1, 2))):
         rank = draw(st.sampled_from((4, 3, 2, 1, 0, 4, 3)))
         shape = tuple(draw(st.integers(1, 6)) for _ in range(rank))
         b.input(shape, draw(st.sampled_from((F32,) * 6 + (F16, F64, I64, I32, BOOL))))
-    for _ in range(draw(st.integers(1, max_nodes))):
+    for _ in range(draw(st.integers(min_nodes, max_nodes))):
         for _attempt in range(4):
             if draw(st.sampled_from(RECIPES))(draw, b):
                 break
@@ -732,6 +732,37 @@ def attribute_of_another_type(draw, name: str) -> onnx.AttributeProto:
     return attribute
 
 
+def weird_value_of_the_same_type(draw, attribute: onnx.AttributeProto) -> onnx.AttributeProto:
+    """The attribute with a value of its own type that no valid model has: a negative or
+    huge size, a list of another length, a NaN, an unknown mode."""
+    value = helper.get_attribute_value(attribute)
+    if attribute.type == onnx.AttributeProto.INT:
+        value = draw(st.sampled_from(WEIRD_INTS + (value + 1, -value)))
+    elif attribute.type == onnx.AttributeProto.INTS:
+        value = list(value)
+        kind = draw(st.sampled_from(("entry", "longer", "shorter", "empty", "repeat")))
+        if kind == "entry" and value:
+            value[draw(st.integers(0, len(value) - 1))] = draw(st.sampled_from(WEIRD_INTS))
+        elif kind == "longer":
+            value.append(draw(st.sampled_from((0, 1, 2, -1))))
+        elif kind == "shorter":
+            value = value[:-1]
+        elif kind == "empty":
+            value = []
+        elif value:
+            value = [value[0]] * len(value)
+    elif attribute.type == onnx.AttributeProto.FLOAT:
+        value = draw(st.sampled_from((float("nan"), float("inf"), -float("inf"), -1.0, 0.0, 1e38)))
+    elif attribute.type == onnx.AttributeProto.STRING:
+        value = draw(st.sampled_from(("", "bogus", value.decode().lower(), value.decode() + " ")))
+    elif attribute.type == onnx.AttributeProto.TENSOR:
+        value = numpy_helper.from_array(draw(st.sampled_from((np.zeros((0,), np.float32), np.ones((2, 2), np.int64),
+                                                              np.array("text")))), "value")
+    else:
+        return attribute_of_another_type(draw, attribute.name)
+    return helper.make_attribute(attribute.name, value)
+
+
 def known_attribute_names(node: onnx.NodeProto, opset: int) -> list[str]:
     try:
         return sorted(onnx.defs.get_schema(node.op_type, max(opset, 1), node.domain).attributes)
@@ -744,7 +775,11 @@ def mutate_attribute(draw, model: onnx.ModelProto) -> str:
     opset = model.opset_import[0].version if model.opset_import else 17
     names = sorted({*known_attribute_names(node, opset), *(a.name for a in node.attribute)})
     name = draw(st.sampled_from(names or ["bogus"]))
-    replacement = attribute_of_another_type(draw, name)
+    present = {a.name: a for a in node.attribute}
+    if name in present and draw(st.booleans()):
+        replacement = weird_value_of_the_same_type(draw, present[name])
+    else:
+        replacement = attribute_of_another_type(draw, name)
     if draw(st.booleans()) and any(a.name == name for a in node.attribute):
         kept = [a for a in node.attribute if a.name != name]
         del node.attribute[:]
@@ -947,7 +982,7 @@ class CorruptedModel:
 
 @st.composite
 def corrupted_models(draw) -> CorruptedModel:
-    proto = draw(valid_models(max_nodes=4)).proto
+    proto = draw(valid_models(min_nodes=1, max_nodes=4)).proto
     mutations = []
     for _ in range(draw(st.integers(1, 2))):
         try:
@@ -971,7 +1006,7 @@ class DamagedBytes:
 
 @st.composite
 def damaged_models(draw) -> DamagedBytes:
-    data = bytearray(draw(valid_models(max_nodes=4)).proto.SerializeToString())
+    data = bytearray(draw(valid_models(min_nodes=1, max_nodes=4)).proto.SerializeToString())
     damage = []
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(("flip", "flip", "truncate", "insert", "delete", "duplicate")))
