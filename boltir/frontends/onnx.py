@@ -8,7 +8,9 @@ inputs and returns the graph outputs, in order, with their names kept.
 - Initializers become weights (`dense_resource`), through `make_weight_attr`.
 - A node whose inputs are all known at import (initializers, Constant, Shape of a
   static tensor, ...) is folded: its graph ops run in the interpreter right away, so shape
-  arithmetic ends as constants.
+  arithmetic ends as constants. A few ops boltir has no graph op for (Mod, Abs, CumSum...,
+  `onnx_constant_fold.py`) are folded by onnx's reference implementation when their
+  inputs are constants.
 - Every graph input needs a static shape; `input_shapes` fixes dynamic dimensions.
 
 Each op's conversion lives in `onnx_converters.py`; what a converter sees of its node
@@ -32,6 +34,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from boltir.builder import ModelBuilder, _name_hint
 from boltir.diagnostics import BoltError
 from boltir.dtypes import is_bfloat16
+from boltir.frontends.onnx_constant_fold import fold_node, reference_foldable
 from boltir.frontends.onnx_context import (
     NodeContext,
     Value,
@@ -300,7 +303,7 @@ class OnnxImporter:
                 "boltir reads only the default ai.onnx domain"
             )
         converter = self.converters.get(node.op_type)
-        if converter is None:
+        if converter is None and not reference_foldable(node, [self.values.get(name) for name in node.input]):
             raise BoltError(
                 f"unsupported ONNX op {node.op_type} (node '{node_name}'); supported: " + ", ".join(sorted(self.converters))
             )
@@ -317,6 +320,9 @@ class OnnxImporter:
         schema_error = schema_violation(node, self.opset)
         if schema_error:
             raise BoltError(f"{node.op_type} node '{node_name}': {schema_error}")
+        if converter is None:  # shape arithmetic on constants, by onnx's reference (onnx_constant_fold.py)
+            self.values.update((n, v) for n, v in zip(node.output, fold_node(node, inputs, self.opset)) if n)
+            return
         context = NodeContext(node, inputs, attribute_values(node), self.opset, self)
         last_op = self.builder.block.last_op
         foldable = all(v is None or isinstance(v, np.ndarray) for v in inputs) and any(v is not None for v in inputs)

@@ -9,6 +9,7 @@ the dtype torch promoted the result to.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -275,6 +276,30 @@ def convert_dropout(ctx: NodeContext):
     "unflatten.int", "_reshape_alias.default",
 )  # fmt: skip
 def convert_reshape(ctx: NodeContext):
+    return ctx.reshape(ctx.value("self"), ctx.out_shape)
+
+
+def _row_major(shape, strides) -> bool:
+    """Whether `strides` walk `shape` in row-major order with no gaps (a size-1 dim's
+    stride never matters)."""
+    expected = 1
+    for size, stride in zip(reversed(tuple(shape)), reversed(tuple(strides))):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+@converter("as_strided.default", "as_strided_copy.default")
+def convert_as_strided(ctx: NodeContext):
+    """Only as a reshape: a row-major view of all of a row-major tensor from offset 0 (the
+    decomposition of adaptive_avg_pool2d to 1x1 restrides its result so)."""
+    size, stride, offset = ctx.arg("size"), ctx.arg("stride"), ctx.arg("storage_offset", 0)
+    source = ctx.meta("self")
+    if offset or math.prod(size) != source.numel() or not _row_major(size, stride) or not _row_major(source.shape,
+                                                                                                       source.stride()):
+        raise ctx.error(f"as_strided to size {list(size)}, stride {list(stride)}, offset {offset} is supported only "
+                        "as a reshape (row-major, of the whole tensor)")
     return ctx.reshape(ctx.value("self"), ctx.out_shape)
 
 
