@@ -58,12 +58,13 @@ def make_model(name: str):
     return calibrate_batchnorm(getattr(torchvision.models, name)(weights=None))
 
 
-def calibrate_batchnorm(model, batches: int = 4):
+def calibrate_batchnorm(model, batches: int = 4, side: int = 224):
     """Sets every BatchNorm's running statistics from a few random batches, as training
     would. With the freshly initialized statistics (mean 0, variance 1) MobileNetV2's
     activations shrink by about 10x per block, to ~1e-6 at the classifier: below f16's
     normal range, so any f16 run (PyTorch's too) returns zeros. Calibrated, every layer
-    sees normalized activations, as in a trained network."""
+    sees normalized activations, as in a trained network. `side`: the images' height and
+    width."""
     import torch
 
     norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
@@ -76,7 +77,7 @@ def calibrate_batchnorm(model, batches: int = 4):
     generator = torch.Generator().manual_seed(1)
     with torch.no_grad():
         for _ in range(batches):
-            model(torch.randn(8, 3, 224, 224, generator=generator))
+            model(torch.randn(8, 3, side, side, generator=generator))
     return model.eval()
 
 
