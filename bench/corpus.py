@@ -429,7 +429,8 @@ def counts(rows: list[Row], frontend: str) -> str:
     imported = sum(b.imported == "yes" for b in builds)
     compiled = sum(b.compiled != "-" for b in builds)
     correct = sum(b.correct.startswith("ok") for b in builds)
-    return f"{imported}/{len(rows)} imported, {compiled}/{len(rows)} compiled, {correct}/{len(rows)} correct"
+    checked = f", {correct}/{len(rows)} correct" if any(b.correct != "-" for b in builds) else ""
+    return f"{imported}/{len(rows)} imported, {compiled}/{len(rows)} compiled{checked}"
 
 
 def summary(rows: list[Row]) -> list[str]:
