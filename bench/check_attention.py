@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
+from bench.check_compute_kernels import relative_error
 from boltir.backends.cuda.codegen import attention_kernels as ak
 from boltir.backends.cuda.codegen.generator import CompileJob
 from boltir.backends.cuda.toolchain.nvcc import build_shared_library
@@ -241,12 +242,6 @@ def random_inputs(case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]
                 values[..., 0] = 0.0
         inputs[f"arg{index}"] = values.astype(numpy_dtype(arg.type.element_type))
     return inputs
-
-
-def relative_error(got: np.ndarray, ref: np.ndarray) -> float:
-    if not np.isfinite(got).all():
-        return float("inf")
-    return float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
 def check(cases: list[Case], library, rng) -> list[tuple]:
