@@ -12,6 +12,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from boltir.tools import bolt_opt, bolt_run, boltc
+from tests.support.cli import error_of
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "small_resnet" / "make_model.py"
 
@@ -66,14 +67,6 @@ def test_input_shape_fixes_a_dynamic_dimension(tmp_path, capsys):
     model_path = dynamic_batch_model(tmp_path / "dyn.onnx")
     assert boltc.main([str(model_path), "--emit", "graph", "--input-shape", "x=3x4"]) == 0
     assert "tensor<3x4xf32>" in capsys.readouterr().out
-
-
-def error_of(capsys, argv) -> str:
-    assert boltc.main(argv) == 1
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err
-    (line,) = captured.err.strip().splitlines()
-    return line
 
 
 def test_dynamic_dimension_without_input_shape(tmp_path, capsys):

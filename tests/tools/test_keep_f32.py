@@ -23,6 +23,7 @@ from boltir.dtypes import element_type_name
 from boltir.frontends.onnx import import_model
 from boltir.interp import run
 from boltir.tools import boltc
+from tests.support.cli import error_of
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "small_resnet" / "make_model.py"
 
@@ -102,14 +103,6 @@ def test_print_pipeline_shows_the_kept_names(capsys):
 
 
 # --------------------------------------------------------------------- bad input
-
-
-def error_of(capsys, argv) -> str:
-    assert boltc.main(argv) == 1
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err
-    (line,) = captured.err.strip().splitlines()
-    return line
 
 
 def test_unknown_op_name_lists_near_matches(small_resnet, capsys):
