@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import stat
 import threading
 import time
@@ -121,11 +122,16 @@ def cached_objects(cache_dir: Path) -> list[Path]:
 
 
 def test_missing_nvcc_says_how_to_get_one(tmp_path, monkeypatch, fake_cutlass, cache_dir):
-    monkeypatch.delenv("BOLTIR_NVCC", raising=False)
+    for variable in ("BOLTIR_NVCC", "CUDA_HOME", "CUDA_PATH"):
+        monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(nvcc, "TOOLKIT_GLOB_ROOT", tmp_path / "usr-local")
     with pytest.raises(BoltError) as error:
         compile_objects([job("gemm")])
-    assert error.value.message == "nvcc not found on PATH: install the CUDA toolkit 13.0, or set BOLTIR_NVCC"
+    assert error.value.message == (
+        f"nvcc not found (looked in CUDA_HOME (unset), CUDA_PATH (unset), PATH, {tmp_path}/usr-local/cuda*/bin): "
+        "install the CUDA toolkit 13.0, or set CUDA_HOME or BOLTIR_NVCC"
+    )
 
 
 def test_boltir_nvcc_pointing_nowhere_is_named(tmp_path, monkeypatch, fake_cutlass, cache_dir):
@@ -149,7 +155,7 @@ def test_missing_cutlass_headers_say_how_to_install_them(fake_nvcc, monkeypatch,
     monkeypatch.setattr(nvcc, "cutlass_package_dir", lambda: None)
     with pytest.raises(BoltError) as error:
         compile_objects([job("gemm")])
-    assert error.value.message == "CUTLASS headers not found: pip install nvidia-cutlass==4.2.0.0"
+    assert error.value.message == "CUTLASS headers not found: pip install 'boltir[cuda]' (or nvidia-cutlass==4.2.0.0)"
 
     headerless = tmp_path / "headerless" / "cutlass_library"
     headerless.mkdir(parents=True)
@@ -157,7 +163,7 @@ def test_missing_cutlass_headers_say_how_to_install_them(fake_nvcc, monkeypatch,
     with pytest.raises(BoltError) as error:
         compile_objects([job("gemm")])
     assert error.value.message == (
-        f"CUTLASS headers not found: pip install nvidia-cutlass==4.2.0.0 (the cutlass_library package at {headerless} has no "
+        f"CUTLASS headers not found: pip install 'boltir[cuda]' (or nvidia-cutlass==4.2.0.0) (the cutlass_library package at {headerless} has no "
         "source/include, source/tools/util/include, source/examples/13_two_tensor_op_fusion, "
         "source/examples/41_fused_multi_head_attention, source/examples/88_hopper_fmha)"
     )
@@ -430,6 +436,17 @@ def test_progress_bar_only_when_asked_or_on_a_terminal(fake_nvcc, capsys):
     compile_objects([job("a"), job("c")], progress="always")
     err = capsys.readouterr().err
     assert "nvcc" in err and "compiled=1 cached=1" in err and "2/2" in err
+
+
+def test_a_long_build_without_a_terminal_says_how_far_it_is(fake_nvcc, capsys, monkeypatch):
+    monkeypatch.setattr(nvcc, "STATUS_SECONDS", 0.1)
+    compile_objects([job("a")], progress=False)
+    compile_objects([job("a"), job("slow", "FAKE_SLEEP"), job("slow2", "FAKE_SLEEP")], jobs_limit=1, progress=False)
+    assert capsys.readouterr().err == ""  # progress=False: nothing, however long
+    compile_objects([job("a"), job("slow3", "FAKE_SLEEP"), job("slow4", "FAKE_SLEEP")], jobs_limit=1, progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines, "no status line in 0.6 s of compiling"
+    assert all(re.fullmatch(r"nvcc: \d/3 kernels \(\d compiled, 1 cached\), \d+ s", line) for line in lines), lines
 
 
 # ------------------------------------------------------------------------ link

@@ -5,9 +5,11 @@ object files to a shared library.
     link_shared_library(objects, "out/libmodel.so")
     build_shared_library(jobs, "out/libmodel.so")          # both at once
 
-**Toolchain.** nvcc is `$BOLTIR_NVCC` if set, else the first `nvcc` on PATH. The CUTLASS
-headers come from the `nvidia-cutlass` wheel (`pip install --no-deps
-nvidia-cutlass==4.2.0.0`): `cutlass_library/source/{include, tools/util/include,
+**Toolchain.** nvcc is the first of: `$BOLTIR_NVCC`; `$CUDA_HOME/bin/nvcc`, then
+`$CUDA_PATH/bin/nvcc`; `nvcc` on PATH; `/usr/local/cuda*/bin/nvcc`, the newest toolkit
+whose version the driver runs (the newest of all where there is no driver). When none
+is there, the error lists every place it looked. The CUTLASS headers come from the
+`nvidia-cutlass` wheel (`pip install 'boltir[cuda]'`): `cutlass_library/source/{include, tools/util/include,
 examples/13_two_tensor_op_fusion, examples/41_fused_multi_head_attention,
 examples/88_hopper_fmha}` (the last three for the back-to-back kernels and the fused
 attention on sm80 and sm90). The package is
@@ -54,6 +56,7 @@ available, so a 2-core CI machine runs two 2.x compiles at once and a 16-core on
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.util
 import json
@@ -84,8 +87,10 @@ TOOLKIT_STUBS = TEMPLATES / "stubs"
 """Headers a CUDA toolkit may lack, each the toolkit's own where it has one (an include path
 after CUTLASS's)."""
 
-MISSING_NVCC = "nvcc not found on PATH: install the CUDA toolkit 13.0, or set BOLTIR_NVCC"
-MISSING_CUTLASS = "CUTLASS headers not found: pip install nvidia-cutlass==4.2.0.0"
+MISSING_NVCC = "nvcc not found (looked in {places}): install the CUDA toolkit 13.0, or set CUDA_HOME or BOLTIR_NVCC"
+MISSING_CUTLASS = "CUTLASS headers not found: pip install 'boltir[cuda]' (or nvidia-cutlass==4.2.0.0)"
+TOOLKIT_GLOB_ROOT = Path("/usr/local")
+"""Where the CUDA toolkits' default installs (`cuda`, `cuda-13.0`, ...) lie."""
 
 CACHE_FORMAT = "boltir-nvcc-object-v1"
 """Part of every cache key: bump it when the way objects are built changes."""
@@ -98,17 +103,72 @@ STALE_TEMPORARY_SECONDS = 24 * 3600
 
 
 def find_nvcc() -> Path:
-    """`$BOLTIR_NVCC` (a path, or a name looked up on PATH), else `nvcc` on PATH."""
+    """nvcc from the first place that has one (see Toolchain in the module docstring); a
+    BoltError that lists the places otherwise."""
     requested = os.environ.get("BOLTIR_NVCC")
     if requested:
         found = shutil.which(requested)
         if found is None:
-            raise BoltError(f"BOLTIR_NVCC={requested} is not an executable: point it to nvcc, or unset it to use nvcc on PATH")
+            raise BoltError(f"BOLTIR_NVCC={requested} is not an executable: point it to nvcc, or unset it to look elsewhere")
         return Path(found)
+    places = []
+    for variable in ("CUDA_HOME", "CUDA_PATH"):
+        home = os.environ.get(variable)
+        if home:
+            candidate = Path(home).expanduser() / "bin" / "nvcc"
+            if _is_executable(candidate):
+                return candidate
+            places.append(f"{variable}={home} (no bin/nvcc)")
+        else:
+            places.append(f"{variable} (unset)")
     found = shutil.which("nvcc")
-    if found is None:
-        raise BoltError(MISSING_NVCC)
-    return Path(found)
+    if found is not None:
+        return Path(found)
+    places.append("PATH")
+    toolkits = installed_toolkits()
+    if toolkits:
+        return newest_runnable_toolkit(toolkits, driver_cuda_version())
+    places.append(f"{TOOLKIT_GLOB_ROOT}/cuda*/bin")
+    raise BoltError(MISSING_NVCC.format(places=", ".join(places)))
+
+
+def _is_executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def toolkit_version(nvcc: Path) -> tuple[int, ...] | None:
+    """The version in a toolkit folder's name (`cuda-12.4` -> (12, 4)); None for `cuda`."""
+    match = re.fullmatch(r"cuda-(\d+(?:\.\d+)*)", nvcc.parent.parent.name)
+    return tuple(int(part) for part in match.group(1).split(".")) if match else None
+
+
+def installed_toolkits() -> list[Path]:
+    """Every `/usr/local/cuda*/bin/nvcc` there is."""
+    return [nvcc for nvcc in sorted(TOOLKIT_GLOB_ROOT.glob("cuda*/bin/nvcc")) if _is_executable(nvcc)]
+
+
+def newest_runnable_toolkit(toolkits: Sequence[Path], driver: tuple[int, int] | None) -> Path:
+    """The newest versioned toolkit the driver runs (all of them without a driver), else
+    an unversioned one (`/usr/local/cuda`, a link to the system's choice), else the newest."""
+    versioned = sorted((v, nvcc) for nvcc in toolkits if (v := toolkit_version(nvcc)) is not None)
+    runnable = [nvcc for version, nvcc in versioned if driver is None or version[:2] <= driver]
+    if runnable:
+        return runnable[-1]
+    unversioned = [nvcc for nvcc in toolkits if toolkit_version(nvcc) is None]
+    return unversioned[0] if unversioned else versioned[-1][1]
+
+
+def driver_cuda_version() -> tuple[int, int] | None:
+    """The newest CUDA version the installed driver runs (libcuda's cuDriverGetVersion),
+    None without a driver."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+        version = ctypes.c_int()
+        if driver.cuDriverGetVersion(ctypes.byref(version)) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return version.value // 1000, version.value % 1000 // 10
 
 
 def cutlass_package_dir() -> Path | None:
@@ -436,26 +496,51 @@ def record_failure(job: CompileJob, key: str, cache: ObjectCache, command: list[
 
 
 def show_progress(progress: bool | Literal["always"]) -> bool:
+    """Whether to draw a bar: "always", or True with stderr a terminal."""
     if progress == "always":
         return True
     return bool(progress) and sys.stderr.isatty()
 
 
-class Progress:
-    """A tqdm bar of kernels done, with the compiled and cached counts; silent when off."""
+STATUS_SECONDS = 10.0
+"""How often a build whose stderr is not a terminal says how far it is (a log, CI)."""
 
-    def __init__(self, total: int, cached: int, enabled: bool, description: str = "nvcc"):
+
+class Progress:
+    """Kernels done, with the compiled and cached counts: a tqdm bar when shown
+    (`show_progress`), else, when `status` is on, one line on stderr every STATUS_SECONDS
+    while compiling (a build shorter than that prints nothing); silent when both are off."""
+
+    def __init__(self, total: int, cached: int, enabled: bool, description: str = "nvcc", status: bool = False):
+        self.total = total
         self.compiled = 0
         self.cached = cached
+        self.description = description
         self.bar = None
+        self.started = time.monotonic()
+        self.stopped = threading.Event()
+        self.ticker = None
         if enabled and total:
             from tqdm import tqdm  # only when shown: it costs an import otherwise
 
             self.bar = tqdm(total=total, initial=cached, desc=description, unit="kernel", file=sys.stderr, dynamic_ncols=True)
             self.bar.set_postfix_str(self.postfix())
+        elif status and total:
+            self.ticker = threading.Thread(target=self.tick, name="nvcc-status", daemon=True)
+            self.ticker.start()
 
     def postfix(self) -> str:
         return f"compiled={self.compiled} cached={self.cached}"
+
+    def status_line(self) -> str:
+        done = self.compiled + self.cached
+        return (f"{self.description}: {done}/{self.total} kernels ({self.compiled} compiled, {self.cached} cached), "
+                f"{time.monotonic() - self.started:.0f} s\n")
+
+    def tick(self) -> None:
+        while not self.stopped.wait(STATUS_SECONDS):
+            sys.stderr.write(self.status_line())
+            sys.stderr.flush()
 
     def one_compiled(self) -> None:
         self.compiled += 1
@@ -464,6 +549,9 @@ class Progress:
             self.bar.update(1)
 
     def close(self) -> None:
+        self.stopped.set()
+        if self.ticker is not None:
+            self.ticker.join()
         if self.bar is not None:
             self.bar.close()
 
@@ -480,8 +568,8 @@ def compile_objects(
     """Compiles each job to an object file and returns their paths, one per job in
     order (identical jobs share one). Cached objects are reused without running nvcc.
     `jobs_limit` caps the parallel nvcc runs (default: the cores; memory is always
-    budgeted). `progress`: True shows a bar when stderr is a terminal, "always" always,
-    False never. A failed compile raises one BoltError naming the kernel, nvcc's first
+    budgeted). `progress`: True shows a bar when stderr is a terminal (else a status
+    line every STATUS_SECONDS), "always" a bar always, False nothing. A failed compile raises one BoltError naming the kernel, nvcc's first
     error line and the full log."""
     if jobs_limit is not None and jobs_limit < 1:
         raise BoltError(f"the number of parallel compiles must be at least 1, not {jobs_limit}")
@@ -523,7 +611,8 @@ def _compile(jobs: list[CompileJob], jobs_limit: int | None, progress, descripti
     failures: list[CompileFailure] = []
     if to_compile:
         failures = compile_in_parallel(to_compile, toolchain, cache, jobs_limit,
-                                       Progress(len(unique), len(unique) - len(to_compile), show_progress(progress), description),
+                                       Progress(len(unique), len(unique) - len(to_compile), show_progress(progress), description,
+                                                status=bool(progress)),
                                        keep_going=keep_going)
     return _object_paths(keys, supplied, cache), failures
 
