@@ -4,7 +4,7 @@ from boltir.diagnostics import BoltError
 from boltir.ir import make_context, parse_module, print_module, verify_module
 from boltir.version import __version__
 
-__all__ = ["BoltError", "compile", "make_context", "parse_module", "print_module", "verify_module", "__version__"]
+__all__ = ["BoltError", "compile", "compile_module", "make_context", "parse_module", "print_module", "verify_module", "__version__"]
 
 
 def __getattr__(name: str):
@@ -13,6 +13,10 @@ def __getattr__(name: str):
         from boltir.compiler import compile
 
         return compile
+    if name == "compile_module":  # torch.compile's backend without dynamo (boltir/torch_backend.py)
+        from boltir.torch_backend import compile_module
+
+        return compile_module
     if name == "runtime":
         import importlib
 

@@ -2,10 +2,14 @@
 
     model = boltir.runtime.load("out/")
     (y,) = model(x=numpy_array)                 # numpy in, numpy out
-    (y,) = model(x=torch_tensor_on_cuda)        # device in, device out (DLPack / CUDA array interface)
+    (y,) = model(x=torch_tensor_on_cuda)        # torch in, torch out, on torch's current stream
+    (y,) = model(x=cupy_array)                  # any __dlpack__ array in; a DeviceArray (__dlpack__) out
     model.capture(); model.replay()             # CUDA-graph replay of the last inputs' shapes
     model = boltir.runtime.load("out/", debug=True)   # op by op against the interpreter
     print(boltir.runtime.format_profile(model.profile(x=array)))   # every launch against its roofline bound
+
+A call replays a CUDA graph from its second call on, and its outputs are the model's
+own buffers, valid until the next call (boltir/graph_call.py says how, and on which stream).
 
 The directory is what `boltir.compile` / `boltc MODEL -o DIR` writes: `libmodel.so`,
 `weights.bin`, `manifest.json` and `module.mlir` (the lowered IR, weights elided; the
@@ -22,8 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from boltir.cuda_driver import NO_DRIVER, driver_present
 from boltir.diagnostics import BoltError
 from boltir.dtypes import ir_name_of_numpy
+from boltir.graph_call import GraphCall
 from boltir.manifest import TensorSpec
 from boltir.target import get_target
 
@@ -127,6 +133,7 @@ class CompiledModel:
         self._staging = [self._alloc(spec.nbytes) for spec in self.inputs]
         self._results = [self._alloc(spec.nbytes) for spec in self.outputs]
         self._captured = False
+        self._graph_call = GraphCall(self)
 
     # ----------------------------------------------------------------- plumbing
 
@@ -134,6 +141,8 @@ class CompiledModel:
         if code != 0:
             message = self.library.boltir_model_error_string(code).decode(errors="replace")
             if 1000 <= code < 2000 and code - 1000 in (35, 100, 999, 3, 46):
+                if not driver_present():  # the runtime says "insufficient driver" when there is none at all
+                    raise BoltError(f"{what}{NO_DRIVER}")
                 raise BoltError(f"{what}no usable GPU here ({message}); boltir.interp.run runs the model on the CPU")
             raise BoltError(f"{what}{message} (code {code})")
 
@@ -142,9 +151,8 @@ class CompiledModel:
         self._check(self.library.boltir_device_alloc(ctypes.c_size_t(nbytes), ctypes.byref(pointer)), "allocating: ")
         return pointer
 
-    def _bind(self, args, kwargs) -> tuple[list[int], bool]:
-        """Device addresses of the inputs, in manifest order; True when they came from the
-        host (numpy), so the outputs go back as numpy."""
+    def _input_values(self, args, kwargs) -> list:
+        """The inputs, given by position or by name, in manifest order."""
         if args and kwargs:
             raise BoltError("pass the inputs either by position or by name, not both")
         names = [spec.name for spec in self.inputs]
@@ -160,9 +168,13 @@ class CompiledModel:
             if missing:
                 raise BoltError(f"missing input '{missing[0]}' ({self.inputs[names.index(missing[0])].describe()})")
             values = kwargs
+        return [values[spec.name] for spec in self.inputs]
+
+    def _bind(self, args, kwargs) -> tuple[list[int], bool]:
+        """Device addresses of the inputs, in manifest order; True when they came from the
+        host (numpy), so the outputs go back as numpy."""
         pointers, host = [], None
-        for spec, staging in zip(self.inputs, self._staging):
-            value = values[spec.name]
+        for spec, staging, value in zip(self.inputs, self._staging, self._input_values(args, kwargs)):
             device = _device_pointer(value)
             on_host = device is None
             if host is not None and host != on_host:
@@ -197,10 +209,14 @@ class CompiledModel:
     # ------------------------------------------------------------------- calls
 
     def __call__(self, *args, **kwargs):
+        """The model on these inputs: by CUDA-graph replay from the second call on, outputs
+        valid until the next call (see boltir/graph_call.py). With debug=True, launch by
+        launch against the interpreter, outputs freshly allocated."""
+        if not self.debug:
+            return self._graph_call(self._input_values(args, kwargs))
         pointers, host = self._bind(args, kwargs)
         inputs = self._pointer_array(pointers)
-        if self.debug:
-            self._run_debug(inputs, pointers, host)
+        self._run_debug(inputs, pointers, host)
         if host:
             outputs = self._pointer_array([p.value for p in self._results])
             self._check(self.library.boltir_model_run(self.context, inputs, outputs, None), "running: ")

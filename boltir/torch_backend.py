@@ -1,0 +1,362 @@
+"""PyTorch without ONNX: `torch.compile(model, backend="boltir")` and `boltir.compile_module`.
+
+    fast = torch.compile(model, backend="boltir")                  # registered by entry point
+    fast = torch.compile(model, backend="boltir", options={"dtype": "f16", "tune": True})
+    y = fast(x)                                                    # x on the GPU: y on the GPU
+
+    module = boltir.compile_module(model, (x,), dtype="f16")       # the same, without dynamo
+    y = module(x)
+
+**What a backend gets.** dynamo hands over an FX graph whose parameters and buffers are
+graph inputs. They are frozen at compile time: the graph is wrapped in a module that holds
+them as buffers, exported with `torch.export` on the example inputs (which fix every
+shape), and imported by boltir's PyTorch frontend, so the weights are constants and
+BatchNorm folding, QKV merging and the other weight rewrites apply.
+
+**Changed weights.** The weights are those of the compile. Calls do not look at them
+(comparing every weight's version on each call costs about 0.3 µs per tensor, a tenth of a
+small model's time), so after changing the weights call `torch._dynamo.reset()` (or
+compile the module again). With `options={"weights": "check"}` every call compares the
+weight tensors and their versions with the compile's, and compiles again when they differ.
+
+**Precision.** The model's own (the dtype of its floating weights, else of its inputs):
+an f32 model builds in f32 (TF32 tensor cores). `dtype="f16"` or `"bf16"` is opt-in; the
+inputs and outputs keep the model's types.
+
+**Cache.** A build is kept under the object cache's root, in `compiled/<key>`, the key a
+hash of the graph's code, the inputs' shapes and dtypes, the weights' bytes, the options and
+boltir's version; a later process with the same model loads it without compiling. Each new
+set of input shapes is compiled once (boltir compiles static shapes).
+
+**Unsupported parts.** When the graph holds an op boltir cannot import, it runs in
+PyTorch, with one warning line (logger `boltir`) naming the op.
+
+**Options**: `arch` (sm80, sm90; default: this machine's GPU, else sm90), `dtype`, `tune`
+(measure kernel candidates on this GPU first), `cutlass` (2 or 3), `keep_f32` (op names
+that stay f32), `weights` ("frozen" or "check").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from boltir.backends.cuda.toolchain.nvcc import cache_root
+from boltir.diagnostics import BoltError
+from boltir.target import ARCHS, DEFAULT_ARCH
+from boltir.version import __version__
+
+log = logging.getLogger("boltir")
+
+DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    arch: str | None = None
+    dtype: str | None = None
+    tune: bool = False
+    cutlass: int = 3
+    keep_f32: tuple[str, ...] = ()
+    weights: str = "frozen"
+
+    @staticmethod
+    def of(options: dict | None) -> Settings:
+        options = dict(options or {})
+        known = set(Settings.__dataclass_fields__)
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise BoltError(f"unknown boltir option '{unknown[0]}'; the options are {', '.join(sorted(known))}")
+        settings = Settings(**{**options, "keep_f32": tuple(options.get("keep_f32", ()))})
+        if settings.arch is not None and settings.arch not in ARCHS:
+            raise BoltError(f"option arch='{settings.arch}': expected one of {', '.join(ARCHS)}")
+        if settings.dtype is not None and settings.dtype not in DTYPES.values():
+            raise BoltError(f"option dtype='{settings.dtype}': expected one of {', '.join(DTYPES.values())}")
+        if settings.weights not in ("frozen", "check"):
+            raise BoltError(f"option weights='{settings.weights}': expected 'frozen' or 'check'")
+        return settings
+
+
+def local_arch() -> str:
+    """The arch of this machine's GPU 0 (sm90 for Hopper, sm80 for Ampere and Ada), else
+    the default."""
+    from boltir.backends.cuda.tune.tuner import gpu_identity
+
+    try:
+        _, _, arch = gpu_identity()
+    except BoltError:
+        return DEFAULT_ARCH
+    return "sm90" if arch.startswith("sm9") else "sm80"
+
+
+def model_dtype(weights, inputs) -> str:
+    """The model's own precision: its first floating weight's, else its first floating
+    input's, else f32."""
+    for tensor in (*weights, *inputs):
+        if tensor.is_floating_point():
+            return DTYPES.get(str(tensor.dtype).removeprefix("torch."), "f32")
+    return "f32"
+
+
+# ------------------------------------------------------------------- building
+
+
+def digest(parts, tensors) -> str:
+    """The cache key: text parts, then each tensor's shape, dtype and bytes."""
+    hasher = hashlib.sha256()
+    for part in (__version__, *parts):
+        hasher.update(str(part).encode() + b"\0")
+    for tensor in tensors:
+        data = tensor.detach().contiguous().cpu()
+        hasher.update(f"{tuple(data.shape)} {data.dtype}".encode())
+        hasher.update(data.view(-1).view(_byte_dtype(data)).numpy().tobytes() if data.numel() else b"")
+    return hasher.hexdigest()[:32]
+
+
+def _byte_dtype(tensor):
+    import torch
+
+    return torch.uint8 if tensor.dtype == torch.bool else tensor.dtype if tensor.dtype != torch.bfloat16 else torch.int16
+
+
+_loaded: dict[str, object] = {}
+"""The models this process loaded, by key (dynamo compiles a graph again for a new grad
+mode or a new guard; the model is the same)."""
+
+
+def build(import_graph, key: str, settings: Settings, dtype: str):
+    """The compiled model for `key`, loaded once per process."""
+    if key not in _loaded:
+        _loaded[key] = compile_or_load(import_graph, key, settings, dtype)
+    return _loaded[key]
+
+
+def compile_or_load(import_graph, key: str, settings: Settings, dtype: str):
+    """The model for `key` loaded from the cache, else imported (`import_graph()`, a
+    graph-level module), compiled into the cache, and loaded."""
+    from boltir import compiler
+    from boltir.runtime import load
+
+    directory = cache_root() / "compiled" / key
+    if not (directory / "manifest.json").is_file():
+        module = import_graph()
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=directory.parent))
+        try:
+            compiler.compile(module, staging, arch=settings.arch or local_arch(), dtype=dtype, tune=settings.tune,
+                             cutlass=settings.cutlass, keep_f32=settings.keep_f32)
+            try:
+                os.replace(staging, directory)
+            except OSError:  # another process finished the same build first
+                pass
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return load(directory)
+
+
+# --------------------------------------------------------- torch.compile backend
+
+
+def is_weight(node, example) -> bool:
+    """A parameter or buffer of the model (or a global tensor): frozen at compile time."""
+    import torch
+
+    if isinstance(example, torch.nn.Parameter):
+        return True
+    source = getattr(node.meta.get("grapharg"), "source", None)
+    if source is None:
+        return False
+    from torch._dynamo import source as sources
+
+    return sources.is_from_unspecialized_param_buffer_source(source) or sources.is_from_global_source(source)
+
+
+def weight_name(placeholder: str) -> str:
+    """`L_self_modules_conv_parameters_weight_` -> `conv_weight`."""
+    name = re.sub(r"^l_(self_|s_)?", "", placeholder.lower()).strip("_")
+    return re.sub(r"_(modules|parameters|buffers)_", "_", name) or "weight"
+
+
+@dataclass
+class Signature:
+    """Which of a dynamo graph's inputs are weights, tensors the caller gives, or numbers."""
+
+    weights: list[int] = field(default_factory=list)
+    inputs: list[int] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)
+    names: dict[int, str] = field(default_factory=dict)
+
+    @staticmethod
+    def of(graph_module, example_inputs) -> Signature:
+        import torch
+
+        signature = Signature()
+        placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+        for position, (node, example) in enumerate(zip(placeholders, example_inputs, strict=True)):
+            if not isinstance(example, torch.Tensor):
+                signature.numbers.append(position)
+            elif is_weight(node, example):
+                signature.weights.append(position)
+                signature.names[position] = weight_name(node.name)
+            else:
+                signature.inputs.append(position)
+        return signature
+
+
+def frozen_module(graph_module, signature: Signature, args):
+    """An nn.Module whose forward takes the graph's tensor inputs, with the weights (and
+    the numbers) of `args` fixed inside: what torch.export turns into a program whose
+    weights are constants."""
+    import torch
+
+    class Frozen(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.graph_module = graph_module
+            self.template = [a if p in signature.numbers else None for p, a in enumerate(args)]
+            self.buffer_names = {}
+            for position in signature.weights:
+                name = signature.names[position]
+                while name in self.buffer_names.values() or hasattr(self, name):
+                    name += "_"
+                self.register_buffer(name, args[position].detach())
+                self.buffer_names[position] = name
+
+        def forward(self, *inputs):
+            values = list(self.template)
+            for position, value in zip(signature.inputs, inputs, strict=True):
+                values[position] = value
+            for position, name in self.buffer_names.items():
+                values[position] = getattr(self, name)
+            return self.graph_module(*values)
+
+    return Frozen().eval()
+
+
+class BoltirGraph:
+    """What the backend returns for one dynamo graph: compiles per set of input shapes
+    (cached), runs the compiled model on the caller's tensors, or runs the graph in
+    PyTorch where boltir cannot import it."""
+
+    def __init__(self, graph_module, example_inputs, settings: Settings):
+        self.graph_module = graph_module
+        self.settings = settings
+        self.signature = Signature.of(graph_module, example_inputs)
+        self.code = graph_module.code
+        self.compiled: dict[tuple, object] = {}
+        self.fallback = False
+        self.weights: list | None = None
+        self.versions: list[int] | None = None
+        self.compile(list(example_inputs))
+
+    def key_of(self, args: list) -> tuple:
+        return (tuple((tuple(args[p].shape), args[p].dtype, args[p].device.type) for p in self.signature.inputs),
+                tuple(args[p] for p in self.signature.numbers))
+
+    def compile(self, args: list):
+        signature, settings = self.signature, self.settings
+        weights = [args[p] for p in signature.weights]
+        inputs = [args[p] for p in signature.inputs]
+        dtype = settings.dtype or model_dtype(weights, inputs)
+        key = digest([self.code, self.key_of(args), settings, dtype], weights)
+
+        def import_graph():
+            from boltir.frontends.torch import export_module, import_exported_program
+
+            program = export_module(frozen_module(self.graph_module, signature, args), tuple(inputs))
+            return import_exported_program(program)
+
+        try:
+            model = build(import_graph, key, settings, dtype)
+        except BoltError as error:
+            if not is_import_error(error):
+                raise
+            log.warning("boltir: %s; this graph (%d ops) runs in PyTorch", short_reason(error), self.op_count())
+            self.fallback = True
+            return None
+        self.weights, self.versions = weights, [w._version for w in weights]
+        self.compiled[self.key_of(args)] = model
+        return model
+
+    def op_count(self) -> int:
+        return sum(1 for n in self.graph_module.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
+
+    def weights_changed(self, args: list) -> bool:
+        return any(args[p] is not w or w._version != v
+                   for p, w, v in zip(self.signature.weights, self.weights, self.versions, strict=True))
+
+    def __call__(self, *args):
+        if self.fallback:
+            return self.graph_module(*args)
+        args = list(args)
+        if self.settings.weights == "check" and self.weights_changed(args):
+            log.warning("boltir: the weights changed since they were frozen; compiling again")
+            self.compiled.clear()
+        model = self.compiled.get(self.key_of(args)) or self.compile(args)
+        if model is None:
+            return self.graph_module(*args)
+        return tuple(model(*(args[p] for p in self.signature.inputs)))
+
+
+IMPORT_STAGES = ("unsupported ATen", "torch.export", "PyTorch frontend", "decomposition", "boltir compiles", "not a tensor",
+                 "dynamic", "in place")
+
+
+def is_import_error(error: BoltError) -> bool:
+    """Whether `error` says boltir cannot take the graph (as opposed to a failed build)."""
+    return any(stage in error.message for stage in IMPORT_STAGES)
+
+
+def short_reason(error: BoltError) -> str:
+    """The error's first clause: the op it names, without the list of supported ones."""
+    return error.message.removeprefix("error: ").split("; supported:")[0]
+
+
+def boltir_backend(graph_module, example_inputs, options: dict | None = None, **_):
+    """The `torch.compile` backend (entry point `torch_dynamo_backends: boltir`)."""
+    return BoltirGraph(graph_module, example_inputs, Settings.of(options))
+
+
+# ------------------------------------------------------------ without dynamo
+
+
+class CompiledModule:
+    """An nn.Module compiled by `compile_module`: called like the module, on tensors of
+    the example inputs' shapes; returns what the module returns (outputs valid until the
+    next call)."""
+
+    def __init__(self, model, out_spec):
+        self.model = model
+        self.out_spec = out_spec
+
+    def __call__(self, *inputs):
+        import torch.utils._pytree as pytree
+
+        outputs = self.model(*inputs)
+        return pytree.tree_unflatten(list(outputs), self.out_spec) if self.out_spec is not None else outputs[0]
+
+
+def compile_module(module, example_inputs, *, arch: str | None = None, dtype: str | None = None, tune: bool = False,
+                   cutlass: int = 3, keep_f32=()) -> CompiledModule:
+    """Compiles an `nn.Module` (in eval mode, weights frozen) for the shapes of
+    `example_inputs`: `torch.compile(module, backend="boltir")` without dynamo. Unlike the
+    backend, an op boltir cannot import is an error."""
+    from boltir.frontends.torch import export_module, import_exported_program
+
+    settings = Settings.of({"arch": arch, "dtype": dtype, "tune": tune, "cutlass": cutlass, "keep_f32": keep_f32})
+    import torch
+
+    inputs = (example_inputs,) if isinstance(example_inputs, torch.Tensor) else tuple(example_inputs)
+    program = export_module(module, inputs)
+    weights = [*program.state_dict.values(), *[c for c in program.constants.values() if isinstance(c, torch.Tensor)]]
+    dtype = settings.dtype or model_dtype(weights, inputs)
+    shapes = [(tuple(x.shape), x.dtype) for x in inputs]
+    key = digest([program.graph_module.code, shapes, settings, dtype], weights)
+    model = build(lambda: import_exported_program(program), key, settings, dtype)
+    return CompiledModule(model, program.call_spec.out_spec)
