@@ -51,6 +51,7 @@ from boltir.backends.cuda.toolchain.nvcc import (
     compile_objects_keep_going,
     link_shared_library,
 )
+from boltir.backends.cuda.tune.selectors import local_shipped_gpu
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import cutlass
 from boltir.dialects import op as ops
@@ -77,12 +78,19 @@ LOWERABLE = tuple(FAMILIES_OF)
 """The op-level ops lower-op-to-cutlass turns into template instances."""
 
 
-def backend_passes(arch: str = "sm90", cutlass: int = 3, selector: str = "db", tuning_db: str = "") -> list[str]:
+def backend_passes(arch: str = "sm90", cutlass: int = 3, selector: str = "db", tuning_db: str = "",
+                   gpu: str | None = None) -> list[str]:
     """Kernel selection for `arch` (3.x instances on sm90 unless `cutlass` = 2) by
     `selector` (db: the tuning database, then the heuristic; tune: measure what the
-    database lacks first; heuristic), lowering to CUTLASS instances, memory planning."""
+    database lacks first; heuristic), lowering to CUTLASS instances, memory planning.
+    `gpu` names the GPU whose records to take (None: this machine's GPU where boltir ships
+    tuning data for it, so that a build there uses that data where the user's database
+    has no record; "": records of any GPU, no shipped data)."""
     sms = get_target(arch).multiprocessors
     database = f' tuning_db="{tuning_db}"' if tuning_db and selector != "heuristic" else ""
+    if gpu is None:
+        gpu = local_shipped_gpu() if selector == "db" else ""
+    database += f' gpu="{gpu}"' if gpu and selector != "heuristic" else ""
     return [f"select-kernels{{selector={selector} arch={arch} sms={sms} cutlass={cutlass}{database}}}", LOWERING_PASS,
             "plan-memory"]
 
@@ -96,7 +104,8 @@ def full_pipeline(*, dtype: str = "f16", arch: str = "sm90", cutlass: int = 3, s
 def tuning_summary(collected) -> dict:
     """The manifest's `tuning` entry: how many kernels came from measurements (the tuning
     database) and how many from the heuristic alone."""
-    from_db = collected.get("select-kernels", "kernels from the tuning database") if collected else 0
+    from_db = sum(collected.get("select-kernels", f"kernels from the {source}") for source in
+                  ("tuning database", "shipped tuning data")) if collected else 0
     heuristic = collected.get("select-kernels", "kernels from the heuristic") if collected else 0
     total = from_db + heuristic
     state = "untuned" if from_db == 0 else "tuned" if heuristic == 0 else "partly tuned"

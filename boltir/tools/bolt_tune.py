@@ -1,6 +1,7 @@
 """bolt-tune: the tuning database's command line.
 
     bolt-tune db show   [--tuning-db PATH] [--all]     the records as a table (--all: every candidate)
+    bolt-tune db show --shipped [--all]                the tuning data shipped with boltir
     bolt-tune db export [--tuning-db PATH] [-o FILE]   JSON, to move to another machine or keep in a repository
     bolt-tune db import FILE [--tuning-db PATH]        merge an export in (a key's newer record wins)
     bolt-tune model MODEL.onnx [--arch sm90] ...       tune a model's kernels (needs a GPU) without building it
@@ -36,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     actions = db.add_subparsers(dest="action", required=True, metavar="{show,export,import}")
     show = actions.add_parser("show", help="the records as a table")
     show.add_argument("--all", action="store_true", help="every candidate of every record, with its time or failure")
+    show.add_argument("--shipped", action="store_true",
+                      help="the tuning data shipped with boltir (a build on that GPU takes it where the database has no record)")
     common(show)
     export = actions.add_parser("export", help="write the records as JSON")
     export.add_argument("-o", "--output", metavar="FILE", help="the file (default: standard output)")
@@ -101,7 +104,11 @@ def bolt_tune(args: argparse.Namespace) -> None:
     if args.command == "model":
         tune_model(args)
         return
-    if args.action == "show":
+    if args.action == "show" and args.shipped:
+        from boltir.backends.cuda.tune.database import shipped_tuning
+
+        sys.stdout.write(show(shipped_tuning(), args.all))
+    elif args.action == "show":
         with TuningDatabase.open(args.tuning_db or None, create=False) as database:
             sys.stdout.write(show(database, args.all))
     elif args.action == "export":

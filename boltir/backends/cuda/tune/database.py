@@ -366,6 +366,54 @@ class TuningDatabase:
         return added, kept
 
 
+# ------------------------------------------------------------- the shipped data
+
+SHIPPED = Path(__file__).resolve().parent / "shipped"
+"""Tuning exports installed with the package (`tuning-<gpu>.json`), graph-timed on that GPU."""
+
+
+class ShippedTuning:
+    """The records of every export in `SHIPPED`, read once: what a build on one of those
+    GPUs takes where the user's database has no record (`DatabaseSelector`)."""
+
+    _records: dict[TuningKey, TuningRecord] | None = None
+
+    def __init__(self, path: Path = SHIPPED):
+        self.path = path
+
+    def _load(self) -> dict[TuningKey, TuningRecord]:
+        if self._records is None:
+            records: dict[TuningKey, TuningRecord] = {}
+            for file in sorted(self.path.glob("*.json")):
+                data = json.loads(file.read_text())
+                if data.get("format") != FORMAT:
+                    raise BoltError(f"the shipped tuning data {file} has format '{data.get('format')}', this boltir reads '{FORMAT}'")
+                for record in map(TuningRecord.from_json, data["records"]):
+                    records[record.key] = record
+            self._records = records
+        return self._records
+
+    def records(self) -> list[TuningRecord]:
+        return sorted(self._load().values(), key=dataclasses.astuple)
+
+    def gpus(self) -> set[str]:
+        return {key.gpu for key in self._load()}
+
+    def lookup(self, key: TuningKey) -> TuningRecord | None:
+        """The record of `key`, GPU included (shipped data serves only the GPU it was measured on)."""
+        return self._load().get(key) if key.gpu else None
+
+
+_shipped: ShippedTuning | None = None
+
+
+def shipped_tuning() -> ShippedTuning:
+    global _shipped
+    if _shipped is None:
+        _shipped = ShippedTuning()
+    return _shipped
+
+
 def describe_choice(choice: KernelChoice | str) -> str:
     """A short name for a choice: `3.x 128x256x64 coop c2x1`, `2.x 128x128x32 s3 splitk2`."""
     if choice == UNFUSE:

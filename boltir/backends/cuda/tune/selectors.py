@@ -5,7 +5,10 @@
   build allows); any other op gets the heuristic's choice. It never touches a GPU, so a
   pipeline replayed with bolt-opt gives the same IR as long as the database is the same.
   With `gpu` empty it takes the newest record of any GPU for the key (a CPU machine
-  building for the H200 whose tuning was imported).
+  building for the H200 whose tuning was imported). With `gpu` set, a key the database
+  lacks is looked up in the shipped tuning data of that GPU (`database.ShippedTuning`,
+  package data); the user's records always come first. `boltir.compiler` sets `gpu` to
+  this machine's GPU where shipped data exists for it (`local_shipped_gpu`).
 - `TuningSelector` (`tune`) first measures, on this machine's GPU, every op the database
   lacks (`profiler.Tuner`), then selects as `db` does.
 
@@ -15,14 +18,15 @@ is not used: the heuristic decides, and `--pass-stats` says so.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
 from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import HeuristicSelector
-from boltir.backends.cuda.tune.database import TuningDatabase, default_path, tuning_key
-from boltir.backends.cuda.tune.tuner import Tuner, lower_alone, single_op_module
+from boltir.backends.cuda.tune.database import TuningDatabase, TuningRecord, default_path, shipped_tuning, tuning_key
+from boltir.backends.cuda.tune.tuner import Tuner, gpu_identity, lower_alone, single_op_module
 from boltir.diagnostics import BoltError
 
 
@@ -45,6 +49,8 @@ class DatabaseSelector:
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     _database: TuningDatabase | None = None
+    _source: str = ""
+    """Where the last recorded choice came from (the count it adds to)."""
 
     def __post_init__(self):
         self.heuristic = HeuristicSelector(sms=self.sms, cutlass=self.cutlass)
@@ -58,7 +64,10 @@ class DatabaseSelector:
             path = Path(self.tuning_db).expanduser() if self.tuning_db else default_path()
             if not path.exists():
                 if not self.notes:
-                    self.notes.append(f"no tuning database at {path}: every kernel is the heuristic's (untuned)")
+                    shipped = self.gpu in shipped_tuning().gpus()
+                    self.notes.append(f"no tuning database at {path}: " + (
+                        f"kernels from the tuning data shipped for the {self.gpu} where it has them, else the heuristic's"
+                        if shipped else "every kernel is the heuristic's (untuned)"))
                 return None
             self._database = TuningDatabase.open(path, create=False)
         return self._database
@@ -66,13 +75,22 @@ class DatabaseSelector:
     def _count(self, what: str) -> None:
         self.counts[what] = self.counts.get(what, 0) + 1
 
-    def recorded(self, op: Operation, arch: str) -> KernelChoice | str | None:
+    def lookup(self, op: Operation, arch: str) -> tuple[TuningRecord | None, str]:
+        """The op's record and where it came from: the user's database, else (for a named
+        GPU) the shipped data."""
+        key = tuning_key(op, arch, self.gpu)
         database = self.database
-        if database is None:
-            return None
-        record = database.lookup(tuning_key(op, arch, self.gpu))
+        record = database.lookup(key) if database is not None else None
+        if record is not None:
+            return record, "kernels from the tuning database"
+        record = shipped_tuning().lookup(key) if self.gpu else None
+        return record, "kernels from the shipped tuning data"
+
+    def recorded(self, op: Operation, arch: str) -> KernelChoice | str | None:
+        record, source = self.lookup(op, arch)
         if record is None:
             return None
+        self._source = source
         best = record.best_of(allowed_generations(arch, self.cutlass))
         if best is None:
             return None
@@ -89,10 +107,25 @@ class DatabaseSelector:
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
         choice = self.recorded(op, arch)
         if choice is not None:
-            self._count("kernels from the tuning database")
+            self._count(self._source)
             return choice
         self._count("kernels from the heuristic")
         return self.heuristic.select(op, arch)
+
+
+@functools.cache
+def local_gpu_name() -> str:
+    """This machine's GPU 0, "" without one (asked of the driver once per process)."""
+    try:
+        return gpu_identity()[0]
+    except BoltError:
+        return ""
+
+
+def local_shipped_gpu() -> str:
+    """This machine's GPU where the package ships tuning data for it, else ""."""
+    name = local_gpu_name()
+    return name if name and name in shipped_tuning().gpus() else ""
 
 
 @dataclass
