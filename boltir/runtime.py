@@ -28,9 +28,16 @@ import numpy as np
 
 from boltir.cuda_driver import NO_DRIVER, driver_present
 from boltir.diagnostics import BoltError
-from boltir.dtypes import ir_name_of_numpy
+from boltir.dtypes import ir_name_of_numpy, numpy_dtype_from_name
 from boltir.graph_call import GraphCall
 from boltir.manifest import TensorSpec
+from boltir.shape_ranges import (
+    BucketPlan,
+    bucket_inputs,
+    choose_for_call,
+    output_cut,
+    slice_to,
+)
 from boltir.target import get_target
 
 HOST_TO_DEVICE, DEVICE_TO_HOST = 1, 2
@@ -328,6 +335,174 @@ def format_profile(launches: list[LaunchTime], top: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def load(directory: str | Path, debug: bool = False) -> CompiledModel:
-    """The compiled model in `directory`, ready to call."""
+def load(directory: str | Path, debug: bool = False) -> CompiledModel | BucketedModel:
+    """The compiled model in `directory`, ready to call (a `BucketedModel` for a build with
+    input ranges, `boltir.buckets`)."""
+    manifest_path = Path(directory) / "manifest.json"
+    if manifest_path.is_file() and "buckets" in json.loads(manifest_path.read_text()):
+        if debug:
+            raise BoltError("the launch-by-launch debugger does not run bucketed models yet; compile one bucket's size "
+                            "statically to debug it")
+        return BucketedModel(Path(directory))
     return CompiledModel(Path(directory), debug=debug)
+
+
+# ----------------------------------------------------------- bucketed models (issue 19)
+
+
+class BucketedModel:
+    """A model compiled for ranges of input sizes (`boltir.buckets`). A call runs the
+    smallest bucket that holds it: inputs padded with zeros, outputs sliced back (an
+    exact-size call pads and slices nothing); attentions with padded keys get the call's
+    length in `key_lengths`. Each bucket runs as its own CUDA graph, captured on the
+    bucket's first call over staging buffers that the inputs are copied into (numpy or
+    device tensors alike); outputs come back as numpy for numpy inputs, else as new
+    device tensors."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.manifest = json.loads((directory / "manifest.json").read_text())
+        self.plan = BucketPlan.from_manifest(self.manifest["inputs"], self.manifest["symbols"])
+        self.buckets = self.manifest["buckets"]
+        self.dtypes = {t["name"]: t["dtype"] for t in self.manifest["inputs"]}
+        self.output_dtypes = [numpy_dtype_from_name(t["dtype"]) for t in self.manifest["outputs"]]
+        try:
+            self.library = ctypes.CDLL(str(directory / self.manifest["library"]))
+        except OSError as error:
+            raise BoltError(f"cannot load {directory / self.manifest['library']}: {error}") from error
+        lib = self.library
+        lib.boltir_model_error_string.restype = ctypes.c_char_p
+        for name in ("boltir_model_create", "boltir_bucket_run", "boltir_bucket_graph_run", "boltir_model_destroy",
+                     "boltir_device_alloc", "boltir_device_free", "boltir_copy", "boltir_synchronize"):
+            getattr(lib, name).restype = ctypes.c_int
+        self._check(lib.boltir_synchronize())
+        weights = (directory / self.manifest["weights"]).read_bytes()
+        self.context = ctypes.c_void_p()
+        self._check(lib.boltir_model_create(weights, ctypes.c_size_t(len(weights)), ctypes.byref(self.context)),
+                    "creating the model context: ")
+        self._staging: dict[tuple[int, str], ctypes.c_void_p] = {}
+        """(bucket, input or output name) -> a device buffer; allocated on the bucket's first call."""
+
+    _check = CompiledModel._check
+    _alloc = CompiledModel._alloc
+
+    def bucket_for(self, **shapes) -> int:
+        """The index of the bucket that runs a call with these input shapes."""
+        return choose_for_call(self.plan, shapes)[0].index
+
+    def _buffer(self, bucket: int, name: str, nbytes: int) -> int:
+        if (bucket, name) not in self._staging:
+            self._staging[bucket, name] = self._alloc(nbytes)
+        return self._staging[bucket, name].value
+
+    def _named(self, args, kwargs) -> dict:
+        names = list(self.plan.inputs)
+        if args and kwargs:
+            raise BoltError("pass the inputs either by position or by name, not both")
+        if args and len(args) != len(names):
+            raise BoltError(f"the model takes {len(names)} inputs ({', '.join(names)}), got {len(args)}")
+        return dict(zip(names, args)) if args else dict(kwargs)
+
+    def __call__(self, *args, **kwargs):
+        values = self._named(args, kwargs)
+        devices = [_device_pointer(value) is not None for value in values.values()]
+        if any(devices) and not all(devices):
+            raise BoltError("inputs must be all numpy arrays or all device tensors")
+        if devices and all(devices):
+            return self._call_device(values)
+        arrays = {name: np.ascontiguousarray(value) for name, value in values.items()}
+        for name, array in arrays.items():
+            self._check_dtype(name, ir_name_of_numpy(array.dtype.name))
+        index, padded, sizes = bucket_inputs(self.plan, arrays)
+        inputs = []
+        ordered = {name: padded[name] for name in self.buckets[index]["inputs"]}  # the library's order
+        for name, array in self._with_key_lengths(index, ordered, sizes).items():
+            inputs.append(self._buffer(index, name, array.nbytes))
+            self._check(self.library.boltir_copy(ctypes.c_void_p(inputs[-1]), array.ctypes.data_as(ctypes.c_void_p),
+                                                 ctypes.c_size_t(array.nbytes), HOST_TO_DEVICE), "copying an input: ")
+        shapes = list(self.buckets[index]["outputs"].values())
+        outputs = [self._buffer(index, f"output {i}", int(np.prod(shape)) * dtype.itemsize)
+                   for i, (shape, dtype) in enumerate(zip(shapes, self.output_dtypes, strict=True))]
+        self._run(index, inputs, outputs, None)
+        self._check(self.library.boltir_synchronize(), "running: ")
+        results = []
+        for pointer, shape, dtype, carried in zip(outputs, shapes, self.output_dtypes, self._carried(index), strict=True):
+            out = np.empty(shape, dtype=dtype)
+            self._check(self.library.boltir_copy(out.ctypes.data_as(ctypes.c_void_p), ctypes.c_void_p(pointer),
+                                                 ctypes.c_size_t(out.nbytes), DEVICE_TO_HOST), "copying an output: ")
+            results.append(np.ascontiguousarray(slice_to(out, output_cut(carried, sizes))))
+        return results
+
+    def _call_device(self, values: dict) -> list:
+        import torch
+
+        tensors = {name: value if isinstance(value, torch.Tensor) else torch.from_dlpack(value) for name, value in values.items()}
+        for name, tensor in tensors.items():
+            self._check_dtype(name, ir_name_of_numpy(str(tensor.dtype).removeprefix("torch.")))
+        bucket, sizes = choose_for_call(self.plan, {name: tuple(t.shape) for name, t in tensors.items()})
+        staged = self._device_staging(bucket.index)
+        for name, tensor in tensors.items():
+            target = staged[name]
+            if tuple(tensor.shape) != tuple(target.shape):
+                target.zero_()
+                target = target[tuple(slice(0, size) for size in tensor.shape)]
+            target.copy_(tensor)
+        if "key_lengths" in self.buckets[bucket.index]:
+            staged[self.buckets[bucket.index]["key_lengths"]["input"]].fill_(sizes[self.buckets[bucket.index]["key_lengths"]["symbol"]])
+        outputs = staged["__outputs__"]
+        stream = torch.cuda.current_stream().cuda_stream
+        self._run(bucket.index, [t.data_ptr() for name, t in staged.items() if name != "__outputs__"],
+                  [t.data_ptr() for t in outputs], stream)
+        return [slice_to(out, output_cut(carried, sizes)).clone()
+                for out, carried in zip(outputs, self._carried(bucket.index), strict=True)]
+
+    def _device_staging(self, index: int) -> dict:
+        """Bucket `index`'s device tensors (inputs, key lengths, "__outputs__"), made once."""
+        import torch
+
+        cached = getattr(self, "_torch_staging", {})
+        self._torch_staging = cached
+        if index not in cached:
+            bucket = self.buckets[index]
+            staged = {name: torch.zeros(shape, dtype=getattr(torch, numpy_dtype_from_name(self.dtypes[name]).name), device="cuda")
+                      for name, shape in bucket["inputs"].items()}
+            if "key_lengths" in bucket:
+                staged[bucket["key_lengths"]["input"]] = torch.zeros(bucket["key_lengths"]["shape"], dtype=torch.int32, device="cuda")
+            staged["__outputs__"] = [torch.empty(shape, dtype=getattr(torch, dtype.name), device="cuda")
+                                     for shape, dtype in zip(bucket["outputs"].values(), self.output_dtypes, strict=True)]
+            cached[index] = staged
+        return cached[index]
+
+    def _with_key_lengths(self, index: int, padded: dict, sizes) -> dict:
+        entry = self.buckets[index].get("key_lengths")
+        if entry is None:
+            return padded
+        return {**padded, entry["input"]: np.full(entry["shape"], sizes[entry["symbol"]], dtype=np.int32)}
+
+    def _carried(self, index: int) -> list[dict[int, int]]:
+        axes = self.buckets[index]["output_axes"]
+        return [{int(axis): symbol for axis, symbol in axes[name].items()} for name in self.buckets[index]["outputs"]]
+
+    def _check_dtype(self, name: str, dtype: str) -> None:
+        if name in self.dtypes and dtype != self.dtypes[name]:
+            raise BoltError(f"input '{name}' must be {self.dtypes[name]}, got {dtype}")
+
+    def _run(self, index: int, inputs: list[int], outputs: list[int], stream) -> None:
+        self._check(self.library.boltir_bucket_graph_run(self.context, index, self._pointer_array(inputs),
+                                                         self._pointer_array(outputs), ctypes.c_void_p(stream)), "running: ")
+
+    _pointer_array = CompiledModel._pointer_array
+
+    def close(self) -> None:
+        if getattr(self, "context", None) and self.context.value:
+            self.library.boltir_model_destroy(self.context)
+            self.context = ctypes.c_void_p()
+        for pointer in getattr(self, "_staging", {}).values():
+            self.library.boltir_device_free(pointer)
+        self._staging, self._torch_staging = {}, {}
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass

@@ -29,6 +29,7 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     "form-persistent-kernels": ("boltir.passes.form_persistent_kernels", "FormPersistentKernelsPass"),
     "fuse-elementwise": ("boltir.passes.fuse_elementwise", "FuseElementwisePass"),
     "plan-memory": ("boltir.passes.plan_memory", "PlanMemoryPass"),
+    "mask-padded-keys": ("boltir.passes.mask_padded_keys", "MaskPaddedKeysPass"),
 }
 """Pass name -> (module, class). Each module holds one pass."""
 
