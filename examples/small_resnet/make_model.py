@@ -2,12 +2,14 @@
 
     python examples/small_resnet/make_model.py [OUT_DIR]
 
-Produces small_resnet.onnx (input "image", 1x3x32x32 f32; output "logits", 1x10) and
+Writes into OUT_DIR (created if missing), or without one into a new temporary directory
+(printed), never into the repository. Produces small_resnet.onnx (input "image", 1x3x32x32 f32; output "logits", 1x10) and
 input.npz (one random image keyed by the input name). Built with onnx.helper, so it
 needs neither torch nor a download.
 """
 
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -81,7 +83,7 @@ def build() -> onnx.ModelProto:
 
 
 def main() -> None:
-    out_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent
+    out_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="boltir-small-resnet-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     onnx.save(build(), out_dir / "small_resnet.onnx")
     np.savez(out_dir / "input.npz", image=rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
