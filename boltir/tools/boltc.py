@@ -9,6 +9,7 @@
     boltc model.onnx -o out/ [--arch sm80|sm90] [--cutlass 2|3] [--dtype f16|bf16|f32] [--debug-dump]
     boltc model.onnx --emit cutlass|cuda [-o FILE|DIR]
     boltc model.onnx --roofline [--arch ...] [--input-shape ...] [--dtype ...]
+    boltc model.onnx -o out/ --input-shape data=1..64x3x224x224 [--buckets data:0=1,2,4,8,16,32,64]
 
 Without `--emit`, boltc compiles the model into the directory `-o` names: the shared
 library, the weights and manifest.json (see boltir/compiler.py), which
@@ -18,6 +19,9 @@ adds kernel selection, lowering to CUTLASS instances and memory planning; `--emi
 writes the CUDA translation units (into `-o DIR`, or all to standard output). `bolt-opt`
 and `bolt-run` read the IR levels back. `--roofline` prints every launch's FLOPs, bytes
 and bound time on the target (boltir/backends/cuda/roofline.py), without compiling.
+A dimension given as a range (`1..64`) compiles one bucket per size of `--buckets` into
+one directory (boltir/buckets.py); `boltir.runtime.load` runs each call on the smallest
+bucket that holds it.
 """
 
 from __future__ import annotations
@@ -112,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=DIMS",
         help="fix an input's shape, e.g. data=1x3x224x224 (repeatable); needed for dynamic dimensions",
     )
+    parser.add_argument("--buckets", action="append", default=[], metavar="NAME:DIM=SIZES",
+                        help="the sizes of a ranged dimension that get their own kernels, e.g. data:0=1,2,4,8,16,32,64 "
+                        "(repeatable; default: the powers of two inside the range and its maximum)")
     parser.add_argument("--elide-weights", action="store_true", help="leave weight blobs out (for reading only)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     parser.add_argument("--version", action="version", version=f"boltc (boltir {__version__})")
@@ -196,7 +203,7 @@ def boltc(args: argparse.Namespace) -> None:
         raise BoltError("no model given; usage: boltc MODEL.onnx -o DIR, or boltc MODEL.onnx --emit graph|op|cutlass|cuda")
     if args.roofline and (args.emit or args.output):
         raise BoltError("--roofline prints a table on standard output; it takes neither --emit nor -o")
-    if args.emit is None or args.emit in ("cutlass", "cuda"):
+    if args.emit is None or args.emit in ("cutlass", "cuda") or args.buckets or any(".." in t for t in args.input_shape):
         compile_or_emit(args, pipeline)
         return
     passes = parse_pipeline_spec(pipeline, available_passes(args.pass_plugin)) if args.emit == "op" else []
@@ -227,6 +234,9 @@ def compile_or_emit(args: argparse.Namespace, op_pipeline: str) -> None:
         TuningDatabase.open(args.tuning_db or None, fresh=True).close()
     selector = "tune" if args.tune else "db"
     pipeline = ",".join([op_pipeline, *compiler.backend_passes(args.arch, args.cutlass, selector, args.tuning_db)])
+    if any(".." in text for text in args.input_shape) or args.buckets:
+        compile_buckets(args, pipeline)
+        return
     input_shapes = dict(parse_input_shape(text) for text in args.input_shape)
     if args.roofline:
         rows = compiler.roofline(model_argument(args.model, input_shapes), arch=args.arch, dtype=args.dtype, input_shapes=input_shapes,
@@ -281,6 +291,25 @@ def compile_or_emit(args: argparse.Namespace, op_pipeline: str) -> None:
     else:
         for unit in program.units:
             sys.stdout.write(f"// ===== {unit.name}.cu\n{unit.source}\n")
+
+
+def compile_buckets(args: argparse.Namespace, pipeline: str) -> None:
+    """Input ranges (--input-shape data=1..64x...) and --buckets: one directory for every bucket."""
+    from boltir import buckets, compiler
+    from boltir.shape_ranges import parse_input_shape as parse_ranged_shape
+
+    if args.emit or args.roofline or not args.output:
+        raise BoltError("input ranges compile one model per bucket into a directory: give -o DIR "
+                        "(not --emit or --roofline; fix the sizes with --input-shape NAME=AxBxC for those)")
+    if Path(args.output).is_file():
+        raise BoltError(f"-o {args.output} is a file; compiling writes a directory")
+    input_shapes = dict(parse_ranged_shape(text) for text in args.input_shape)
+    result = buckets.compile_buckets(args.model, args.output, input_shapes=input_shapes, buckets=args.buckets,
+                                     arch=args.arch, dtype=args.dtype, pipeline=pipeline, plugins=args.pass_plugin)
+    compiler.warn_fallbacks(result)
+    sizes = "; ".join(f"{', '.join(s['dims'])}: {','.join(map(str, s['sizes']))}" for s in result.manifest["symbols"])
+    sys.stderr.write(f"wrote {result.directory}/ ({len(result.manifest['buckets'])} buckets: {sizes}; "
+                     f"arena {result.manifest['arena_bytes'] / 2**20:.1f} MiB)\n")
 
 
 def format_roofline(rows: Sequence) -> str:
