@@ -7,6 +7,9 @@ PyTorch eager (cuBLAS / cuDNN) and torch.compile (default mode) on the same op.
 
     source bench/setup_gpu.sh && python3 -m bench.tune --db /tmp/tuning.sqlite [--models resnet50,bert] [--facts]
     python3 -m bench.tune --plan-only      # no GPU: the ops and their candidate counts
+    python3 -m bench.tune --db /tmp/fresh.sqlite --batches 1,32 --facts --write-shipped $OUT/tuning-h200.json
+        # re-times the shipped data by graph replay (a scratch database: the current shipped
+        # file is merged into it); copy the file into boltir/backends/cuda/tune/shipped/
 
 Timing: the profiler's (ours) is the median of 15 replays of a CUDA graph of 10 launches,
 inputs rotated past L2: device time. The peers' follows bench/kernels.py (CUDA events, median
@@ -35,6 +38,27 @@ FACTS_GEMMS = [(4096, 3072, 768), (4096, 768, 3072), (32, 4096, 4096), (8192, 81
 FACTS_CONVS = [(32, 56, 56, 64, 64, 3, 1), (32, 56, 56, 256, 64, 1, 1), (32, 28, 28, 128, 128, 3, 1), (32, 7, 7, 512, 512, 3, 1),
                (32, 224, 224, 4, 64, 7, 2)]
 FACTS_B2B = [(409600, 576, 64, 128), (131072, 128, 128, 128), (16384, 64, 256, 64)]
+
+
+def write_shipped(database, path: Path) -> Path:
+    """This GPU's records as a shipped tuning export: the package's current file for this
+    GPU merged in first, so that the records this run measured (newer) replace theirs and
+    the others stay. A user's build on this GPU takes them where their database has none."""
+    import json
+
+    from boltir.backends.cuda.tune.database import FORMAT, SHIPPED
+    from boltir.backends.cuda.tune.tuner import gpu_identity
+
+    gpu = gpu_identity()[0]
+    current = SHIPPED / f"tuning-{gpu.removeprefix('NVIDIA ').lower().replace(' ', '-')}.json"
+    if current.exists():
+        database.import_json(current.read_text(), str(current))
+    records = [r.to_json() for r in database.records() if r.key.gpu == gpu]
+    stale = sum(r.timing != "graph" for r in database.records() if r.key.gpu == gpu)
+    if stale:
+        print(f"note: {stale} of {len(records)} records of the {gpu} are not graph-timed (re-run their tuning to replace them)")
+    path.write_text(json.dumps({"format": FORMAT, "records": records}, indent=1, sort_keys=True) + "\n")
+    return path
 
 
 def facts_ops() -> list[tuple[str, object]]:
@@ -232,6 +256,9 @@ def main() -> int:
     parser.add_argument("--compile-peer-seconds", type=float, default=240.0,
                         help="how long torch.compile of the peers may take in all (then: skipped)")
     parser.add_argument("--export", help="export the database to this JSON file at the end")
+    parser.add_argument("--write-shipped", metavar="FILE",
+                        help="after tuning, write this GPU's records (graph-timed) as shipped tuning data: FILE is "
+                        "$OUT/tuning-h200.json, copied into boltir/backends/cuda/tune/shipped/ after the run")
     args = parser.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -282,6 +309,8 @@ def main() -> int:
     if args.export:
         Path(args.export).write_text(database.export_json())
         print("exported", len(database), "records to", args.export)
+    if args.write_shipped:
+        print("wrote the shipped tuning data", write_shipped(database, Path(args.write_shipped)))
 
     import torch
 
