@@ -112,6 +112,22 @@ def checked_shape(name: str, value: object) -> tuple[int, ...]:
     return tuple(sizes)
 
 
+def check_single_definitions(graph_proto: onnx.GraphProto) -> None:
+    """An ONNX graph is in SSA form: a name that two nodes define (or a node and a graph
+    input or initializer) would make every later reader ambiguous, so it is refused."""
+    defined = {i.name: f"graph input '{i.name}'" for i in graph_proto.input}
+    defined.update((init.name, f"initializer '{init.name}'") for init in graph_proto.initializer)
+    for node in graph_proto.node:
+        label = f"{node.op_type} node '{node_label(node)}'"
+        for name in node.output:
+            if not name:
+                continue
+            if name in defined:
+                raise BoltError(f"{label} defines '{name}', which {defined[name]} already defines; "
+                                "an ONNX graph defines each value once")
+            defined[name] = label
+
+
 def static_input_shape(value_info: onnx.ValueInfoProto, override: object | None) -> tuple[int, ...]:
     """A graph input's shape: the model's, with dynamic dimensions fixed by `override`."""
     name = value_info.name
@@ -286,6 +302,7 @@ class OnnxImporter:
             self.values[value_info.name] = self.builder.input(value_info.name, shape, dtype)
         for init in graph_proto.initializer:
             self.values[init.name] = tensor_array(init, f"initializer '{init.name}'")
+        check_single_definitions(graph_proto)
         for node in graph_proto.node:
             self.convert_node(node)
         outputs = []

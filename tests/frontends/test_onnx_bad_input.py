@@ -411,6 +411,24 @@ def test_nodes_out_of_order():
     assert import_error(model) == "Relu node 'second': input 'h' is not produced by any earlier node or graph input"
 
 
+def test_two_nodes_define_one_value():
+    model = model_of(
+        [helper.make_node("Relu", ["x"], ["y"], name="first"), helper.make_node("Sigmoid", ["x"], ["y"], name="second")],
+        check=False,
+    )
+    assert import_error(model) == (
+        "Sigmoid node 'second' defines 'y', which Relu node 'first' already defines; an ONNX graph defines each value once"
+    )
+
+
+def test_a_node_redefines_a_graph_input():
+    model = model_of([helper.make_node("Relu", ["x"], ["x"], name="relu"), helper.make_node("Relu", ["x"], ["y"])],
+                     check=False)
+    assert import_error(model) == (
+        "Relu node 'relu' defines 'x', which graph input 'x' already defines; an ONNX graph defines each value once"
+    )
+
+
 def test_output_produced_by_no_node():
     model = model_of([helper.make_node("Relu", ["x"], ["h"], name="relu")], check=False)
     assert import_error(model) == "graph output 'y' is produced by no node"
