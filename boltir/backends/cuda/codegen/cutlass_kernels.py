@@ -622,7 +622,7 @@ def emit_instance(op: Operation) -> Instance:
     key, name = instance_key(op), kernel_name(op)
     context = {**_common(op, name, key), **CONTEXTS[kind](op)}
     if kernel_arch(op) == "sm90":
-        context.update(cutlass_sm90.context(op))
+        context.update(cutlass_sm90.context(op, name))
     source = render(f"{template_name(op)}.cu.j2", **context)
     return Instance(name, key, kind, source.rstrip("\n"), kernel_arch(op))
 
@@ -634,8 +634,9 @@ def kernel_arch(op: Operation) -> str:
 
 
 def template_name(op: Operation) -> str:
-    """The jinja2 template of the op's instance: `<family>` (2.x) or `<family>_sm90` (3.x)."""
-    return family(op) + ("_sm90" if kernel_arch(op) == "sm90" else "")
+    """The jinja2 template of the op's instance: `<family>` (2.x) or `<family>_sm90` (3.x;
+    a pointwise conv as a persistent GEMM has its own, `cutlass_sm90.template_name`)."""
+    return cutlass_sm90.template_name(op) if kernel_arch(op) == "sm90" else family(op)
 
 
 def cutlass_ops(module_or_ops: ModuleOp | Iterable[Operation]) -> list[Operation]:

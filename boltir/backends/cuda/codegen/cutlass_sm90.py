@@ -11,8 +11,10 @@ brings into shared memory, in a warp-specialized kernel. Its parameters:
   (cooperative: two warpgroups split M; pingpong and warpspecialized: one warpgroup
   computes the whole tile); instruction = the wgmma shape (64, N, 16); stages = the
   pipeline depth, 0 for as many as fit beside the epilogue;
-- `kernel_schedule`: "cooperative" or "pingpong" (persistent, GEMM only) or
-  "warpspecialized" (one consumer, the only schedule of CUTLASS's 3.x implicit-GEMM conv);
+- `kernel_schedule`: "cooperative" or "pingpong" (persistent) or "warpspecialized" (one
+  consumer, the only schedule of CUTLASS's 3.x implicit-GEMM conv, which has no persistent
+  one); a 1x1 conv (stride 1, no padding) with a persistent schedule runs as the GEMM it
+  is (below);
 - `cluster`: thread-block cluster (M, N, 1), whose CTAs share A or B tiles by TMA multicast;
 - `swizzle`: the persistent scheduler's largest raster swizzle;
 - `split_k`: the stream-K scheduler in split-K mode (cooperative only), reduced in f32 in
@@ -23,6 +25,16 @@ brings into shared memory, in a warp-specialized kernel. Its parameters:
 
 TMA needs 16-byte aligned rows: every contiguous extent (K, N; a conv's C and K) is a
 multiple of 8 16-bit elements, and the alignment is (8, 8, 8).
+
+**Pointwise convs as persistent GEMMs.** Over NHWC activations and OHWI filters a 1x1
+conv of stride 1 without padding is exactly the GEMM output[NHW, K] = input[NHW, C] @
+filter[K, C]^T on the same buffers. A `cutlass.conv2d_fprop` of that shape whose
+`kernel_schedule` is "cooperative" or "pingpong" renders `conv2d_fprop_pointwise_sm90.cu.j2`:
+the 3.x GEMM instance of the same tile, schedule and epilogue (`gemm_sm90.cu.j2`), behind
+the conv's launcher ABI. The persistent kernel's producer warp loads the next tiles'
+inputs while the consumers store this tile's output (TMA, asynchronous), which a
+memory-bound conv (few channels: one or two K tiles per output tile) needs to stream at
+DRAM bandwidth; the non-persistent implicit-GEMM conv does not overlap the two.
 """
 
 from __future__ import annotations
@@ -39,11 +51,15 @@ from boltir.dialects.graph import tensor_shape
 
 GEMM_SCHEDULES = ("cooperative", "pingpong", "warpspecialized")
 CONV_SCHEDULES = ("warpspecialized",)
+POINTWISE_SCHEDULES = ("cooperative", "pingpong")
 KERNEL_SCHEDULE_TYPES = {
     ("gemm", "cooperative"): "cutlass::gemm::KernelTmaWarpSpecializedCooperative",
     ("gemm", "pingpong"): "cutlass::gemm::KernelTmaWarpSpecializedPingpong",
     ("gemm", "warpspecialized"): "cutlass::gemm::KernelTmaWarpSpecialized",
     ("conv2d_fprop", "warpspecialized"): "cutlass::conv::KernelImplicitTmaWarpSpecializedSm90",
+    # a pointwise conv's persistent schedules are the GEMM's (the conv runs as a GEMM)
+    ("conv2d_fprop", "cooperative"): "cutlass::gemm::KernelTmaWarpSpecializedCooperative",
+    ("conv2d_fprop", "pingpong"): "cutlass::gemm::KernelTmaWarpSpecializedPingpong",
 }
 EPILOGUE_SCHEDULE_TYPES = {
     "cooperative": "cutlass::epilogue::TmaWarpSpecializedCooperative",
@@ -88,7 +104,7 @@ def expected_warp_tile(schedule: str, threadblock: tuple[int, int, int]) -> tupl
 
 def tile_reason(family: str, schedule: str, tile: cutlass.Tile) -> str | None:
     """Why this tile and schedule are not a 3.x instance CUTLASS builds, or None."""
-    schedules = GEMM_SCHEDULES if family == "gemm" else CONV_SCHEDULES
+    schedules = GEMM_SCHEDULES if family == "gemm" else CONV_SCHEDULES + POINTWISE_SCHEDULES
     if schedule not in schedules:
         return f"a 3.x {family} takes kernel_schedule {' or '.join(repr(s) for s in schedules)}, got '{schedule}'"
     m, n, k = tile.threadblock
@@ -162,12 +178,64 @@ def conv_problem_reason(input_shape, filter_shape, output_shape, pads, strides, 
 
 
 def conv_reason(op: cutlass.Conv2dFpropOp) -> str | None:
+    if schedule_of(op) in POINTWISE_SCHEDULES and (reason := pointwise_reason(op)) is not None:
+        return (f"a 3.x conv2d_fprop takes kernel_schedule 'warpspecialized' here: the persistent "
+                f"'{schedule_of(op)}' runs 1x1 convs as GEMMs, and {reason}")
     if (reason := _common_reason(op, "conv2d_fprop", (op.input, op.filter))) is not None:
         return reason
     if op.prop_value("split_k") != 1:
         return "the 3.x implicit-GEMM conv has no split-k"
     return conv_problem_reason(tensor_shape(op.input.type), tensor_shape(op.filter.type), tensor_shape(op.output.type),
                                op.prop_value("pads"), op.prop_value("strides"), op.prop_value("dilations"))
+
+
+# ------------------------------------------------------- pointwise convs as GEMMs
+
+
+def pointwise_shape_reason(filter_shape, pads, strides) -> str | None:
+    """Why a conv (OHWI filter) is not a 1x1 conv of stride 1 without padding, the shape
+    that is one GEMM on its own NHWC buffers; None when it is."""
+    _, r, s, _ = filter_shape
+    if (r, s) != (1, 1):
+        return f"this one's filter is {r}x{s}"
+    if tuple(strides) != (1, 1):
+        return f"this one's stride is {list(strides)}"
+    if any(pads):
+        return f"this one has padding {list(pads)}"
+    return None
+
+
+def pointwise_reason(op) -> str | None:
+    return pointwise_shape_reason(tensor_shape(op.filter.type), op.prop_value("pads"), op.prop_value("strides"))
+
+
+def is_pointwise_gemm(op) -> bool:
+    """Whether a 3.x `cutlass.conv2d_fprop` runs as a persistent GEMM (module docstring)."""
+    return family(op) == "conv2d_fprop" and schedule_of(op) in POINTWISE_SCHEDULES and pointwise_reason(op) is None
+
+
+def template_name(op) -> str:
+    """The jinja template of a 3.x instance: `<family>_sm90`, or the pointwise conv's."""
+    return "conv2d_fprop_pointwise_sm90" if is_pointwise_gemm(op) else family(op) + "_sm90"
+
+
+def _pointwise_gemm_context(op, name: str) -> dict:
+    """What `gemm_sm90.cu.j2` needs beyond the conv's context: A = input (NHW x C,
+    row-major), B = filter (K x C row-major: column-major C x K), one GEMM, no batch."""
+    return {
+        "gemm_name": name + "_gemm",
+        "gemm_headers": HEADERS["gemm"],
+        "layout_a": "row",
+        "layout_b": "col",
+        "cutlass_layout_a": "cutlass::layout::RowMajor",
+        "cutlass_layout_b": "cutlass::layout::ColumnMajor",
+        "batch_mode": "none",
+        "a_batched": False,
+        "b_batched": False,
+        "fold_batch": False,
+        "batched": False,
+        "batching_text": "one GEMM of n*h*w rows: the 1x1 conv's input, filter and output as they lie",
+    }
 
 
 def unsupported_reason(op) -> str | None:
@@ -196,11 +264,14 @@ def _epilogue_context(op) -> dict:
     }
 
 
-def context(op) -> dict:
-    """What the sm90 templates need beyond the 2.x context of the same family."""
+def context(op, name: str = "") -> dict:
+    """What the sm90 templates need beyond the 2.x context of the same family (`name`: the
+    instance's launcher, which a pointwise conv's GEMM launcher is named after)."""
     kind = family(op)
     schedule = schedule_of(op)
+    pointwise = _pointwise_gemm_context(op, name) if is_pointwise_gemm(op) else {}
     return {
+        **pointwise,
         "cluster": cluster_of(op),
         "schedule": schedule,
         "schedule_text": SCHEDULE_TEXT[schedule],

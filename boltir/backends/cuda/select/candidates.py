@@ -19,6 +19,11 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
 - b2b ops: the fused kernel against its unfused pair (`UNFUSE`), whose halves are tuned
   as ops of their own.
 - Depthwise convs: the direct kernel's pixel tiles that fit its shared memory.
+- Memory-bound 1x1 convs (stride 1, no padding, C or K at most 96; heuristic
+  `pointwise_problem`), on sm90 with `cutlass=3`: besides the implicit-GEMM conv's, the
+  persistent GEMM's tiles on the conv's buffers (`cutlass_sm90`'s pointwise convs): K
+  tiles 32 and 64 for narrow C, N tiles covering K and the usual 64 / 128 / 256, M 64 /
+  128 / 256 under both persistent schedules, each thread at most 128 accumulators.
 
 **Pruning**, before anything compiles: shared-memory fit; tiles that waste more than half
 of the edge tiles; grids much less efficient than the best tile's (waves per SM, idle
@@ -50,6 +55,8 @@ from boltir.backends.cuda.select.heuristic import (
     hopper_gemm_problem,
     hopper_tile,
     instruction_shape,
+    pointwise_choice,
+    pointwise_problem,
     tile_for_bits,
     tile_score,
 )
@@ -61,6 +68,9 @@ from boltir.target import get_target
 MAX_PER_GENERATION = {"2.x": 8, "3.x": 10}
 """At most this many candidates of each CUTLASS generation survive pruning (2.x: 6 when
 3.x candidates run beside them)."""
+MAX_POINTWISE = 8
+"""At most this many persistent-GEMM candidates of a memory-bound 1x1 conv, beside its
+implicit-GEMM conv candidates."""
 
 LEGACY_TILES: tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ...] = (
     ((256, 128, 32), (64, 64, 32)),
@@ -280,6 +290,44 @@ def hopper_conv(op: ops.Conv2dOp, base: KernelChoice, sms: int, found: Candidate
     return _keep_best(found, ranked, MAX_PER_GENERATION["3.x"], pixels, k, 1, sms, first)
 
 
+# ------------------------------------------------- 1x1 convs as persistent GEMMs
+
+
+POINTWISE_SCHEDULES = (("pingpong", 64), ("pingpong", 128), ("cooperative", 128), ("cooperative", 256))
+"""(schedule, tile M) of the persistent GEMM candidates of a pointwise conv."""
+MAX_ACCUMULATORS = 128
+"""f32 accumulators per consumer thread (a warpgroup's share of the tile over its 128
+threads) beyond which the tile spills."""
+
+
+def pointwise_tiles(c: int, k: int) -> list[tuple[int, int, int]]:
+    """The CTA tiles worth timing for a pointwise conv of C -> K channels: N covering K
+    (rounded to 16) and 64 / 128 / 256 where they pad K by at most half; K 32 and 64 for
+    C up to 32, else 64."""
+    covering = -(-k // 16) * 16
+    widths = sorted({n for n in (covering, 64, 128, 192, 256) if n <= 256 and k / (math.ceil(k / n) * n) >= 1 - MAX_EDGE_WASTE})
+    depths = (32, 64) if c <= 32 else (64,)
+    return [(m, n, depth) for m in (64, 128, 256) for n in widths for depth in depths]
+
+
+def pointwise_gemms(op: ops.Conv2dOp, first: KernelChoice, sms: int, found: CandidateSet) -> list[KernelChoice]:
+    pixels, c, k = pointwise_problem(op)
+    ranked = []
+    for m, n, depth in pointwise_tiles(c, k):
+        for schedule, tile_m in POINTWISE_SCHEDULES:
+            if tile_m != m:
+                continue
+            if (m // 2 if schedule == "cooperative" else m) * n // 128 > MAX_ACCUMULATORS:
+                found.prune("accumulators")
+                continue
+            score, _ = tile_score(pixels, k, 1, m, n, sms)
+            # a K tile that covers C without padding moves no zeros through shared memory
+            score *= 1 + 0.02 * (depth >= c) + 0.01 * (schedule == "pingpong")
+            ranked.append(_Ranked(score, pointwise_choice((m, n, depth), schedule)))
+    leader = first if first.arch == "sm90" and first.kernel_schedule != "warpspecialized" else None
+    return _keep_best(found, ranked, MAX_POINTWISE, pixels, k, 1, sms, leader)
+
+
 # --------------------------------------------------------------------------- entry
 
 
@@ -307,6 +355,8 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3) -> Cand
         choices = legacy_conv(op, legacy, sms, limit, found)
         if hopper and hopper_conv_problem(op) is not None:
             choices = hopper_conv(op, first, sms, found) + choices
+        if hopper and pointwise_problem(op) is not None:
+            choices = pointwise_gemms(op, first, sms, found) + choices
     # the heuristic's own choice leads, so an empty search still has the heuristic's answer
     choices.sort(key=lambda choice: choice != first)
     found.choices = list(dict.fromkeys(choices))

@@ -200,6 +200,55 @@ def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Ti
     return hopper_tile(threadblock, schedule), schedule, cluster, split_k
 
 
+# ------------------------------------------------ 1x1 convs as persistent GEMMs (sm90)
+
+POINTWISE_MAX_CHANNELS = 96
+"""A 1x1 conv whose C or K is at most this does a few dozen FLOPs per byte it moves: it is
+bound by DRAM bandwidth, and runs as a persistent 3.x GEMM (`cutlass_sm90`'s pointwise
+convs) so that loads of the next tiles overlap the stores of this one."""
+POINTWISE_MIN_BYTES = 8 * 2**20
+"""Below this many bytes moved (a few microseconds at DRAM speed) the launch and the
+persistent kernel's setup weigh more than streaming: the heuristic keeps the conv kernels.
+A first guess, not a measurement: bench/pointwise.py times both routes."""
+
+
+def pointwise_problem(op: ops.Conv2dOp) -> tuple[int, int, int] | None:
+    """(output pixels, C, K) of a memory-bound 1x1 conv (stride 1, no padding, C or K at
+    most POINTWISE_MAX_CHANNELS) that a 3.x GEMM can run on its own buffers; else None."""
+    problem = hopper_conv_problem(op)
+    if problem is None or min(problem[1:]) > POINTWISE_MAX_CHANNELS:
+        return None
+    if cutlass_sm90.pointwise_shape_reason(tensor_shape(op.filter.type), op.prop_value("pads"), op.prop_value("strides")):
+        return None
+    return problem
+
+
+def pointwise_bytes(pixels: int, c: int, k: int, residual: bool) -> int:
+    """What a 16-bit pointwise conv moves: input, filter and output once (and the residual)."""
+    return 2 * (pixels * (c + k * (2 if residual else 1)) + k * c)
+
+
+def pointwise_gemm_tile(c: int, k: int) -> tuple[tuple[int, int, int], str]:
+    """The persistent GEMM's tile and schedule for a pointwise conv: the K tile covers C
+    up to 32 (the narrowest K tile of the 3.x rules), else 64; the N
+    tile covers K up to 256 (each input pixel read once), else the widest of 256 / 192 /
+    128 that pads K least. One consumer warpgroup holds a 128 x N tile while N <= 128
+    (ping-pong: one warpgroup's epilogue overlaps the other's MMAs); wider tiles split M
+    between two (cooperative), keeping each thread at 128 accumulators or fewer."""
+    tile_k = 32 if c <= 32 else 64
+    if k <= 256:
+        tile_n = -(-k // 16) * 16
+    else:
+        tile_n = min((256, 192, 128), key=lambda n: (math.ceil(k / n) * n, -n))
+    return (128, tile_n, tile_k), "pingpong" if tile_n <= 128 else "cooperative"
+
+
+def pointwise_choice(threadblock: tuple[int, int, int], schedule: str) -> KernelChoice:
+    """A pointwise conv's 3.x choice: the conv family, a persistent GEMM schedule."""
+    return KernelChoice("conv2d_fprop", "sm90", hopper_tile(threadblock, schedule), (8, 8, 8), 1, 1, "optimized",
+                        cluster=(1, 1, 1), kernel_schedule=schedule)
+
+
 def batches_operands(op: ops.GemmOp) -> bool:
     """Whether the GEMM is truly batched (its batch is a grid dimension, not folded into M),
     by the emitter's own reading of its batch attributes."""
@@ -256,7 +305,9 @@ class HeuristicSelector:
     can run the op (`cutlass_sm90.py`'s rules) and keeps 2.x instances (arch "sm80", which run on
     sm90 too) for the rest: depthwise and b2b ops, f32, rows TMA cannot move, narrow
     problems (M of 64 or less) where a 64-row wgmma tile would be mostly padding, and K of
-    64 or less. The rules come from the H200 measurements in bench/RESULTS.md."""
+    64 or less. Memory-bound 1x1 convs that move enough bytes run as persistent 3.x GEMMs
+    whatever their channels (`pointwise_problem`). The rules come from the H200
+    measurements in bench/RESULTS.md."""
 
     name: str = "heuristic"
     notes: list[str] = field(default_factory=list)
@@ -265,6 +316,9 @@ class HeuristicSelector:
     kernels on a 132-SM H200); 0 takes get_target(arch).multiprocessors."""
     cutlass: int = 3
     """The newest CUTLASS generation to pick: 3 (3.x on sm90 where it runs) or 2."""
+    pointwise_gemms: bool = True
+    """Whether memory-bound 1x1 convs run as persistent 3.x GEMMs (False: the conv kernels
+    the heuristic picked before, for comparison)."""
 
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
         if arch == "sm90" and self.cutlass >= 3 and isinstance(op, ops.GemmOp | ops.Conv2dOp):
@@ -300,6 +354,9 @@ class HeuristicSelector:
                             cluster=cluster, kernel_schedule=schedule)
 
     def hopper_conv(self, op: ops.Conv2dOp) -> KernelChoice | None:
+        pointwise = pointwise_problem(op) if self.pointwise_gemms else None
+        if pointwise is not None and pointwise_bytes(*pointwise, op.residual is not None) >= POINTWISE_MIN_BYTES:
+            return pointwise_choice(*pointwise_gemm_tile(*pointwise[1:]))
         problem = hopper_conv_problem(op)
         if problem is None:
             return None
