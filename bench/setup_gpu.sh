@@ -13,6 +13,17 @@ fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$repo_root"/.whl/*.whl \
   || { echo "installing the carried wheels failed" >&2; return 1 2>/dev/null || exit 1; }
 export PYTHONPATH="/tmp/site:$repo_root${PYTHONPATH:+:$PYTHONPATH}"
+# boltir runs from the checkout, not installed: a dist-info with pyproject's entry points
+# lets torch.compile find backend="boltir" (importlib.metadata reads it from PYTHONPATH).
+mkdir -p /tmp/site/boltir-0+checkout.dist-info
+printf 'Metadata-Version: 2.1\nName: boltir\nVersion: 0+checkout\n' > /tmp/site/boltir-0+checkout.dist-info/METADATA
+python3 - "$repo_root/pyproject.toml" > /tmp/site/boltir-0+checkout.dist-info/entry_points.txt <<'PY'
+import sys, tomllib
+project = tomllib.load(open(sys.argv[1], "rb"))["project"]
+groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
+for group, entries in groups.items():
+    print(f"[{group}]", *(f"{name} = {target}" for name, target in entries.items()), "", sep="\n")
+PY
 export BOLTIR_CACHE_DIR="${BOLTIR_CACHE_DIR:-/tmp/boltir-cache}"
 # Objects compiled here ahead of time (carry .kcache) are hits there when nvcc, flags and
 # CUTLASS match: the cache key holds all three.
