@@ -385,6 +385,27 @@ class ReduceBase(TensorToTensorBase):
     keepdims = opt_prop_def(UnitAttr)
 
 
+class CumSumBase(TensorOp):
+    """ONNX CumSum: running sums along `axis`; `exclusive` leaves each element out of
+    its own sum (the first is 0), `reverse` sums from the end. Numbers only (no i1)."""
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    output = result_def(T)
+    axis = prop_def(IntegerAttr[I64])
+    exclusive = opt_prop_def(UnitAttr)
+    reverse = opt_prop_def(UnitAttr)
+    assembly_format = "$input attr-dict `:` type($output)"
+
+
+def check_cumsum(input_type: TensorType, axis: int) -> None:
+    """A cumulative sum's rules: `axis` within the rank, a float or integer tensor."""
+    shapes.normalize_axis(axis, input_type.get_num_dims())
+    element = input_type.element_type
+    if not (is_float(element) or (isinstance(element, IntegerType) and element.width.data > 1)):
+        raise VerifyException(f"expects a float or integer tensor, got {input_type}")
+
+
 # ------------------------------------------------------------------------- attention
 
 ATTENTION_LAYOUTS = ("BHSD", "BSHD", "BS3HD")

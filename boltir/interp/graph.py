@@ -399,6 +399,22 @@ def reduce(kind: str, x: np.ndarray, axes: Sequence[int], keepdims: bool) -> np.
     return (np.mean if kind == "mean" else np.sum)(x, axis=axes, keepdims=keepdims)
 
 
+def cumsum(x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    """ONNX CumSum along `axis`, in x's dtype (integers wrap as they do in it)."""
+    axis %= x.ndim
+    if reverse:
+        x = np.flip(x, axis)
+    out = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        shifted = np.zeros_like(out)
+        before = [slice(None)] * x.ndim
+        after = [slice(None)] * x.ndim
+        before[axis], after[axis] = slice(1, None), slice(None, -1)
+        shifted[tuple(before)] = out[tuple(after)]
+        out = shifted
+    return np.flip(out, axis) if reverse else out
+
+
 # ---------------------------------------------------------------------- data movement
 
 
@@ -585,6 +601,11 @@ class GraphFunctions(InterpreterFunctions):
         x, scale, *bias = (widen(v) for v in args)
         out = layer_norm(x, scale, bias[0] if bias else None, op.prop_value("axis"), op.prop_value("epsilon"))
         return (finish(op, out),)
+
+    @impl(graph.CumSumOp)
+    def run_cumsum(self, interpreter: Interpreter, op: graph.CumSumOp, args: tuple):
+        flags = op.prop_value("exclusive"), op.prop_value("reverse")
+        return (finish(op, cumsum(widen(args[0]), op.prop_value("axis"), *flags)),)
 
     def _reduce(self, interpreter: Interpreter, op, args: tuple):
         out = reduce(REDUCE_KINDS[type(op)], widen(args[0]), op.prop_value("axes"), op.prop_value("keepdims"))

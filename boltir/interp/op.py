@@ -219,6 +219,11 @@ class OpFunctions(InterpreterFunctions):
         out = graph_kernels.reduce(op.kind.data, widen(args[0]), op.prop_value("axes"), op.prop_value("keepdims"))
         return (finish(op, out),)
 
+    @impl(ops.CumSumOp)
+    def run_cumsum(self, interpreter: Interpreter, op: ops.CumSumOp, args: tuple):
+        flags = op.prop_value("exclusive"), op.prop_value("reverse")
+        return (finish(op, graph_kernels.cumsum(widen(args[0]), op.prop_value("axis"), *flags)),)
+
     @impl(ops.ResizeOp)
     def run_resize(self, interpreter: Interpreter, op: ops.ResizeOp, args: tuple):
         return (finish(op, graph_kernels.resize_as(op, widen(args[0]))),)

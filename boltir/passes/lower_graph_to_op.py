@@ -315,6 +315,9 @@ def lower(low: Lowering, op: Operation) -> list[SSAValue]:
         return [low.value(ops.LayerNormOp(op.input, op.scale, op.bias, axis=op.prop_value("axis"), epsilon=op.prop_value("epsilon")))]
     if type(op) in REDUCE_KINDS:
         return [low.value(ops.ReduceOp(op.input, REDUCE_KINDS[type(op)], op.prop_value("axes"), op.prop_value("keepdims")))]
+    if isinstance(op, graph.CumSumOp):
+        flags = {"exclusive": op.prop_value("exclusive"), "reverse": op.prop_value("reverse")}
+        return [low.value(ops.CumSumOp(op.input, op.prop_value("axis"), **flags))]
     if isinstance(op, SHAPE_ONLY):
         return [low.value(ops.ReshapeOp(op.input, tensor_shape(op.output.type)))]
     if isinstance(op, graph.ExpandOp):

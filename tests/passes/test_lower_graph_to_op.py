@@ -264,6 +264,16 @@ for _name, _op in {"reduce_mean": graph.ReduceMeanOp, "reduce_sum": graph.Reduce
     CASES[f"{_name}_dropped"] = lambda b, rng, op=_op: [b.insert(op(b.input("x", (2, 3, 4)), (0,), keepdims=False)).output]
 
 
+@case("cumsum")
+def _(b, rng):
+    return [b.insert(graph.CumSumOp(b.input("x", (2, 5, 6)), axis=1, exclusive=True)).output]
+
+
+@case("cumsum_i64_reverse")
+def _(b, rng):
+    return [b.insert(graph.CumSumOp(b.input("ids", (2, 9), np.int64), axis=-1, reverse=True)).output]
+
+
 def shape_case(name, make: Callable[[SSAValue], graph.GraphOp], shape=(2, 3, 1, 4)):
     CASES[name] = lambda b, rng: [b.insert(make(b.input("x", shape))).output]
 

@@ -14,6 +14,7 @@ from xdsl.utils.exceptions import VerifyException
 from boltir.dialects import shapes
 from boltir.dialects.common import (
     I64_ARRAY,
+    CumSumBase,
     LayerNormBase,
     Props,
     ReduceBase,
@@ -23,6 +24,7 @@ from boltir.dialects.common import (
     attention_dims,
     check_attention_mask,
     check_choice,
+    check_cumsum,
     drop_none,
     f32_attr,
     flag,
@@ -523,6 +525,23 @@ class ReduceSumOp(ReduceOp):
 @irdl_op_definition
 class ReduceMaxOp(ReduceOp):
     name = "graph.reduce_max"
+
+
+@irdl_op_definition
+class CumSumOp(GraphOp, CumSumBase):
+    """ONNX CumSum along `axis` (the ONNX axis input, known at import); `exclusive` and
+    `reverse` as ONNX's attributes. Floats sum in f32 and round once per element."""
+
+    name = "graph.cumsum"
+
+    def __init__(self, input: SSAValue, axis: int, *, exclusive: bool = False, reverse: bool = False):
+        props = drop_none({"axis": i64_attr(axis), "exclusive": flag(exclusive), "reverse": flag(reverse)})
+        self.init_inferred([input], props)
+
+    @classmethod
+    def infer(cls, operand_types, props):
+        check_cumsum(operand_types[0], cls.prop(props, "axis"))
+        return [operand_types[0]]
 
 
 

@@ -14,6 +14,7 @@ from boltir.dialects import shapes
 from boltir.dialects.common import (
     ATTENTION_LAYOUTS,
     I64_ARRAY,
+    CumSumBase,
     LayerNormBase,
     ReduceBase,
     SlidingWindowBase,
@@ -22,6 +23,7 @@ from boltir.dialects.common import (
     attention_dims,
     check_attention_mask,
     check_choice,
+    check_cumsum,
     expect_type,
     f32_attr,
     i64_array,
@@ -520,6 +522,23 @@ class ReduceOp(OpBase, ReduceBase):
         axes = shapes.normalize_axes(self.prop_value("axes"), len(x))
         shape = shapes.reduce_shape(x, axes, self.prop_value("keepdims"))
         expect_type("result", self.output.type, TensorType(self.input.type.element_type, shape))
+
+
+@irdl_op_definition
+class CumSumOp(OpBase, CumSumBase):
+    """Running sums along `axis` (`exclusive`, `reverse` as graph.cumsum), one kernel:
+    floats sum in f32 and round once per element, integers wrap."""
+
+    name = "op.cumsum"
+
+    def __init__(self, input, axis: int, *, exclusive: bool = False, reverse: bool = False):
+        props = {"axis": i64_attr(axis)}
+        props.update({name: UnitAttr() for name, on in (("exclusive", exclusive), ("reverse", reverse)) if on})
+        super().__init__(operands=[input], properties=props, result_types=[input.type])
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        check_cumsum(self.input.type, self.prop_value("axis"))
 
 
 

@@ -329,6 +329,18 @@ func.func @others(%x: tensor<2x8x16xf32>, %g: tensor<16xf32>, %t: tensor<10x16xf
 
 // -----
 
+// A cumulative sum keeps its axis and flags, and its element type (integers too).
+// CHECK-LABEL: func.func @cumsum
+func.func @cumsum(%x: tensor<2x8x16xf32>, %i: tensor<2x8xi64>) -> (tensor<2x8x16xf32>, tensor<2x8xi64>) {
+  // CHECK-NEXT: op.cumsum %x {axis = -2 : i64, exclusive, reverse} : tensor<2x8x16xf32>
+  %0 = graph.cumsum %x {axis = -2 : i64, exclusive, reverse} : tensor<2x8x16xf32>
+  // CHECK-NEXT: op.cumsum %i {axis = 1 : i64} : tensor<2x8xi64>
+  %1 = graph.cumsum %i {axis = 1 : i64} : tensor<2x8xi64>
+  func.return %0, %1 : tensor<2x8x16xf32>, tensor<2x8xi64>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @resize
 func.func @resize(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x8x8xf32> {
   // CHECK-NEXT: op.resize %x {scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>, mode = "linear", coordinate_transformation_mode = "align_corners"} : tensor<1x2x4x4xf32> -> tensor<1x2x8x8xf32>
