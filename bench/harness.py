@@ -6,7 +6,11 @@ A case is one op-level GEMM, conv or b2b op in `func.func @main`, every operand 
 argument (`tests/support/op_modules.py` writes them), so that it lowers to exactly one
 cutlass op whose operands are those arguments.
 `override` replaces fields of the heuristic's KernelChoice (split_k, iterator_algorithm,
-residency, ...) to reach variants the heuristic would not pick for that shape.
+residency, ...) to reach variants the heuristic would not pick for that shape. A depthwise
+conv gets CUTLASS's direct conv unless the case asks for ours (`depthwise="direct"`:
+codegen/depthwise_kernels.py, which stays an op.conv2d with the same launcher ABI). A
+GEMM with few rows gets CUTLASS's GEMM unless the case asks for ours (`small_m="skinny"`:
+codegen/skinny_gemm_kernels.py, an op.gemm with the CUTLASS GEMM launcher's ABI).
 """
 
 from __future__ import annotations
@@ -19,17 +23,12 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects import func
 
-from boltir.backends.cuda.codegen.cutlass_kernels import (
-    emit_translation_unit,
-    kernel_arch,
-    kernel_name,
-    launch_arguments,
-)
+from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels
 from boltir.backends.cuda.codegen.generator import CompileJob
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
-from boltir.backends.cuda.toolchain.kernel_library import KernelLibrary
+from boltir.backends.cuda.toolchain.kernel_library import KernelLibrary, launch_arguments
 from boltir.backends.cuda.toolchain.nvcc import build_shared_library
 from boltir.dialects import cutlass
 from boltir.dialects.cutlass import Tile
@@ -49,6 +48,10 @@ class Case:
     target: str = "sm80"
     """sm80: the heuristic's 2.x kernel (sized for the H200's SMs); sm90: its sm90 choice
     (3.x where one runs)."""
+    depthwise: str = "cutlass"
+    """Whose kernel a depthwise conv gets: "cutlass" or "direct" (ours)."""
+    small_m: str = "cutlass"
+    """Whose kernel a GEMM with few rows gets: "cutlass" or "skinny" (ours)."""
     # filled by lower()
     op_module: object = None
     cutlass_module: object = None
@@ -66,7 +69,8 @@ def lower(case: Case) -> Case:
     ctx = make_context()
     case.op_module = parse_module(case.text, f"<{case.label}>", ctx=ctx)
     module = case.op_module.clone()
-    SelectKernelsPass(selector="heuristic", arch=case.target, sms=SMS, cutlass=3 if case.target == "sm90" else 2).apply(ctx, module)
+    SelectKernelsPass(selector="heuristic", arch=case.target, sms=SMS, cutlass=3 if case.target == "sm90" else 2,
+                      depthwise=case.depthwise, small_m=case.small_m).apply(ctx, module)
     if case.override:
         for target in module.walk():
             if KERNEL_ATTR in target.attributes:
@@ -80,11 +84,17 @@ def lower(case: Case) -> Case:
     verify_module(module)
     entry = find_entry(module)
     body = [o for o in entry.body.ops if not isinstance(o, func.ReturnOp)]
-    if len(body) != 1 or not isinstance(body[0], cutlass.TemplateOp):
+    if len(body) != 1 or not (isinstance(body[0], cutlass.TemplateOp) or generator_of(body[0]) is not cutlass_kernels):
         names = ", ".join(o.name for o in body)
-        raise RuntimeError(f"{case.label}: expected one cutlass op after lowering, got {names}")
+        raise RuntimeError(f"{case.label}: expected one cutlass op (or our depthwise conv) after lowering, got {names}")
     case.cutlass_module, case.op = module, body[0]
     return case
+
+
+def generator_of(op):
+    if skinny_gemm_kernels.computes(op):
+        return skinny_gemm_kernels
+    return depthwise_kernels if depthwise_kernels.computes(op) else cutlass_kernels
 
 
 def build_library(cases: list[Case], path: Path | str) -> KernelLibrary:
@@ -92,9 +102,10 @@ def build_library(cases: list[Case], path: Path | str) -> KernelLibrary:
     one shared library."""
     jobs: dict[str, CompileJob] = {}
     for case in cases:
-        name = kernel_name(case.op)
+        generator = generator_of(case.op)
+        name = generator.kernel_name(case.op)
         if name not in jobs:
-            jobs[name] = CompileJob(name, emit_translation_unit([case.op]), kernel_arch(case.op))
+            jobs[name] = CompileJob(name, generator.emit_translation_unit([case.op]), generator.kernel_arch(case.op))
     return KernelLibrary(build_shared_library(list(jobs.values()), path, progress="always"))
 
 
@@ -156,6 +167,10 @@ SCHEDULE_SHORT = {"cooperative": "coop", "pingpong": "pingpong", "warpspecialize
 
 def describe_choice(case: Case) -> str:
     op = case.op
+    if depthwise_kernels.computes(op):
+        return f"ours {depthwise_kernels.marked_tile(op).describe()}"
+    if skinny_gemm_kernels.computes(op):
+        return f"skinny {skinny_gemm_kernels.marked_tile(op).describe()}"
     tile = op.tile.value
     if op.prop_value("arch") == "sm90":
         from boltir.backends.cuda.codegen import cutlass_sm90 as sm90

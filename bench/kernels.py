@@ -10,7 +10,14 @@ Timing (docs/BENCHMARKING.md): CUDA events around 10 back-to-back calls (so host
 cost is not counted), after a warm-up, the median of 30 such samples; inputs rotate among
 enough copies to exceed the 60 MB L2 when one set fits in it. Every boltir result is also checked against eager (‖Δ‖/‖ref‖ column).
 The b2b rows also time boltir's two unfused kernels (what select-kernels would emit
-without the fusion).
+without the fusion). The depthwise rows ("mb dw3x3", MobileNetV2's at batch 32) put
+CUTLASS's direct depthwise conv in the first column, our own kernel (the heuristic's
+choice) in the second, and our other tiles as the candidates; the notes give each one's
+effective TB/s (input, filter, bias and output once) beside cuDNN's. The "b1 skinny" rows
+(GEMMs with at most 16 rows: batch-1 classifiers, VGG-16's FC layers) put CUTLASS 2.x in the
+first column, our few-rows GEMM (the sm90 heuristic's choice) in the second, and CUTLASS's
+sm90 choice with our other tiles as the candidates; the notes give the weight-streaming TB/s
+of ours, CUTLASS's sm90 choice and F.linear (eager, no ReLU).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import time
 from pathlib import Path
 
 from bench.harness import (
+    SMS,
     BoundKernel,
     Case,
     build_library,
@@ -29,6 +37,8 @@ from bench.harness import (
     hopper,
     lower,
 )
+from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels
+from boltir.backends.cuda.select.candidates import candidates
 from boltir.target import get_target
 from tests.support.op_modules import b2b_gemm_text, conv_text, gemm_text
 
@@ -86,6 +96,28 @@ def candidate_cases(label: str, text: str, candidates, element: str = "f16") -> 
     return out
 
 
+def direct_candidates(ours: Case) -> list[Case]:
+    """Our depthwise kernel's other tiles, as the tuner's candidates list them."""
+    out = []
+    for choice in candidates(ours.op, "sm90", sms=SMS).choices[1:]:
+        if choice.family == depthwise_kernels.FAMILY:
+            override = {"tile": choice.tile, "alignment": choice.alignment}
+            tile = depthwise_kernels.DirectTile.of(choice.tile).describe()
+            out.append(lower(Case(f"{ours.label} tile {tile}", ours.text, override=override, target="sm90", depthwise="direct")))
+    return out
+
+
+def skinny_candidates(ours: Case) -> list[Case]:
+    """CUTLASS's sm90 choice for a few-rows GEMM, then our kernel's other tiles."""
+    out = [lower(Case(f"{ours.label} cutlass sm90", ours.text, target="sm90"))]
+    for choice in candidates(ours.op, "sm90", sms=SMS).choices[1:]:
+        if choice.family == skinny_gemm_kernels.FAMILY:
+            tile = skinny_gemm_kernels.SkinnyTile.of(choice.tile).describe()
+            out.append(lower(Case(f"{ours.label} tile {tile}", ours.text, override={"tile": choice.tile}, target="sm90",
+                                  small_m="skinny")))
+    return out
+
+
 def workloads():
     """(label, kind, params): the reference workloads, the shapes boltir is timed against its
     PyTorch peers on."""
@@ -95,6 +127,11 @@ def workloads():
     # batch 1 of BERT-base / GPT-2 (128 tokens) and ViT-B/16 (197): weight-read bound
     for m, n, k in [(128, 2304, 768), (128, 768, 768), (128, 3072, 768), (128, 768, 3072), (197, 2304, 768)]:
         yield f"b1 linear+bias+relu {m}x{n}x{k}", "gemm", (m, n, k)
+    # GEMMs with few rows (our skinny_gemm): batch-1 classifiers (ResNet-50, MobileNetV2),
+    # VGG-16's FC layers, a BERT-like projection, and 2 to 16 rows of the ResNet classifier
+    for m, n, k in [(1, 1000, 2048), (1, 1000, 1280), (1, 4096, 25088), (1, 4096, 4096), (1, 1000, 4096), (1, 2304, 768),
+                    (2, 1000, 2048), (4, 1000, 2048), (8, 1000, 2048), (16, 1000, 2048)]:
+        yield f"b1 skinny linear+bias+relu {m}x{n}x{k}", "gemm", (m, n, k)
     convs = [
         ("conv3x3 N32 C64 56² K64", (32, 56, 56, 64, 64, 3, 1)),
         ("conv1x1 N32 C256 56² K64", (32, 56, 56, 256, 64, 1, 1)),
@@ -116,6 +153,10 @@ def workloads():
         yield label + " +bias+relu", "conv", params
     for m, k0, n0, n1 in [(409600, 576, 64, 128), (131072, 128, 128, 128), (16384, 64, 256, 64)]:
         yield f"two linears M={m} K0={k0} N0={n0} N1={n1}", "b2b", (m, k0, n0, n1)
+    # MobileNetV2's depthwise 3x3 convs at batch 32 (bias + ReLU6): ours against CUTLASS's and cuDNN
+    for n, h, c, stride in [(32, 112, 32, 1), (32, 112, 96, 2), (32, 56, 144, 1), (32, 56, 144, 2), (32, 28, 192, 1),
+                            (32, 14, 384, 1), (32, 14, 576, 2), (32, 7, 960, 1)]:
+        yield f"mb dw3x3{'/2' if stride == 2 else ''} N{n} C{c} {h}²", "depthwise", (n, h, h, c, 3, stride)
 
 
 def time_ms(fn, rotations: int = 1) -> float:
@@ -201,6 +242,10 @@ def main() -> int:
         if kind == "gemm":
             m, n, k = p
             text = gemm_text(m, n, k)
+            if "skinny" in label:  # [CUTLASS 2.x, ours, CUTLASS's sm90 choice, our other tiles]
+                ours = lower(Case(label, text, target="sm90", small_m="skinny"))
+                plans.append((label, kind, p, [lower(Case(label + " sm80", text)), ours, *skinny_candidates(ours)]))
+                continue
             candidates = SMALL_M_CANDIDATES if m <= 256 else GEMM_CANDIDATES
             plans.append((label, kind, p, [lower(Case(label, text)), lower(Case(label + " sm90", text, target="sm90")),
                                            *([] if args.no_candidates else candidate_cases(label, text, candidates))]))
@@ -212,6 +257,13 @@ def main() -> int:
             text = conv_text(n, h, w, c_ours, k, r, r, stride=stride, pad=padding[0] if padding else None)
             candidates = [] if args.no_candidates or c_ours % 8 else candidate_cases(label, text, CONV_CANDIDATES)
             plans.append((label, kind, p, [lower(Case(label, text)), lower(Case(label + " sm90", text, target="sm90")), *candidates]))
+        elif kind == "depthwise":
+            # [CUTLASS's direct conv, ours (the heuristic's tile), our other tiles]
+            n, h, w, c, r, stride = p
+            text = conv_text(n, h, w, c, c, r, r, stride=stride, epilogue="bias, clip(0.0, 6.0)", depthwise=True)
+            ours = lower(Case(label, text, target="sm90", depthwise="direct"))
+            plans.append((label, kind, p, [lower(Case(label + " cutlass", text, target="sm90")), ours,
+                                           *([] if args.no_candidates else direct_candidates(ours))]))
         else:
             m, k0, n0, n1 = p
             fused = lower(Case(label, b2b_gemm_text(m, k0, n0, n1)))
@@ -290,6 +342,25 @@ def main() -> int:
             ref = core(*inputs_of[0]).permute(0, 2, 3, 1)
             p_out = (h + 2 * pad - r) // stride + 1
             flops = 2 * n * p_out * p_out * k * c * r * r
+        elif kind == "depthwise":
+            n, h, w_, c, r, stride = p
+            pad = r // 2
+            p_out = (h + 2 * pad - r) // stride + 1
+            nbytes = 2 * (n * h * w_ * c + n * p_out * p_out * c + c * r * r + c)
+            rot = rotations_for(nbytes)
+            xs = [rand(n, h, w_, c) for _ in range(rot)]
+            weight, b = rand(c, r, r, 1, scale=(3 / (r * r)) ** 0.5), rand(c)
+            xs_cl = [x.permute(0, 3, 1, 2) for x in xs]  # NCHW views of NHWC (channels_last) memory
+            w_cl = weight.permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
+
+            def core(x, w_cl=w_cl, b=b, stride=stride, pad=pad, groups=c):
+                return F.conv2d(x, w_cl, b, stride=stride, padding=pad, groups=groups).clamp(0.0, 6.0)
+            inputs_of = [(x,) for x in xs_cl]
+
+            matmul_only = None
+            variants = [[BoundKernel(library, case, {"x": x, "w": weight, "bias": b}) for x in xs] for case in cases]
+            ref = core(*inputs_of[0]).permute(0, 2, 3, 1)
+            flops = 2 * n * p_out * p_out * c * r * r
         else:
             m, k0, n0, n1 = p
             nbytes = 2 * (m * k0 + m * n1)
@@ -340,6 +411,10 @@ def main() -> int:
             if label.startswith("b1 "):
                 floor_ms = max(nbytes / 4.265e12 * 1e3, empty_ms)
                 extra += f"; floor {floor_ms:.4f} (bytes {nbytes / 4.265e9:.4f}, empty kernel {empty_ms:.4f}); ours/floor {sm90_ms_of(timed) / floor_ms:.1f}"
+            if "skinny" in label:  # timed[2]: CUTLASS's sm90 choice
+                linear_ms = timer(matmul_only, rot)
+                extra += (f"; TB/s ours {nbytes / sm90_ms_of(timed) / 1e9:.2f}, cutlass sm90 {timed[2][1]:.4f} ms "
+                          f"{nbytes / timed[2][1] / 1e9:.2f}, F.linear {linear_ms:.4f} ms {nbytes / linear_ms / 1e9:.2f}")
         if kind == "b2b":
             def unfused(i, firsts=firsts, seconds=seconds):
                 firsts[i]()
@@ -347,6 +422,10 @@ def main() -> int:
             extra = f"boltir unfused {time_ms(unfused, rot):.4f}"
         bound_ms = get_target("sm90").bound_seconds(flops, nbytes) * 1e3
         extra += f"{'; ' if extra else ''}bound {bound_ms:.4f} (sm90 at {100 * bound_ms / sm90_ms_of(timed):.0f}%)"
+        if kind == "depthwise":  # effective bandwidth: input, filter, bias and output once
+            best_ms = min([t[1] for t in timed[1:] if t[1] == t[1] and t[2] < 1e-2], default=float("nan"))
+            extra += (f"; {nbytes / 1e6:.1f} MB; TB/s cutlass {nbytes / timed[0][1] / 1e9:.2f}, ours {nbytes / sm90_ms_of(timed) / 1e9:.2f}, "
+                      f"our best {nbytes / best_ms / 1e9:.2f}, cudnn {nbytes / eager_ms / 1e9:.2f}")
         sm80_case, sm80_ms, sm80_error = timed[0]
         sm90_case, sm90_ms, sm90_error = timed[1] if len(timed) > 1 else timed[0]
         measured = [t for t in timed[2:] if t[1] == t[1] and t[2] < 1e-2]

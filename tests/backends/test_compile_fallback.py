@@ -16,7 +16,7 @@ import pytest
 import boltir
 from boltir.backends.cuda.codegen.host_program import build_program
 from boltir.backends.cuda.toolchain import nvcc
-from boltir.compiler import lower_model
+from boltir.compiler import full_pipeline, lower_model
 from boltir.diagnostics import BoltError
 from boltir.tools.boltc import main as boltc_main
 
@@ -186,19 +186,38 @@ def test_every_cutlass_instance_failing_still_builds(fake_nvcc, small_resnet, un
     result = compile_small_resnet(small_resnet, tmp_path / "out")
     lines = warnings_of(capsys.readouterr().err)
     assert len(lines) == len(units["cutlass"]) == result.manifest["compile_fallbacks"]
-    assert {line.split()[1] for line in lines} == {"op.conv2d", "op.gemm"}
+    assert {line.split()[1] for line in lines} == {"op.conv2d"}
     assert result.manifest["cutlass"] == []
-    assert sorted(result.fallbacks) == sorted(["op.gemm (gemm_fallback)"] + ["op.conv2d (conv2d_fallback)"] * 6)
+    assert sorted(result.fallbacks) == ["op.conv2d (conv2d_fallback)"] * 6
+    # the batch-1 classifier runs on our few-rows GEMM, which needs no CUTLASS
+    (classifier,) = [launch for launch in result.manifest["launches"] if launch["op"] == "op.gemm"]
+    assert classifier["family"] == "skinny_gemm" and not classifier["fallback"]
 
 
 def test_boltc_prints_the_warning(fake_nvcc, small_resnet, units, tmp_path, capsys):
-    fake_nvcc.fail(units["cutlass"][-1])  # the classifier's GEMM
+    fake_nvcc.fail(units["cutlass"][0])  # the first conv's: one op (the classifier runs on our few-rows GEMM)
     assert boltc_main([str(small_resnet), "-o", str(tmp_path / "out"), "--arch", "sm80"]) == 0
     err = capsys.readouterr().err
     (line,) = warnings_of(err)
-    assert line.startswith("warning: op.gemm at launch ") and "gemm_fallback" in line
+    assert line.startswith("warning: op.conv2d at launch ") and "conv2d_fallback" in line
     assert "1 op(s) run on plain fallback kernels" in err
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["compile_fallbacks"] == 1
+
+
+SMALL_M_CUTLASS = full_pipeline(arch="sm80").replace("select-kernels{", "select-kernels{small_m=cutlass ")
+"""The default pipeline with the batch-1 classifier on CUTLASS's GEMM (not our few-rows one)."""
+
+
+def test_a_cutlass_gemm_that_does_not_compile_falls_back(fake_nvcc, small_resnet, tmp_path, capsys):
+    module, _, _ = lower_model(small_resnet, arch="sm80", dtype="f16", pipeline=SMALL_M_CUTLASS)
+    classifier = [step.kernel for step in build_program(module).steps if step.generation][-1]
+    assert classifier.startswith("boltir_gemm_")
+    fake_nvcc.fail(classifier)
+    result = boltir.compile(small_resnet, tmp_path / "out", arch="sm80", dtype="f16", pipeline=SMALL_M_CUTLASS,
+                            progress=False)
+    (line,) = warnings_of(capsys.readouterr().err)
+    assert line.startswith("warning: op.gemm at launch ") and "gemm_fallback" in line
+    assert result.fallbacks == ["op.gemm (gemm_fallback)"] and result.manifest["compile_fallbacks"] == 1
 
 
 @pytest.mark.parametrize("which", ["host", "data"])
@@ -248,11 +267,13 @@ def depthwise_model(path: Path) -> Path:
 
 
 def test_a_depthwise_instance_that_does_not_compile_falls_back(fake_nvcc, tmp_path, capsys):
+    """CUTLASS's depthwise conv (select-kernels{depthwise=cutlass}) on the fallback."""
     model = depthwise_model(tmp_path / "depthwise.onnx")
-    module, _, _ = lower_model(model, arch="sm90", dtype="f16")
+    pipeline = full_pipeline(arch="sm90").replace("select-kernels{", "select-kernels{depthwise=cutlass ")
+    module, _, _ = lower_model(model, arch="sm90", dtype="f16", pipeline=pipeline)
     (instance,) = [step.kernel for step in build_program(module).steps if step.generation]
     fake_nvcc.fail(instance)
-    result = boltir.compile(model, tmp_path / "out", arch="sm90", dtype="f16", progress=False)
+    result = boltir.compile(model, tmp_path / "out", arch="sm90", dtype="f16", pipeline=pipeline, progress=False)
     (line,) = warnings_of(capsys.readouterr().err)
     assert line.startswith(f"warning: op.conv2d at launch 2: CUTLASS instance {instance} did not compile (")
     (launch,) = [launch for launch in result.manifest["launches"] if "compile_fallback" in launch]

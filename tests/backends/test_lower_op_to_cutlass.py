@@ -49,10 +49,12 @@ def override(**fields):
     return apply
 
 
-def lower(module: ModuleOp, rng, arch: str = "sm80", tolerance: float = F16_TOLERANCE, *, before=(), between=(), cutlass: int = 2):
-    """select-kernels (2.x kernels unless `cutlass` = 3), `between`, lower-op-to-cutlass;
-    checked against the interpreter. Every instance is one the CUDA templates write."""
-    passes = [*before, SelectKernelsPass(arch=arch, cutlass=cutlass), *between, LowerOpToCutlassPass()]
+def lower(module: ModuleOp, rng, arch: str = "sm80", tolerance: float = F16_TOLERANCE, *, before=(), between=(), cutlass: int = 2,
+          depthwise: str = "direct"):
+    """select-kernels (2.x kernels unless `cutlass` = 3; depthwise convs on `depthwise`'s
+    kernel), `between`, lower-op-to-cutlass; checked against the interpreter. Every
+    instance is one the CUDA templates write."""
+    passes = [*before, SelectKernelsPass(arch=arch, cutlass=cutlass, depthwise=depthwise), *between, LowerOpToCutlassPass()]
     with statistics.collecting() as collected:
         after = assert_equivalent(module, passes, rng, tolerance=tolerance)
     for op in templates(after):
@@ -233,7 +235,7 @@ def test_depthwise_conv(rng, arch, kernel, strides, channels):
     x = m.input("x", (1, 10, 10, channels))
     module = m.finish([m.conv(x, channels, kernel, strides=strides, groups=channels, act="relu")])
 
-    after, collected = lower(module, rng, arch)
+    after, collected = lower(module, rng, arch, depthwise="cutlass")
     assert kernel_names(after) == ["cutlass.depthwise_conv2d_fprop"]
     (conv,) = templates(after)
     assert conv.prop_value("op_class") == "simt" and conv.prop_value("strides") == strides
@@ -253,7 +255,7 @@ def test_depthwise_conv_with_bias_and_residual_is_peeled(rng):
     )
     module = m.finish([m.insert(ops.Conv2dOp(x, w, bias=b, residual=x, pads=(1, 1, 1, 1), groups=32, epilogue=epilogue))])
 
-    after, collected = lower(module, rng)
+    after, collected = lower(module, rng, depthwise="cutlass")
     assert kernel_names(after) == ["cutlass.depthwise_conv2d_fprop", "op.elementwise", "op.elementwise"]
     (conv,) = templates(after)
     assert conv.residual is None
@@ -268,7 +270,7 @@ def test_depthwise_residual_alone_stays_in_the_kernel(rng):
     epilogue = ops.EpilogueAttr.make(residual="add", activation2=ops.Activation("relu"))
     module = m.finish([m.insert(ops.Conv2dOp(x, w, residual=x, pads=(1, 1, 1, 1), groups=32, epilogue=epilogue))])
 
-    after, collected = lower(module, rng)
+    after, collected = lower(module, rng, depthwise="cutlass")
     assert kernel_names(after) == ["cutlass.depthwise_conv2d_fprop"]
     assert templates(after)[0].epilogue == epilogue
     assert_nothing_peeled_or_left(collected)
@@ -407,7 +409,7 @@ def test_what_3x_cannot_run_stays_2x_on_sm90(rng):
     w, b = m.weight("w", (32, 3, 3, 1), 9), m.weight("b", (32,), 1)
     epilogue = ops.EpilogueAttr.make(bias=True, activation=ops.Activation("relu"), residual="add")
     module = m.finish([m.insert(ops.Conv2dOp(x, w, bias=b, residual=x, pads=(1, 1, 1, 1), groups=32, epilogue=epilogue))])
-    after, collected = lower(module, rng, "sm90", cutlass=3)
+    after, collected = lower(module, rng, "sm90", cutlass=3, depthwise="cutlass")
     (conv,) = templates(after)
     assert conv.name == "cutlass.depthwise_conv2d_fprop" and conv.prop_value("arch") == "sm80"
     assert stat(collected, "fusions kept as separate ops") == 1
@@ -556,7 +558,7 @@ def test_random_aligned_shapes_all_lower_to_instances_the_emitter_writes(rng, dt
 
     after = module.clone()
     with statistics.collecting() as collected:
-        for step in (SelectKernelsPass(arch="sm80"), LowerOpToCutlassPass()):
+        for step in (SelectKernelsPass(arch="sm80", depthwise="cutlass"), LowerOpToCutlassPass()):
             step.apply(boltir.make_context(), after)
     boltir.verify_module(after)
     assert_nothing_peeled_or_left(collected)

@@ -32,10 +32,11 @@ SM90 = get_target("sm90")
 TOTAL = re.compile(r"^total: (\d+\.\d{4}) GFLOP, (\d+\.\d{3}) MB, bound (\d+\.\d{4}) ms$")
 
 
-def lowered_rows(text: str, arch: str = "sm90", cutlass: int = 3):
-    """The roofline of a one-op module through kernel selection (the heuristic), lowering
-    to CUTLASS and memory planning."""
+def lowered_rows(text: str, arch: str = "sm90", cutlass: int = 3, depthwise: str = "direct"):
+    """The roofline of a one-op module through kernel selection (the heuristic; depthwise
+    convs on `depthwise`'s kernel), lowering to CUTLASS and memory planning."""
     pipeline = ",".join(compiler.backend_passes(arch, cutlass, "heuristic"))
+    pipeline = pipeline.replace("select-kernels{", f"select-kernels{{depthwise={depthwise} ")
     module = compiler.lower(parse_module(text), arch=arch, dtype="f16", pipeline=pipeline).module
     return module_roofline(module, get_target(arch))
 
@@ -68,10 +69,13 @@ def test_a_gemm():
     assert row.bound_seconds == pytest.approx(max(33_554_432 / 664e12, 459_264 / 4.265e12))
 
 
-def test_a_depthwise_conv():
-    """3×3 depthwise, 112², C = 32: one multiply-add per tap and output, no channel sum."""
-    (row,) = lowered_rows(conv_text(1, 112, 112, 32, 32, 3, 3, depthwise=True), arch="sm80", cutlass=2)
-    assert (row.op, row.family) == ("cutlass.depthwise_conv2d_fprop", "depthwise_conv2d_fprop")
+@pytest.mark.parametrize(("depthwise", "op", "family"), [("direct", "op.conv2d", "depthwise_direct"),
+                                                       ("cutlass", "cutlass.depthwise_conv2d_fprop", "depthwise_conv2d_fprop")])
+def test_a_depthwise_conv(depthwise, op, family):
+    """3×3 depthwise, 112², C = 32: one multiply-add per tap and output, no channel sum;
+    counted alike on our kernel (the op-level conv it computes) and on CUTLASS's."""
+    (row,) = lowered_rows(conv_text(1, 112, 112, 32, 32, 3, 3, depthwise=True), arch="sm80", cutlass=2, depthwise=depthwise)
+    assert (row.op, row.family) == (op, family)
     assert row.flops == 2 * (112 * 112 * 32) * 9 == 7_225_344
     assert row.bytes == 2 * (401_408 + 32 * 9 + 32 + 401_408) == 1_606_272
     assert row.bound_seconds == pytest.approx(1_606_272 / 2.039e12)  # memory-bound on the A100

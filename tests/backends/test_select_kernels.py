@@ -36,11 +36,13 @@ TOLERANCE = {"f16": F16_TOLERANCE, "bf16": 3e-2, "f32": 1e-5}
 SELECTABLE = (ops.GemmOp, ops.Conv2dOp, ops.B2bGemmOp, ops.B2bConv2dOp)
 
 
-def select(module: ModuleOp, rng, arch: str, tolerance: float = F16_TOLERANCE, cutlass: int = 2) -> tuple[ModuleOp, statistics.PassStatistics]:
+def select(module: ModuleOp, rng, arch: str, tolerance: float = F16_TOLERANCE, cutlass: int = 2,
+           depthwise: str = "direct") -> tuple[ModuleOp, statistics.PassStatistics]:
     """select-kernels for `arch`; 2.x kernels only unless `cutlass` = 3 (the 2.x tests run
-    on both targets: sm90 changes the grid they fill, not the kernels)."""
+    on both targets: sm90 changes the grid they fill, not the kernels); depthwise convs on
+    `depthwise`'s kernel."""
     with statistics.collecting() as collected:
-        after = assert_equivalent(module, SelectKernelsPass(arch=arch, cutlass=cutlass), rng, tolerance=tolerance)
+        after = assert_equivalent(module, SelectKernelsPass(arch=arch, cutlass=cutlass, depthwise=depthwise), rng, tolerance=tolerance)
     for op in after.walk():
         if isinstance(op, SELECTABLE):
             assert_runnable(op, choice_of(op), arch if cutlass == 3 else "sm80")
@@ -264,12 +266,13 @@ def test_conv_iterator(rng, arch, dtype, channels, iterator, align_a):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize(("kernel", "strides", "channels"), [(3, (1, 1), 32), (3, (2, 2), 96), (5, (1, 1), 16), (3, (1, 1), 128)])
 def test_depthwise_conv(rng, arch, kernel, strides, channels):
-    """groups = C = K: CUTLASS's direct SIMT conv, the tile's K is the filter's taps."""
+    """groups = C = K with depthwise=cutlass: CUTLASS's direct SIMT conv, the tile's K is
+    the filter's taps."""
     m = OpModel(rng, np.float16)
     x = m.input("x", (1, 12, 12, channels))
     module = m.finish([m.conv(x, channels, kernel, strides=strides, groups=channels, act="relu")])
 
-    after, _ = select(module, rng, arch)
+    after, _ = select(module, rng, arch, depthwise="cutlass")
     (choice,) = choices(after)
     assert choice.family == "depthwise_conv2d_fprop"
     assert choice.tile.instruction == (1, 1, 1)
@@ -604,7 +607,8 @@ def test_sm90_keeps_2x_where_3x_cannot_or_should_not_run(rng, what, rows, k, n, 
 
 def test_sm90_convs(rng):
     """ResNet-like convs take the 3.x implicit GEMM (one consumer warpgroup); the padded
-    stem (C = 8) and depthwise convs stay 2.x."""
+    stem (C = 8) stays 2.x, and depthwise convs run on our own kernel (built for sm80
+    and sm90 alike: an "sm80" choice)."""
     m = OpModel(rng, np.float16)
     x = m.input("x", (2, 14, 14, 64))
     stem = m.input("image", (1, 32, 32, 8))
@@ -613,7 +617,7 @@ def test_sm90_convs(rng):
     after, collected = select(module, rng, "sm90", cutlass=3)
     by_family = [(c.family, c.arch, c.kernel_schedule) for c in choices(after)]
     assert by_family == [("conv2d_fprop", "sm90", "warpspecialized"), ("conv2d_fprop", "sm80", None),
-                         ("depthwise_conv2d_fprop", "sm80", None)]
+                         ("depthwise_direct", "sm80", None)]
     lowers_to_a_template(after)
 
 

@@ -80,7 +80,7 @@ def test_the_reported_depthwise_8_channel_conv_gets_a_warp_cutlass_has():
     """Issue 17's build failure: 8 channels chose threadblock [64, 8, 9], warp [16, 8, 9];
     CUTLASS has no SimtWarpShape<16, 8>."""
     module = boltir.parse_module(conv_text(1, 24, 96, 8, 8, 3, 3, depthwise=True))
-    SelectKernelsPass(arch="sm90", selector="heuristic").apply(make_context(), module)
+    SelectKernelsPass(arch="sm90", selector="heuristic", depthwise="cutlass").apply(make_context(), module)
     LowerOpToCutlassPass().apply(make_context(), module)
     (conv,) = [op for op in module.walk() if type(op) in FAMILIES]
     assert conv.tile.value.warp[1] >= 16
@@ -89,7 +89,7 @@ def test_the_reported_depthwise_8_channel_conv_gets_a_warp_cutlass_has():
 
 def test_the_template_rules_refuse_a_warp_cutlass_lacks():
     module = boltir.parse_module(conv_text(1, 24, 96, 8, 8, 3, 3, depthwise=True))
-    SelectKernelsPass(arch="sm90", selector="heuristic").apply(make_context(), module)
+    SelectKernelsPass(arch="sm90", selector="heuristic", depthwise="cutlass").apply(make_context(), module)
     LowerOpToCutlassPass().apply(make_context(), module)
     (conv,) = [op for op in module.walk() if type(op) in FAMILIES]
     tile = conv.tile.value

@@ -44,18 +44,22 @@ def gemm_text(m: int, n: int, k: int, element: str = "f16", epilogue: str = "bia
 
 
 def conv_text(n: int, h: int, w: int, c: int, k: int, r: int, s: int, stride: int = 1, pad: int | None = None,
-              element: str = "f16", epilogue: str = "bias, relu", depthwise: bool = False) -> str:
-    """An NHWC conv with OHWI filters (depthwise: groups = c = k, filter k×r×s×1)."""
+              element: str = "f16", epilogue: str = "bias, relu", depthwise: bool = False,
+              pads: tuple[int, int, int, int] | None = None, dilation: int = 1) -> str:
+    """An NHWC conv with OHWI filters (depthwise: groups = c = k, filter k×r×s×1); `pads`
+    (top, left, bottom, right) overrides the symmetric `pad`."""
     pad = (r // 2) if pad is None else pad
-    p = (h + 2 * pad - r) // stride + 1
-    q = (w + 2 * pad - s) // stride + 1
+    top, left, bottom, right = pads or (pad,) * 4
+    p = (h + top + bottom - dilation * (r - 1) - 1) // stride + 1
+    q = (w + left + right - dilation * (s - 1) - 1) // stride + 1
     out_shape = (n, p, q, k)
     args = [("x", tensor((n, h, w, c), element)), ("w", tensor((k, r, s, 1 if depthwise else c), element))]
     extra = _epilogue_operands(args, epilogue, out_shape, k, element)
     groups = f", groups = {c}" if depthwise else ""
     op = (
         f"op.conv2d %x, %w{extra} {{layout = \"NHWC\", filter_layout = \"OHWI\", strides = array<i64: {stride}, {stride}>, "
-        f"pads = array<i64: {pad}, {pad}, {pad}, {pad}>{groups}, epilogue = #op.epilogue<{epilogue}>}}"
+        f"pads = array<i64: {top}, {left}, {bottom}, {right}>{groups}, "
+        f"{f'dilations = array<i64: {dilation}, {dilation}>, ' if dilation != 1 else ''}epilogue = #op.epilogue<{epilogue}>}}"
     )
     return _module(args, op, tensor(out_shape, element))
 

@@ -13,6 +13,7 @@ The counting rules are `RULES`, one entry per op class: a FLOP rule and a byte r
 - **FLOPs.** GEMMs and convs (CUTLASS instances, plain fallbacks, back-to-back pairs):
   2 × multiply-adds of the shapes the kernel runs, so the channels and GEMM sizes that
   `pad-alignment` added count; the epilogue's few operations per output element do not.
+  Our depthwise kernel computes the op-level conv itself: the op.conv2d rule counts it.
   Fused attention: its two products (half of them when causal).
   Pooling: one operation per window tap and output element (global pooling: per input
   element); reductions: one per input element; softmax `SOFTMAX_FLOPS` and layer norm

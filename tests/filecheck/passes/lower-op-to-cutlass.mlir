@@ -1,6 +1,8 @@
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80},lower-op-to-cutlass' --elide-weights | filecheck %s
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=SM90
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80 depthwise=cutlass},lower-op-to-cutlass' --elide-weights | filecheck %s
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80 depthwise=cutlass},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 depthwise=cutlass},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=SM90
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' --elide-weights | filecheck %s --check-prefix=DIRECT
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=DIRECT-STATS
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' --elide-weights | filecheck %s --check-prefix=HOPPER
 
 // lower-op-to-cutlass turns each op select-kernels chose a kernel for into that template
@@ -73,9 +75,10 @@ func.func @convs(%x: tensor<2x14x14x64xf16>, %image: tensor<1x32x32x4xf16>, %r: 
   func.return %0, %1 : tensor<2x14x14x64xf16>, tensor<1x16x16x64xf16>
 }
 
-// Depthwise convs become the direct SIMT conv. Its epilogue reads one source tensor: a
-// bias and a residual do not both fit, so the residual add and the activation after it
-// are peeled off into elementwise ops after the kernel, innermost first.
+// With depthwise=cutlass, depthwise convs become CUTLASS's direct SIMT conv. Its epilogue
+// reads one source tensor: a bias and a residual do not both fit, so the residual add
+// and the activation after it are peeled off into elementwise ops after the kernel,
+// innermost first.
 // CHECK-LABEL: func.func @depthwise
 // CHECK:       %[[A:.*]] = cutlass.depthwise_conv2d_fprop %x, %w bias %b
 // CHECK-SAME:  op_class = "simt"
@@ -89,6 +92,17 @@ func.func @convs(%x: tensor<2x14x14x64xf16>, %image: tensor<1x32x32x4xf16>, %r: 
 // CHECK:       %[[RELU:.*]] = op.elementwise (%[[ADD]]) {
 // CHECK:       arith.maximumf
 // CHECK:       func.return %[[A]], %[[RELU]]
+// By default they run on our own kernel (depthwise_direct): each stays an op.conv2d with
+// its choice, the whole epilogue (bias, activation, residual, second activation) fused.
+// DIRECT-LABEL: func.func @depthwise
+// DIRECT:       %[[A:.*]] = op.conv2d %x, %w bias %b {
+// DIRECT-SAME:  epilogue = #op.epilogue<bias, clip(0.0, 6.0)>, kernel = {family = "depthwise_direct", arch = "sm80"
+// DIRECT-NEXT:  %[[B:.*]] = op.conv2d %x, %w bias %b residual %r {
+// DIRECT-SAME:  epilogue = #op.epilogue<bias, relu, residual = add, then relu>, kernel = {family = "depthwise_direct"
+// DIRECT-NEXT:  func.return %[[A]], %[[B]]
+// DIRECT-STATS:      lower-op-to-cutlass
+// DIRECT-STATS-DAG:  {{^ +}}2 depthwise_direct kernels (op.conv2d kept)
+// DIRECT-STATS-NOT:  depthwise_conv2d_fprop
 func.func @depthwise(%x: tensor<1x16x16x32xf16>, %r: tensor<1x16x16x32xf16>) -> (tensor<1x16x16x32xf16>, tensor<1x16x16x32xf16>) {
   %w = op.constant dense<0.5> : tensor<32x3x3x1xf16>
   %b = op.constant dense<0.25> : tensor<32xf16>

@@ -5,6 +5,8 @@
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80}' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 // RUN: not bolt-opt %s -p 'select-kernels{arch=sm70}' 2>&1 | filecheck %s --check-prefix=ARCH
 // RUN: not bolt-opt %s -p 'select-kernels{selector=random}' 2>&1 | filecheck %s --check-prefix=SELECTOR
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 depthwise=cutlass}' | filecheck %s --check-prefix=CUTLASS-DW
+// RUN: not bolt-opt %s -p 'select-kernels{depthwise=winograd}' 2>&1 | filecheck %s --check-prefix=DEPTHWISE
 
 // select-kernels writes each GEMM's, conv's and b2b op's template parameters as its
 // `kernel` attribute; b2b ops that example 13 cannot run are split back into two ops.
@@ -14,6 +16,8 @@
 // GENERATION: {{^}}error: cutlass must be 2 (2.x kernels only) or 3 (3.x on sm90 where it runs), got 4{{$}}
 // SELECTOR:     {{^}}error: unknown kernel selector 'random'; known: heuristic, db, tune{{$}}
 // SELECTOR-NOT: Traceback
+// DEPTHWISE:     {{^}}error: depthwise must be one of direct, cutlass; got 'winograd'{{$}}
+// DEPTHWISE-NOT: Traceback
 
 // STATS:      select-kernels
 // STATS-DAG:  {{^ +}}8 op.gemm kernels chosen
@@ -132,18 +136,27 @@ func.func @convs(%x: tensor<2x28x28x64xf16>, %image4: tensor<1x32x32x4xf16>, %im
   func.return %0, %1, %2, %3, %4 : tensor<2x28x28x128xf16>, tensor<1x16x16x64xf16>, tensor<1x16x16x64xf16>, tensor<1x8x8x16xf16>, tensor<1x16x16x32xf32>
 }
 
-// A depthwise conv (groups = C = K) is CUTLASS's direct SIMT conv: the tile's K is the
-// filter's taps and the instruction is 1x1x1. A grouped conv that is not depthwise still
-// gets an implicit-GEMM choice (lower-op-to-cutlass leaves it, for want of a template).
+// A depthwise conv (groups = C = K) runs on our own kernel, built for sm80 and sm90 alike
+// (an "sm80" choice on either target): one thread's tile is 1 row x 4 columns (Q = 16) x
+// 8 channels (16 bytes of f16). With depthwise=cutlass it is CUTLASS's direct SIMT conv:
+// the tile's K is the filter's taps and the instruction is 1x1x1. A grouped conv that is
+// not depthwise still gets an implicit-GEMM choice (lower-op-to-cutlass leaves it, for
+// want of a template).
 // CHECK-LABEL: func.func @depthwise_and_grouped
 // CHECK:       op.conv2d %x, %dw
 // CHECK-SAME:  groups = 32
-// CHECK-SAME:  kernel = {family = "depthwise_conv2d_fprop"
-// CHECK-SAME:  threadblock = array<i64: {{[0-9]+}}, 32, 9>, warp = array<i64: 16, 32, 9>, instruction = array<i64: 1, 1, 1>
+// CHECK-SAME:  kernel = {family = "depthwise_direct", arch = "sm80"
+// CHECK-SAME:  threadblock = array<i64: 1, 4, 8>, warp = array<i64: 1, 4, 8>, instruction = array<i64: 1, 1, 1>
 // CHECK-SAME:  alignment = array<i64: 8, 8, 8>
 // CHECK:       op.conv2d %x, %grouped
 // CHECK-SAME:  groups = 2
 // CHECK-SAME:  kernel = {family = "conv2d_fprop"
+// CUTLASS-DW-LABEL: func.func @depthwise_and_grouped
+// CUTLASS-DW:       op.conv2d %x, %dw
+// CUTLASS-DW-SAME:  groups = 32
+// CUTLASS-DW-SAME:  kernel = {family = "depthwise_conv2d_fprop", arch = "sm80"
+// CUTLASS-DW-SAME:  threadblock = array<i64: {{[0-9]+}}, 32, 9>, warp = array<i64: 16, 32, 9>, instruction = array<i64: 1, 1, 1>
+// CUTLASS-DW-SAME:  alignment = array<i64: 8, 8, 8>
 func.func @depthwise_and_grouped(%x: tensor<1x16x16x32xf16>) -> (tensor<1x16x16x32xf16>, tensor<1x16x16x32xf16>) {
   %dw = op.constant dense<0.5> : tensor<32x3x3x1xf16>
   %0 = op.conv2d %x, %dw {groups = 32 : i64, pads = array<i64: 1, 1, 1, 1>, epilogue = #op.epilogue<relu>} : (tensor<1x16x16x32xf16>, tensor<32x3x3x1xf16>) -> tensor<1x16x16x32xf16>

@@ -10,8 +10,8 @@ that make the model's shared library.
 Requires: `@main` at the op level after `select-kernels`, `lower-op-to-cutlass` and
 `plan-memory` (every non-constant result has its `memory` offset; `@main` has
 `arena_bytes`). Each op is launched by the first generator that supports it (the
-`KernelGenerator` interface): CUTLASS instances, the fused attention, the data-movement
-kernels, then the compute kernels (whose plain GEMM/conv fallbacks are reported). An `op.reshape` whose result shares its input's offset is free.
+`KernelGenerator` interface): CUTLASS instances, the fused attention, our depthwise conv
+(op.conv2d chosen for it), the data-movement kernels, then the compute kernels (whose plain GEMM/conv fallbacks are reported). An `op.reshape` whose result shares its input's offset is free.
 The C ABI of the generated unit is in `templates/host.cu.j2`.
 """
 
@@ -24,7 +24,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from boltir.backends.cuda.codegen import attention_kernels, compute_kernels, cutlass_kernels, data_kernels
+from boltir.backends.cuda.codegen import (
+    attention_kernels,
+    compute_kernels,
+    cutlass_kernels,
+    data_kernels,
+    depthwise_kernels,
+)
 from boltir.backends.cuda.codegen.generator import CompileJob, KernelGenerator, render
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
@@ -41,7 +47,7 @@ MEMORY_ATTR = "memory"
 ARENA_ATTR = "arena_bytes"
 
 
-GENERATORS: tuple[KernelGenerator, ...] = (cutlass_kernels, attention_kernels, data_kernels, compute_kernels)
+GENERATORS: tuple[KernelGenerator, ...] = (cutlass_kernels, attention_kernels, depthwise_kernels, data_kernels, compute_kernels)
 """Each op is launched by the first generator that supports it."""
 
 

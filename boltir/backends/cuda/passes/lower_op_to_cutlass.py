@@ -12,6 +12,9 @@ Guarantees:
   in that order) is kept as a separate `op.elementwise` after the kernel, counted under
   "fusions kept as separate ops" in --pass-stats;
 - ops no template computes (grouped convs, NCHW convs) stay as they are, counted;
+- depthwise convs whose choice is our own kernel ("depthwise_direct") stay op.conv2d,
+  their choice attached, for that kernel's generator (codegen/depthwise_kernels.py),
+  which computes the whole epilogue; a choice it cannot run is a one-line error;
 - --pass-stats counts the instances of each family by CUTLASS generation (2.x, 3.x);
 - the module computes the same function.
 """
@@ -26,6 +29,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, f16, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from boltir.backends.cuda.codegen import depthwise_kernels
 from boltir.backends.cuda.codegen.cutlass_kernels import unsupported_reason
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.diagnostics import BoltError, format_location
@@ -187,7 +191,7 @@ class CutlassLowering:
 
 FAMILIES_OF: dict[type, tuple[str, ...]] = {
     ops.GemmOp: ("gemm",),
-    ops.Conv2dOp: ("conv2d_fprop", "depthwise_conv2d_fprop"),
+    ops.Conv2dOp: ("conv2d_fprop", "depthwise_conv2d_fprop", depthwise_kernels.FAMILY),
     ops.B2bGemmOp: ("b2b_gemm",),
     ops.B2bConv2dOp: ("b2b_conv2d",),
 }
@@ -204,13 +208,21 @@ def read_choice(target: Operation) -> KernelChoice:
             raise BoltError(f"no CUTLASS template computes {target.name}")
         if choice.family not in families:
             raise BoltError(f"a {choice.family} kernel cannot compute {target.name}")
-        if choice.family == "depthwise_conv2d_fprop" and target.prop_value("layout") == "NHWC":
+        if choice.family in ("depthwise_conv2d_fprop", depthwise_kernels.FAMILY) and target.prop_value("layout") == "NHWC":
             channels, groups = tensor_shape(target.input.type)[-1], target.prop_value("groups")
             if not groups == channels == tensor_shape(target.output.type)[-1]:
                 raise BoltError(f"a depthwise_conv2d_fprop kernel cannot compute a conv with {groups} groups of {channels} channels")
     except BoltError as error:
         raise BoltError(f"bad kernel attribute on {target.name}: {error.message}", format_location(target.location)) from error
     return choice
+
+
+def keep_for_direct_kernel(pass_: ModulePass, target: ops.Conv2dOp) -> None:
+    """A depthwise conv chosen for our own kernel stays as it is; a BoltError where that
+    kernel cannot run it (a hand-written or stale choice)."""
+    if (reason := depthwise_kernels.unsupported_reason(target)) is not None:
+        raise BoltError(f"bad kernel attribute on {target.name}: {reason}", format_location(target.location))
+    statistics.count(pass_, f"{depthwise_kernels.FAMILY} kernels (op.conv2d kept)")
 
 
 @dataclass(frozen=True)
@@ -231,6 +243,9 @@ class LowerOpToCutlassPass(ModulePass):
             ):
                 statistics.note(self, f"left {target.name} at {format_location(target.location)}: not NHWC/OHWI")
                 statistics.count(self, "ops without a template")
+                continue
+            if choice.family == depthwise_kernels.FAMILY:
+                keep_for_direct_kernel(self, target)
                 continue
             if isinstance(target, ops.Conv2dOp) and target.prop_value("groups") > 1 and choice.family != "depthwise_conv2d_fprop":
                 statistics.note(self, f"left op.conv2d at {format_location(target.location)}: grouped conv")

@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu=""}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -6,6 +6,8 @@ kernel 2.x. `selector=db` takes the fastest recorded candidate from the tuning d
 (`tuning_db`, default ~/.cache/boltir/tuning.sqlite; `gpu` names the GPU whose records to
 use, empty: any) and the heuristic's choice for the rest; `selector=tune` first measures
 what the database lacks on this machine's GPU (boltir/backends/cuda/tune/tuner.py).
+The heuristic runs depthwise convs on our own kernel (`depthwise=direct`,
+codegen/depthwise_kernels.py) where it takes them; `depthwise=cutlass` keeps CUTLASS's.
 
 Requires: op-level IR (after the op-level passes).
 Guarantees: every op.gemm, op.conv2d and op.b2b_* carries a `kernel` attribute with its
@@ -43,19 +45,28 @@ SELECTABLE = (ops.GemmOp, ops.Conv2dOp, ops.B2bGemmOp, ops.B2bConv2dOp)
 SELECTORS = ("heuristic", "db", "tune")
 
 
-def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "") -> KernelSelector:
+DEPTHWISE_KERNELS = ("direct", "cutlass")
+
+
+def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "",
+                  depthwise: str = "direct") -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
-    (measure what the database lacks on this GPU, then as `db`)."""
+    (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
+    kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's)."""
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
     if sms < 0:
         raise BoltError(f"sms must be a positive multiprocessor count (or 0 for the arch's), got {sms}")
     if cutlass not in (2, 3):
         raise BoltError(f"cutlass must be 2 (2.x kernels only) or 3 (3.x on sm90 where it runs), got {cutlass}")
+    if depthwise not in DEPTHWISE_KERNELS:
+        raise BoltError(f"depthwise must be one of {', '.join(DEPTHWISE_KERNELS)}; got '{depthwise}'")
     if name == "heuristic":
-        return HeuristicSelector(sms=sms, cutlass=cutlass)
+        return HeuristicSelector(sms=sms, cutlass=cutlass, direct_depthwise=depthwise == "direct")
     kind = DatabaseSelector if name == "db" else TuningSelector
-    return kind(sms=sms, cutlass=cutlass, tuning_db=tuning_db, gpu=gpu)
+    selector = kind(sms=sms, cutlass=cutlass, tuning_db=tuning_db, gpu=gpu)
+    selector.heuristic.direct_depthwise = depthwise == "direct"
+    return selector
 
 
 @dataclass(frozen=True)
@@ -75,11 +86,13 @@ class SelectKernelsPass(ModulePass):
     """The tuning database file (selector=db and tune); empty: the default one."""
     gpu: str = ""
     """selector=db: the GPU whose records to take (e.g. "NVIDIA H200"); empty: any."""
+    depthwise: str = "direct"
+    """Whose kernel the heuristic gives depthwise convs: "direct" (ours) or "cutlass"."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):
             raise BoltError(f"arch must be one of sm80, sm90; got '{self.arch}'")
-        selector = make_selector(self.selector, self.sms, self.cutlass, self.tuning_db, self.gpu)
+        selector = make_selector(self.selector, self.sms, self.cutlass, self.tuning_db, self.gpu, self.depthwise)
         targets = [o for o in op.walk() if isinstance(o, SELECTABLE)]
         if hasattr(selector, "prepare"):
             selector.prepare(targets, self.arch)

@@ -18,7 +18,9 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
   grids (cooperative only). Stages are "as many as fit" (0).
 - b2b ops: the fused kernel against its unfused pair (`UNFUSE`), whose halves are tuned
   as ops of their own.
-- Depthwise convs: the direct kernel's pixel tiles that fit its shared memory.
+- Depthwise convs: our own kernel's (`depthwise_kernels`) strip widths and rows per
+  thread around the heuristic's tile, then CUTLASS's direct conv's pixel tiles that fit its
+  shared memory.
 - Memory-bound 1x1 convs (stride 1, no padding, C or K at most 96; heuristic
   `pointwise_problem`), on sm90 with `cutlass=3`: besides the implicit-GEMM conv's, the
   persistent GEMM's tiles on the conv's buffers (`cutlass_sm90`'s pointwise convs): K
@@ -44,6 +46,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
+from boltir.backends.cuda.codegen import depthwise_kernels
 from boltir.backends.cuda.codegen.epilogues import plan_epilogue
 from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import (
@@ -242,6 +245,26 @@ def depthwise(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list
     return out
 
 
+MAX_DIRECT_DEPTHWISE = 6
+"""At most this many of our depthwise kernel's tiles, beside CUTLASS's."""
+
+
+def direct_depthwise(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
+    """Our kernel's tiles: the heuristic's, then strips of 2, 4 and 8 columns, then 1, 2
+    and 4 rows per thread (those its rules take: taps and accumulators in registers)."""
+    tile = depthwise_kernels.DirectTile.of(base.tile)
+    variants = [tile]
+    variants += [dataclasses.replace(tile, columns=columns) for columns in (2, 4, 8)]
+    variants += [dataclasses.replace(tile, rows=rows) for rows in (1, 2, 4)]
+    out = []
+    for variant in dict.fromkeys(variants):
+        if depthwise_kernels.tile_reason(op, variant) is not None:
+            found.prune("registers")
+            continue
+        out.append(dataclasses.replace(base, tile=variant.as_tile()))
+    return out[:MAX_DIRECT_DEPTHWISE]
+
+
 # --------------------------------------------------------------------------- 3.x
 
 
@@ -351,6 +374,8 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3) -> Cand
             choices = hopper_gemm(op, first, sms, found) + choices
     elif legacy.family == "depthwise_conv2d_fprop":
         choices = depthwise(op, legacy, found)
+    elif legacy.family == depthwise_kernels.FAMILY:
+        choices = direct_depthwise(op, legacy, found) + depthwise(op, heuristic.cutlass_depthwise(op, "sm80"), found)
     else:
         choices = legacy_conv(op, legacy, sms, limit, found)
         if hopper and hopper_conv_problem(op) is not None:

@@ -22,15 +22,16 @@ KERNEL_ATTR = "kernel"
 """The attribute select-kernels writes on an op-level op."""
 
 
-FAMILIES = ("gemm", "conv2d_fprop", "depthwise_conv2d_fprop", "b2b_gemm", "b2b_conv2d")
-"""The template families a choice can name."""
+FAMILIES = ("gemm", "conv2d_fprop", "depthwise_conv2d_fprop", "b2b_gemm", "b2b_conv2d", "depthwise_direct")
+"""The template families a choice can name; "depthwise_direct" is our own depthwise conv
+kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, channels)."""
 
 
 @dataclass(frozen=True)
 class KernelChoice:
     """A template instance's parameters, as select-kernels records them."""
 
-    family: str  # gemm, conv2d_fprop, depthwise_conv2d_fprop, b2b_gemm, b2b_conv2d
+    family: str  # gemm, conv2d_fprop, depthwise_conv2d_fprop, b2b_gemm, b2b_conv2d, depthwise_direct
     arch: str
     tile: Tile
     alignment: tuple[int, int, int]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import cutlass_sm90
+from boltir.backends.cuda.codegen import cutlass_sm90, depthwise_kernels
 from boltir.backends.cuda.codegen.cutlass_common import (
     batch_layout,
     depthwise_output_tile,
@@ -316,6 +316,9 @@ class HeuristicSelector:
     kernels on a 132-SM H200); 0 takes get_target(arch).multiprocessors."""
     cutlass: int = 3
     """The newest CUTLASS generation to pick: 3 (3.x on sm90 where it runs) or 2."""
+    direct_depthwise: bool = True
+    """Whether depthwise convs run on our own kernel where it takes them (False: CUTLASS's
+    direct depthwise conv, for comparison)."""
     pointwise_gemms: bool = True
     """Whether memory-bound 1x1 convs run as persistent 3.x GEMMs (False: the conv kernels
     the heuristic picked before, for comparison)."""
@@ -399,15 +402,9 @@ class HeuristicSelector:
         bits = element_bits(op.input)
         gemm_m, gemm_n, gemm_k = n * p * q, k, c * r * s
         if groups > 1 and groups == c == k:
-            taps = r * s
-            # At least 16 channels: a narrower warp has no SimtWarpShape specialization in CUTLASS.
-            channels = 64 if c >= 64 else 1 << max(4, (c - 1).bit_length())
-            pixels = depthwise_pixels(r, s, op.prop_value("strides"), op.prop_value("dilations"), bits, channels)
-            tile = Tile((pixels, channels, taps), (16, channels, taps), (1, 1, 1), 2)
-            # The direct conv reads input channels and filters in vectors of up to 128 bits.
-            vector = widest_alignment(bits, c)
-            alignment = (vector, vector, widest_alignment(element_bits(op.output), k))
-            return KernelChoice("depthwise_conv2d_fprop", arch, tile, alignment)
+            if self.direct_depthwise and depthwise_kernels.conv_reason(op) is None:
+                return self.depthwise_direct(op, arch)
+            return self.cutlass_depthwise(op, arch)
         tile, _ = choose_gemm_tile(gemm_m, gemm_n, gemm_k, 1, bits, arch, self.sms)
         widest = 128 // bits
         if c % widest == 0:
@@ -420,6 +417,28 @@ class HeuristicSelector:
             iterator, align_a = "analytic", widest_alignment(bits, c)
         alignment = (align_a, widest_alignment(bits, c), widest_alignment(element_bits(op.output), k))
         return KernelChoice("conv2d_fprop", arch, tile, alignment, swizzle_for(gemm_m, gemm_n), 1, iterator)
+
+    def depthwise_direct(self, op: ops.Conv2dOp, arch: str) -> KernelChoice:
+        """Our own depthwise kernel (codegen/depthwise_kernels.py): plain CUDA built for
+        sm80 and sm90 alike, so its choice is an "sm80" one on either target."""
+        tile = depthwise_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors)
+        vector = tile.vector
+        return KernelChoice(depthwise_kernels.FAMILY, "sm80", tile.as_tile(), (vector, vector, vector))
+
+    def cutlass_depthwise(self, op: ops.Conv2dOp, arch: str) -> KernelChoice:
+        """CUTLASS 2.x's direct depthwise conv (a SIMT kernel)."""
+        c = tensor_shape(op.input.type)[-1]
+        k, r, s, _ = tensor_shape(op.filter.type)
+        bits = element_bits(op.input)
+        taps = r * s
+        # At least 16 channels: a narrower warp has no SimtWarpShape specialization in CUTLASS.
+        channels = 64 if c >= 64 else 1 << max(4, (c - 1).bit_length())
+        pixels = depthwise_pixels(r, s, op.prop_value("strides"), op.prop_value("dilations"), bits, channels)
+        tile = Tile((pixels, channels, taps), (16, channels, taps), (1, 1, 1), 2)
+        # The direct conv reads input channels and filters in vectors of up to 128 bits.
+        vector = widest_alignment(bits, c)
+        alignment = (vector, vector, widest_alignment(element_bits(op.output), k))
+        return KernelChoice("depthwise_conv2d_fprop", arch, tile, alignment)
 
     def b2b(self, op: ops.B2bGemmOp | ops.B2bConv2dOp, arch: str) -> KernelChoice | str:
         """Example 13's tilings: the first tile covers N0; register-file residency while

@@ -1,6 +1,7 @@
 """Calling CUTLASS instances' `extern "C"` launchers from Python: a ctypes wrapper around a
 compiled library, with each op's arguments in the ABI that `codegen/cutlass_kernels.py`
-documents (`launch_arguments`).
+documents (`launch_arguments`), which our depthwise conv's launchers share
+(`codegen/depthwise_kernels.py`: an op.conv2d chosen for that kernel).
 
     library = KernelLibrary("kernels.so")
     library.launch(op, pointers, stream=0)   # pointers: device addresses, ABI order
@@ -16,8 +17,14 @@ from pathlib import Path
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen.cutlass_kernels import launch_arguments
+from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels
 from boltir.diagnostics import BoltError
+
+
+def launch_arguments(op: Operation):
+    """The op's launcher and arguments: a CUTLASS instance's, or our depthwise conv's."""
+    generator = depthwise_kernels if depthwise_kernels.computes(op) else cutlass_kernels
+    return generator.launch_arguments(op)
 
 
 class KernelLibrary:

@@ -425,6 +425,8 @@ def describe_choice(choice: KernelChoice | str) -> str:
         text = f"3.x {tb} {schedule} c{cluster[0]}x{cluster[1]}"
     elif choice.family.startswith("b2b"):
         text = f"2.x b2b {tb}+{'x'.join(map(str, choice.tile1.threadblock))} {choice.residency}"
+    elif choice.family == "depthwise_direct":  # our own kernel: one thread's rows x columns x channels
+        text = f"direct {tb}"
     else:
         text = f"2.x {tb} s{choice.tile.stages}"
     if choice.split_k > 1:

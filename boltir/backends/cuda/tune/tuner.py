@@ -59,14 +59,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 
+from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels
 from boltir.backends.cuda.codegen.cutlass_common import FAMILIES
-from boltir.backends.cuda.codegen.cutlass_kernels import (
-    emit_translation_unit,
-    kernel_arch,
-    kernel_name,
-    launch_arguments,
-    unsupported_reason,
-)
 from boltir.backends.cuda.codegen.generator import CompileJob, render
 from boltir.backends.cuda.codegen.host_program import launcher_declaration
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
@@ -158,6 +152,12 @@ def single_op_module(op: Operation) -> ModuleOp:
     return ModuleOp([function])
 
 
+def generator_of(template: Operation):
+    """The kernel module of a lowered candidate: CUTLASS's for a template op, ours for an
+    op.conv2d kept for our depthwise kernel (the same launcher ABI)."""
+    return depthwise_kernels if depthwise_kernels.computes(template) else cutlass_kernels
+
+
 def lower_alone(module: ModuleOp, choice: KernelChoice) -> tuple[ModuleOp, Operation]:
     """The one-op module lowered with `choice`, and its template op; a BoltError when the
     template rules refuse the choice or the op does not lower to exactly one template op
@@ -174,10 +174,10 @@ def lower_alone(module: ModuleOp, choice: KernelChoice) -> tuple[ModuleOp, Opera
     except (VerifyException, BoltError) as error:
         raise BoltError(str(error).splitlines()[0]) from None
     body = [o for o in entry.body.block.ops if not isinstance(o, func.ReturnOp)]
-    if len(body) != 1 or type(body[0]) not in FAMILIES:
+    if len(body) != 1 or not (type(body[0]) in FAMILIES or depthwise_kernels.computes(body[0])):
         raise BoltError("lowers to more than one op (" + ", ".join(o.name for o in body) + "): not measurable alone")
     template = body[0]
-    if (reason := unsupported_reason(template)) is not None:
+    if (reason := generator_of(template).unsupported_reason(template)) is not None:
         raise BoltError(reason)
     return lowered, template
 
@@ -306,15 +306,17 @@ class Tuner:
         for job in jobs:
             for candidate in job.candidates:
                 if candidate.template is not None:
-                    candidate.kernel = kernel_name(candidate.template)
+                    candidate.kernel = generator_of(candidate.template).kernel_name(candidate.template)
                     if candidate.kernel not in instances:
                         instances[candidate.kernel] = candidate.template
                         order.append(candidate.kernel)
 
         @functools.cache  # a unit's source is asked for again (compiling, then its members)
         def job_of(names: tuple[str, ...], prefix: str) -> CompileJob:
+            generator = generator_of(instances[names[0]])
             return CompileJob(f"{prefix}{names[0]}" + (f"_and_{len(names) - 1}" if len(names) > 1 else ""),
-                              emit_translation_unit([instances[n] for n in names]), kernel_arch(instances[names[0]]))
+                              generator.emit_translation_unit([instances[n] for n in names]),
+                              generator.kernel_arch(instances[names[0]]))
 
         def unit(names: list[str], prefix: str = "tune_") -> CompileJob:
             return job_of(tuple(names), prefix)
@@ -330,8 +332,10 @@ class Tuner:
         # GemmUniversal's specializations ambiguous), in first-use order
         open_group: dict[tuple[str, str], list[str]] = {}
         for name in order:
-            arch = kernel_arch(instances[name])
-            kind = (arch, instances[name].name if arch == "sm90" else "")
+            generator = generator_of(instances[name])
+            arch = generator.kernel_arch(instances[name])
+            # one generator's kernels per unit (ours are plain CUDA in their own frame)
+            kind = (arch, instances[name].name if arch == "sm90" or generator is depthwise_kernels else "")
             group = open_group.setdefault(kind, [])
             group.append(name)
             if len(group) == GROUP_SIZE[arch]:
@@ -380,7 +384,7 @@ class Tuner:
 
     @staticmethod
     def _stub(job: OpJob, candidate: Candidate) -> dict:
-        arguments = launch_arguments(candidate.template)
+        arguments = generator_of(candidate.template).launch_arguments(candidate.template)
         entry = candidate.template.parent_op()
         index = {arg: i for i, arg in enumerate(entry.body.block.args)}
         pointers = []
