@@ -5,7 +5,7 @@ computes its outputs at import.
 PyTorch's exporter writes `embed_dim % num_heads` as a Mod of two constants
 (nn.MultiheadAttention: ViT, Swin), T5's relative-position buckets as Abs, Min and Log
 of a constant index grid, and Swin's shifted-window mask as ScatterND into a constant.
-Only the ops in `FOLDED_OPS` are folded: elementwise ops, scans, scatters and reductions,
+Only the ops in `FOLDED_OPS` are folded: elementwise ops, scatters and reductions,
 whose results are no larger than their broadcast inputs (checked before computing them,
 as every constant made at import is). The same ops on a tensor known only at run time
 stay unsupported.
@@ -23,7 +23,7 @@ BROADCAST_OPS = frozenset({"BitShift", "Max", "Min", "Mod"})
 """Folded ops whose result has the inputs' broadcast shape; the others' is at most the
 first input's."""
 FOLDED_OPS = BROADCAST_OPS | frozenset({
-    "Abs", "Ceil", "CumSum", "Floor", "IsInf", "IsNaN", "Log", "ReduceMin", "ReduceProd", "Round", "ScatterElements",
+    "Abs", "Ceil", "Floor", "IsInf", "IsNaN", "Log", "ReduceMin", "ReduceProd", "Round", "ScatterElements",
     "ScatterND", "Sign",
 })
 """The ops folded with onnx's reference implementation when they have no converter."""

@@ -19,7 +19,8 @@ from boltir.dialects import graph
 from boltir.dialects.shapes import broadcast_shapes
 from boltir.dtypes import element_type_for
 from boltir.frontends.onnx_attention import convert_attention
-from boltir.frontends.onnx_context import NodeContext, Value, check_constant_size, onnx_dtype, tensor_array
+from boltir.frontends.gather_elements import gather_elements
+from boltir.frontends.onnx_context import NodeContext, Value, check_constant_size, node_label, onnx_dtype, tensor_array
 from boltir.frontends.registry import registrar
 
 Converter = Callable[[NodeContext], list[Value]]
@@ -812,6 +813,30 @@ def convert_space_to_depth(ctx: NodeContext) -> list[Value]:
 
 
 
+# ---------------------------------------------------- running sums, element gathers
+
+
+@converter("CumSum")
+def convert_cumsum(ctx: NodeContext) -> list[Value]:
+    axis = ctx.constant(1, "axis")
+    if axis is None or axis.size != 1:
+        raise ctx.error(f"input 1 (axis) must hold one integer, got {'none' if axis is None else list(axis.shape)}")
+    axis = ctx.axis(int(axis.reshape(-1)[0]), len(ctx.shape(0)))
+    flags = {"exclusive": bool(ctx.attr("exclusive", 0)), "reverse": bool(ctx.attr("reverse", 0))}
+    return result(ctx.emit(graph.CumSumOp(ctx.value(0), axis, **flags)))
+
+
+@converter("GatherElements")
+def convert_gather_elements(ctx: NodeContext) -> list[Value]:
+    axis = ctx.axis(ctx.attr("axis", 0), len(ctx.shape(0)))
+    label = node_label(ctx.node)
+
+    def constant(hint: str, array: np.ndarray) -> SSAValue:
+        return ctx.importer.materialize(f"{label}.{hint}", array)
+
+    return [gather_elements(ctx.emit, constant, ctx.value(0), ctx.value(1), axis, ctx.error)]
+
+
 # ------------------------------------------------------------------------- attention
 
 converter("Attention")(convert_attention)  # in onnx_attention.py
@@ -835,6 +860,7 @@ STATIC_INPUTS: dict[str, tuple[int, ...]] = {
     "ConstantOfShape": (0,),
     "Range": (0, 1, 2),
     "Dropout": (1, 2),
+    "CumSum": (1,),
 }
 """Inputs that boltir needs at import (shapes, axes, pads, scales...): a model must give
 them as initializers or compute them from static shapes."""

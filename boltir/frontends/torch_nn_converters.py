@@ -11,6 +11,7 @@ from xdsl.ir import SSAValue
 
 from boltir.dialects import graph
 from boltir.dtypes import numpy_dtype
+from boltir.frontends.gather_elements import gather_elements
 from boltir.frontends.registry import registrar
 from boltir.frontends.torch_context import Converter, NodeContext, is_fx_node, normalize_arguments, normalized_axis, op_display_name
 
@@ -129,6 +130,25 @@ def convert_index(ctx: NodeContext):
 def convert_index_select(ctx: NodeContext):
     axis = normalized_axis(ctx.arg("dim"), ctx.rank("self"))
     return ctx.out1(graph.GatherOp(ctx.value("self"), ctx.value("index"), axis))
+
+
+@converter("gather.default")
+def convert_gather(ctx: NodeContext):
+    """torch.gather: out[i][j] = self[i][index[i][j]] along `dim` (gather_elements.py)."""
+    axis = normalized_axis(ctx.arg("dim"), ctx.rank("self"))
+    index = ctx.value("index")
+    return gather_elements(ctx.emit, lambda hint, array: ctx.constant(array, f"{ctx.node.name}.{hint}"),
+                           ctx.value("self"), index, axis, ctx.error)
+
+
+@converter("cumsum.default")
+def convert_cumsum(ctx: NodeContext):
+    """torch.cumsum: the input in the result's dtype (`dtype`, or int64 for integers and
+    booleans), summed along `dim`."""
+    x = ctx.value("self", ctx.out_dtype)
+    if not x.type.get_shape():  # a 0-d tensor is its own running sum
+        return x
+    return ctx.out1(graph.CumSumOp(x, normalized_axis(ctx.arg("dim"), ctx.rank("self"))))
 
 
 # -------------------------------------------------------------------- conv, pools
