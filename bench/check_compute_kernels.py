@@ -1,8 +1,9 @@
 """Builds every compute-kernel family (boltir/backends/cuda/codegen/compute_kernels.py: pooling,
-softmax, layer norm, reductions, and the fallback GEMMs/convs) into one shared library,
-runs each case on the GPU with torch tensors through ctypes, and compares the result with
-the op-level interpreter on fresh random inputs. The bar: ‖Δ‖/‖ref‖ < 1e-2 for f16/bf16,
-1e-4 for f32. Prints a pass/fail table last; exits 1 if any case fails.
+softmax, layer norm, reductions, running sums, and the fallback GEMMs/convs) into one shared
+library, runs each case on the GPU with torch tensors through ctypes, and compares the result
+with the op-level interpreter on fresh random inputs. The bar: ‖Δ‖/‖ref‖ < 1e-2 for f16/bf16,
+1e-4 for f32; integer results (cumsum's i32/i64, drawn large enough to wrap) must be equal.
+Prints a pass/fail table last; exits 1 if any case fails.
 
     source bench/setup_gpu.sh && python3 -m bench.check_compute_kernels [--only TEXT]
     python3 -m bench.check_compute_kernels --list          # emit every case; no GPU, no nvcc
@@ -30,6 +31,7 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
     Float32Type,
+    IntegerType,
     ModuleOp,
     TensorType,
 )
@@ -47,7 +49,8 @@ from boltir.interp import run
 from boltir.ir import make_context, verify_module
 from tests.support.torch_arrays import to_numpy_f32, to_torch
 
-ELEMENTS = {"f16": Float16Type, "bf16": BFloat16Type, "f32": Float32Type}
+ELEMENTS = {"f16": Float16Type, "bf16": BFloat16Type, "f32": Float32Type,
+            "i32": lambda: IntegerType(32), "i64": lambda: IntegerType(64)}
 WEIGHTS = ("b", "b0", "b1", "filter", "filter0", "filter1")
 """Operands drawn with a 1/sqrt(fan-in) scale, so that outputs stay near 1."""
 
@@ -68,6 +71,8 @@ class Case:
 
     @property
     def tolerance(self) -> float:
+        if self.element.startswith("i"):
+            return 0.0  # integers: equal
         return 1e-4 if self.element == "f32" else 1e-2
 
     def make(self) -> Case:
@@ -286,8 +291,33 @@ def fallback_cases() -> list[Case]:
     return out
 
 
+def cumsum_cases() -> list[Case]:
+    out = []
+
+    def cumsum(shape, element, axis, exclusive=False, reverse=False, note=""):
+        flags = "".join(f" {name}" for name, on in (("exclusive", exclusive), ("reverse", reverse)) if on)
+        label = f"cumsum {element} {'x'.join(map(str, shape))} axis {axis}{flags}{note}"
+        out.append(Case(label, [t(shape, element)], lambda x: ops.CumSumOp(x, axis, exclusive=exclusive, reverse=reverse), element))
+
+    cumsum((2, 16), "i64", 1, note=" (RoBERTa small)")
+    cumsum((8, 512), "i32", 1, note=" (RoBERTa's position ids, 4 tiles)")
+    cumsum((64, 128), "i64", -1, exclusive=True)
+    cumsum((3, 300), "i32", 1, reverse=True, note=" (part of a tile)")
+    cumsum((5, 7), "f32", 1, exclusive=True, reverse=True, note=" (odd: V = 1)")
+    cumsum((16, 1000), "f16", 1, note=" (V = 8, f32 sums)")
+    cumsum((4, 4096), "bf16", 1, reverse=True)
+    cumsum((2, 100003), "f32", 1, exclusive=True, note=" (a long row, odd)")
+    cumsum((1, 1), "i32", 0)
+    cumsum((4, 128, 6), "f16", 1, note=" (strided, V = 2)")
+    cumsum((2, 512, 64), "f32", 1, exclusive=True, note=" (strided, V = 4)")
+    cumsum((3, 5, 7), "i64", 0, reverse=True, note=" (strided, odd)")
+    cumsum((8, 300, 2), "bf16", -2, exclusive=True, reverse=True, note=" (strided)")
+    cumsum((2, 256, 1, 3), "i32", 1, note=" (strided over a size-1 axis)")
+    return out
+
+
 def cases() -> list[Case]:
-    return pool_cases() + softmax_cases() + layer_norm_cases() + reduce_cases() + fallback_cases()
+    return pool_cases() + softmax_cases() + layer_norm_cases() + reduce_cases() + cumsum_cases() + fallback_cases()
 
 
 # --------------------------------------------------------------------------- running
@@ -306,11 +336,17 @@ def fan_in(op, name: str, shape) -> int:
 
 
 def random_inputs(case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Uniform in [-1, 1]; weights scaled by sqrt(3 / fan-in)."""
+    """Uniform in [-1, 1]; weights scaled by sqrt(3 / fan-in); integers over a quarter of
+    their range (so that sums wrap)."""
     names = {id(value): name for name, value in ck._operands(case.op)}
     inputs = {}
     for index, arg in enumerate(case.arguments):
         shape = tuple(arg.type.get_shape())
+        dtype = numpy_dtype(arg.type.element_type)
+        if dtype.kind == "i":
+            bound = np.iinfo(dtype).max // 4
+            inputs[f"arg{index}"] = rng.integers(-bound, bound, shape, dtype=dtype)
+            continue
         values = rng.uniform(-1.0, 1.0, shape)
         name = names.get(id(arg), "")
         if name in WEIGHTS:
@@ -389,12 +425,16 @@ def main() -> int:
             tensors = [to_torch(inputs[f"arg{value.index}"]) for value in ck.launch_operands(case.op)[:-1]]
             out_type = case.op.results[0].type
             output = to_torch(np.zeros(tuple(out_type.get_shape()), numpy_dtype(out_type.element_type)))
-            output.fill_(float("nan"))  # a kernel that misses an element shows
+            output.fill_(float("nan") if output.is_floating_point() else -12345)  # a kernel that misses an element shows
             launch(library, case, [*tensors, output], stream)
             torch.cuda.synchronize()
-            error = relative_error(to_numpy_f32(output).astype(np.float64), expected.astype(np.float64))
-            verdict = "pass" if error < case.tolerance else "FAIL"
-            rows.append((case.label, name, f"{error:.2e}", f"< {case.tolerance:.0e}", verdict))
+            if output.is_floating_point():
+                error = relative_error(to_numpy_f32(output).astype(np.float64), expected.astype(np.float64))
+            else:  # the share of elements that differ
+                error = float(np.mean(output.cpu().numpy() != expected))
+            exact = case.tolerance == 0
+            verdict = "pass" if (error == 0 if exact else error < case.tolerance) else "FAIL"
+            rows.append((case.label, name, f"{error:.2e}", "equal" if exact else f"< {case.tolerance:.0e}", verdict))
         except Exception as error:  # noqa: BLE001
             traceback.print_exc()
             rows.append((case.label, name, "-", str(error).splitlines()[0][:60], "FAIL"))

@@ -139,6 +139,10 @@ def representative_ops() -> dict[str, object]:
         "layer_norm stream": layer_norm((4, 20000), "bf16", bias=(20000,), scale_element="f32"),
         "reduce inner": reduce((16, 128, 64), (0, 2), "mean", "bf16"),
         "reduce outer": reduce((2, 3, 4, 5), (0, 2), "max", "f16", keepdims=True),
+        "cumsum rows": op_of({"x": tensor((8, 512), "f32")}, "op.cumsum %x {axis = 1 : i64} : tensor<8x512xf32>",
+                             tensor((8, 512), "f32")),  # integers: test_cumsum_kernel.py
+        "cumsum strided": op_of({"x": tensor((4, 128, 6), "f16")}, "op.cumsum %x {axis = 1 : i64, exclusive, reverse} : tensor<4x128x6xf16>",
+                                tensor((4, 128, 6), "f16")),
         "gemm": gemm((3, 33, 40), (24, 40), (3, 33, 24), epilogue="bias, gelu", layout_b="col", bias=True),
         "gemm residual": gemm((40, 33), (40, 24), (33, 24), "f32", "alpha = 0.5, beta = 2.0, bias, silu, residual = mul, then tanh",
                               layout_a="col", bias=True, residual=True),
@@ -398,7 +402,7 @@ NVCC_FLAGS = ["-std=c++17", "-O3", "-DNDEBUG", "-Xcompiler", "-fPIC", "-gencode=
 
 COMPILE_UNITS = {
     "reductions": ["max pool NHWC", "avg pool NCHW count_include_pad", "global avg pool NHWC", "global max pool NCHW",
-                   "reduce inner", "reduce outer"],
+                   "reduce inner", "reduce outer", "cumsum rows", "cumsum strided"],
     "rows": ["softmax lanes", "softmax block", "softmax stream", "softmax strided", "layer_norm lanes",
              "layer_norm broadcast", "layer_norm stream"],
     "fallbacks": ["gemm", "gemm residual", "conv2d", "conv2d NCHW groups", "conv_transpose2d", "b2b_gemm", "b2b_conv2d"],

@@ -19,7 +19,8 @@ The counting rules are `RULES`, one entry per op class: a FLOP rule and a byte r
   element); reductions: one per input element; softmax `SOFTMAX_FLOPS` and layer norm
   `LAYER_NORM_FLOPS` per element; an elementwise region: its body's arithmetic ops per
   output element (conversions and constants are not arithmetic); `op.unary`,
-  `op.binary` and `op.select` one per output element; casts and data movement none.
+  `op.binary` and `op.select` one per output element; casts, running sums (cumsum)
+  and data movement none.
 - **Bytes.** Each operand read once and the result written once, in their element
   sizes (weights, biases and residuals are operands). A slice reads only what it writes,
   a gather its indices and the rows it writes. A back-to-back pair's intermediate, and
@@ -211,6 +212,7 @@ RULES: dict[type, Rule] = {
     ops.SoftmaxOp: (per_element(SOFTMAX_FLOPS), every_tensor_once),
     ops.LayerNormOp: (per_element(LAYER_NORM_FLOPS), every_tensor_once),
     ops.ReduceOp: (per_element(1), every_tensor_once),
+    ops.CumSumOp: MOVED,  # bytes-bound: one add per element, never near the FLOP roof
     ops.AttentionOp: (attention_flops, every_tensor_once),
     # elementwise
     ops.ElementwiseOp: (elementwise_region_flops, every_tensor_once),

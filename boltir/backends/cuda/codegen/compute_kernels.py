@@ -25,7 +25,8 @@ its launcher twice: emit each instance once).
 
 The op's operands in operand order (an absent optional operand, such as a GEMM without a
 bias, is not a parameter), then the result. Every pointer is a device pointer to a
-contiguous row-major tensor of the op's static shape and element type (f16, bf16 or f32),
+contiguous row-major tensor of the op's static shape and element type (f16, bf16 or f32;
+cumsum also i32 and i64),
 aligned to 16 bytes (what cudaMalloc and torch give). The launch is asynchronous on
 `stream`; nothing is allocated or synchronized. It returns 0, or 1000 + the `cudaError_t`
 that cudaGetLastError() reports after the launch (`boltir_error_string` describes it).
@@ -47,6 +48,9 @@ variance of the normalized axes, max propagates NaN as numpy's does.
 - `reduce` (mean, sum, max over any axes): the axes are merged; where the innermost
   merged axis is reduced, lanes or a block per output stride along it with vector loads;
   where it is kept, threads own vectors of it and split the reduction in shared memory.
+- `cumsum` (also i32 and i64; `INTEGER_FAMILIES`): a warp per row scans tiles of 32
+  vectors with shuffles and carries each tile's total; along a strided axis a thread per
+  vector of the inner extent walks the axis. Integers sum as unsigned (they wrap).
 - Fallbacks (`is_fallback`): `gemm_fallback`, `conv2d_fallback`,
   `conv_transpose2d_fallback` are one thread per output element, with vector loads along
   the reduction where an operand is contiguous in it; `b2b_gemm_fallback` and
@@ -78,6 +82,7 @@ FAMILIES: dict[type, str] = {
     ops.SoftmaxOp: "softmax",
     ops.LayerNormOp: "layer_norm",
     ops.ReduceOp: "reduce",
+    ops.CumSumOp: "cumsum",
     ops.GemmOp: "gemm_fallback",
     ops.Conv2dOp: "conv2d_fallback",
     ops.ConvTranspose2dOp: "conv_transpose2d_fallback",
@@ -87,7 +92,10 @@ FAMILIES: dict[type, str] = {
 FALLBACK_FAMILIES = frozenset(f for f in FAMILIES.values() if f.endswith("_fallback"))
 
 ELEMENTS = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float"}
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
+INTEGER_ELEMENTS = {"i32": "int", "i64": "long long"}
+"""Integer element types, which only the `INTEGER_FAMILIES` take."""
+INTEGER_FAMILIES = frozenset({"cumsum"})
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "i64": 8}
 
 VECTOR_BYTES = 16
 REGISTER_FLOATS = 32
@@ -118,6 +126,11 @@ def is_fallback(op: Operation) -> bool:
 
 def _element(value: SSAValue) -> str:
     return str(value.type.element_type)
+
+
+def element_types(op: Operation) -> dict[str, str]:
+    """The element types the op's family takes: boltir's name -> the CUDA type."""
+    return ELEMENTS | INTEGER_ELEMENTS if FAMILIES.get(type(op)) in INTEGER_FAMILIES else ELEMENTS
 
 
 def _operands(op: Operation) -> list[tuple[str, SSAValue]]:
@@ -251,10 +264,11 @@ def unsupported_reason(op: Operation) -> str | None:
     """Why the op has no compute kernel, or None."""
     if type(op) not in FAMILIES:
         return f"'{op.name}' has no compute kernel family (supported: {', '.join(sorted(c.name for c in FAMILIES))})"
+    elements = element_types(op)
     for name, value in [*_operands(op), ("result", op.results[0])]:
         element = _element(value)
-        if element not in ELEMENTS:
-            return f"the {name} has element type {element}; compute kernels take {', '.join(ELEMENTS)}"
+        if element not in elements:
+            return f"the {name} has element type {element}; compute kernels take {', '.join(elements)}"
     if math.prod(tensor_shape(op.results[0].type)) == 0:
         return None  # an empty result: a launcher that launches nothing
     for name, value in _operands(op):
@@ -589,11 +603,37 @@ def _b2b_conv_context(op: ops.B2bConv2dOp) -> dict:
     }
 
 
+# ----------------------------------------------------------------- running sums
+
+SCAN_WARPS = 4
+"""Rows (warps) per block of the row-wise cumsum kernel."""
+ACCUMULATORS = {"i32": "unsigned int", "i64": "unsigned long long"}
+"""What integer sums run in: unsigned, so that overflow wraps as numpy's does."""
+
+
+def _cumsum_context(op: ops.CumSumOp) -> dict:
+    shape = tensor_shape(op.input.type)
+    outer, length, inner = _split_axis(shape, op.prop_value("axis") % len(shape))
+    element = _element(op.input)
+    context = {
+        "length": length, "exclusive": bool(op.prop_value("exclusive")), "reverse": bool(op.prop_value("reverse")),
+        "integer": element in INTEGER_ELEMENTS, "accumulator": ACCUMULATORS.get(element, "float"),
+    }
+    if inner == 1:
+        vector = vector_width(length, ELEMENT_BYTES[element])
+        rows = outer
+        return {**context, "strided": False, "rows": rows, "vector": vector, "warps": SCAN_WARPS,
+                "grid": _ceil_div(rows, SCAN_WARPS), "block": 32 * SCAN_WARPS}
+    vector = vector_width(inner, ELEMENT_BYTES[element])
+    return {**context, "strided": True, "inner": inner, "vector": vector, "threads": 256, "work": outer * inner // vector}
+
+
 CONTEXTS = {
     "pool2d": _pool_context,
     "softmax": _softmax_context,
     "layer_norm": _layer_norm_context,
     "reduce": _reduce_context,
+    "cumsum": _cumsum_context,
     "gemm_fallback": _gemm_context,
     "conv2d_fallback": _conv_context,
     "conv_transpose2d_fallback": _conv_transpose_context,
@@ -608,8 +648,9 @@ CONTEXTS = {
 def _common(op: Operation, name: str, key: str) -> dict:
     operands = _operands(op)
     out = op.results[0]
-    types = {n: ELEMENTS[_element(v)] for n, v in operands}
-    types["output"] = ELEMENTS[_element(out)]
+    elements = element_types(op)
+    types = {n: elements[_element(v)] for n, v in operands}
+    types["output"] = elements[_element(out)]
     parameters = [f"const void *{n}" for n, _ in operands] + ["void *output"]
     arguments = [f"static_cast<const {types[n]} *>({n})" for n, _ in operands] + [f"static_cast<{types['output']} *>(output)"]
     kernel_parameters = [f"const {types[n]} *__restrict__ {n}" for n, _ in operands] + [f"{types['output']} *__restrict__ output"]
