@@ -1,6 +1,6 @@
 """The model corpus at small resolution, on the CPU: the tiny architectures of
 tests/support/corpus_models.py (ResNet, ResNeXt, DenseNet, Inception, SqueezeNet,
-ShuffleNetV2, MobileNetV3, EfficientNet, ConvNeXt, ViT, GPT-2, U-Net), written in torch
+ShuffleNetV2, MobileNetV3, EfficientNet, ConvNeXt, ViT, GPT-2, RoBERTa, U-Net), written in torch
 alone, each exported to ONNX in memory as bench/models.py exports.
 
 For each: the imported graph module and the op-level module of the default pipeline (f32)

@@ -2,7 +2,8 @@
 or transformers): each keeps the building blocks that make its architecture distinct for
 an importer and a compiler (a DenseNet's concatenations, a ShuffleNet's channel shuffle,
 a MobileNetV3's hardswish and squeeze-excitation, a ViT's patch embedding and attention,
-a U-Net's transposed convs and resizes...) at small widths and resolutions.
+a RoBERTa's position ids computed from its input, a U-Net's transposed convs and
+resizes...) at small widths and resolutions.
 
     model, inputs = TINY_MODELS["resnet"]()          # an eval-mode module, {name: tensor}
     proto = export_onnx(model, inputs)               # ONNX, in memory, as bench/models.py exports
@@ -405,6 +406,38 @@ class TinyGPT2(nn.Module):
         return F.linear(x, self.wte.weight)
 
 
+# -------------------------------------------------------------------------- RoBERTa
+
+PAD = 1
+"""RoBERTa's padding token id, which its position ids start after."""
+
+
+class TinyRoBERTa(nn.Module):
+    """RoBERTa's embeddings as transformers writes them: position ids computed from the
+    input (the running count of non-pad tokens, zero at pads, plus the pad id: a CumSum at
+    run time), token types read from a zero buffer through torch.gather (GatherElements),
+    LayerNorm; then one post-LayerNorm encoder layer."""
+
+    def __init__(self, dim: int = 32, heads: int = 4, positions: int = SEQUENCE + PAD + 1):
+        super().__init__()
+        self.words = nn.Embedding(VOCABULARY, dim, padding_idx=PAD)
+        self.positions = nn.Embedding(positions, dim, padding_idx=PAD)
+        self.types = nn.Embedding(1, dim)
+        self.register_buffer("token_type_ids", torch.zeros(1, positions, dtype=torch.long))
+        self.ln = nn.LayerNorm(dim)
+        self.attention = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+
+    def forward(self, input_ids):
+        mask = input_ids.ne(PAD).int()
+        position_ids = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + PAD
+        types = torch.gather(self.token_type_ids.expand(input_ids.shape[0], -1), 1, position_ids)
+        x = self.ln(self.words(input_ids) + self.types(types) + self.positions(position_ids))
+        x = self.ln1(x + self.attention(x, x, x, need_weights=False)[0])
+        return self.ln2(x + self.mlp(x))
+
+
 # ---------------------------------------------------------------------------- U-Net
 
 
@@ -467,6 +500,19 @@ def text_model(cls: type[nn.Module]) -> Callable[..., tuple[nn.Module, dict[str,
     return build
 
 
+def padded_text_model(cls: type[nn.Module]) -> Callable[..., tuple[nn.Module, dict[str, torch.Tensor]]]:
+    """text_model's, with the first sequence's last three tokens padding."""
+    plain = text_model(cls)
+
+    def build(batch: int = 2, seed: int = 0):
+        model, inputs = plain(batch, seed)
+        inputs["input_ids"][0, -3:] = PAD
+        return model, inputs
+
+    build.__doc__ = cls.__doc__
+    return build
+
+
 TINY_MODELS: dict[str, Callable[..., tuple[nn.Module, dict[str, torch.Tensor]]]] = {
     "resnet": image_model(TinyResNet),
     "resnext": image_model(TinyResNeXt),
@@ -479,6 +525,7 @@ TINY_MODELS: dict[str, Callable[..., tuple[nn.Module, dict[str, torch.Tensor]]]]
     "convnext": image_model(TinyConvNeXt),
     "vit": image_model(TinyViT),
     "gpt2": text_model(TinyGPT2),
+    "roberta": padded_text_model(TinyRoBERTa),
     "unet": image_model(TinyUNet),
 }
 """name -> build(batch=2, seed=0) -> (eval-mode module, {input name: tensor})."""
