@@ -17,7 +17,7 @@ layout, until they meet their inverse and cancel:
   back for another user (a residual's block input, transposed for the block's conv);
 - batch_norm with constant statistics becomes `mul` and `add` by per-channel constants
   that broadcast along the channels-last axis;
-- concat and split (axis remapped), softmax and the reductions (axes remapped), resize,
+- concat and split (axis remapped), softmax, cumsum and the reductions (axes remapped), resize,
   pad and slice (per-axis attributes permuted);
 - reshape, flatten, squeeze and unsqueeze, where the dims they split or merge stay
   together in the other layout (a channel shuffle keeps only its own transpose);
@@ -414,7 +414,7 @@ def axis_props(op: Operation, perm: Perm, rank: int) -> dict | None:
     an axis k becomes perm[k]; a per-axis list is permuted back."""
     props = dict(op.properties)
     back = inverse(perm)
-    if isinstance(op, graph.ConcatOp | graph.SoftmaxOp | graph.SplitOp):
+    if isinstance(op, graph.ConcatOp | graph.SoftmaxOp | graph.SplitOp | graph.CumSumOp):
         props["axis"] = i64_attr(perm[op.prop_value("axis") % rank])
     elif isinstance(op, graph.ReduceOp | graph.SliceOp):
         props["axes"] = i64_array([perm[a % rank] for a in op.prop_value("axes")])
@@ -443,13 +443,15 @@ def reduced_perm(op: graph.ReduceOp, perm: Perm, rank: int) -> Perm:
     return tuple(position[perm[k]] for k in range(rank) if k not in original_reduced)
 
 
-AXIS_OPS = (graph.ConcatOp, graph.SoftmaxOp, graph.SplitOp, graph.ReduceOp, graph.SliceOp, graph.PadOp, graph.ResizeOp)
+AXIS_OPS = (
+    graph.ConcatOp, graph.SoftmaxOp, graph.SplitOp, graph.ReduceOp, graph.SliceOp, graph.PadOp, graph.ResizeOp, graph.CumSumOp,
+)
 
 
 class PushThroughAxisOps(RewritePattern):
     """op(transpose(a, p)) -> transpose(op'(a), p) for ops with axes: concat (of
-    transposes with one perm, or constants), split, softmax, reductions, slice, pad and
-    resize, with the axes (or per-axis values) moved into a's order."""
+    transposes with one perm, or constants), split, softmax, cumsum, reductions, slice,
+    pad and resize, with the axes (or per-axis values) moved into a's order."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, AXIS_OPS):

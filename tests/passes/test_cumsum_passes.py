@@ -1,0 +1,46 @@
+"""graph.cumsum through the graph-level passes that need to know it, on random inputs:
+convert-layout remaps its axis into the channels-last order and lets the transposes
+around it cancel; convert-precision takes float cumsums to f16/bf16 (summed in f32,
+rounded once) and leaves integer ones as they are; lower-graph-to-op keeps both."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from boltir.builder import ModelBuilder
+from boltir.dialects import graph
+from boltir.dialects import op as ops
+from boltir.passes.convert_layout import ConvertLayoutPass
+from boltir.passes.convert_precision import ConvertPrecisionPass
+from boltir.passes.lower_graph_to_op import LowerGraphToOpPass
+from tests.passes.equivalence import assert_equivalent
+
+
+def conv(b: ModelBuilder, x, channels: int, rng, name: str):
+    w = b.constant(name, (rng.standard_normal((channels, x.type.get_shape()[1], 1, 1)) * 0.5).astype(np.float32))
+    return b.insert(graph.Conv2dOp(x, w)).output
+
+
+@pytest.mark.parametrize(("axis", "exclusive", "reverse", "nhwc_axis"), [(1, True, False, 3), (-2, False, True, 1), (3, True, True, 2)])
+def test_convert_layout_remaps_the_axis(rng, axis, exclusive, reverse, nhwc_axis):
+    b = ModelBuilder()
+    y = conv(b, b.input("x", (2, 3, 5, 4)), 4, rng, "w1")
+    y = b.insert(graph.CumSumOp(y, axis, exclusive=exclusive, reverse=reverse)).output
+    module = b.finish([conv(b, y, 2, rng, "w2")])
+    after = assert_equivalent(module, ConvertLayoutPass(layout="NHWC"), rng)
+    (cumsum,) = [op for op in after.walk() if isinstance(op, graph.CumSumOp)]
+    assert cumsum.prop_value("axis") == nhwc_axis
+    assert len([op for op in after.walk() if isinstance(op, graph.TransposeOp)]) == 2  # the model's input and output
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_convert_precision_keeps_integers(rng, dtype):
+    b = ModelBuilder()
+    floats = b.insert(graph.CumSumOp(b.input("x", (3, 64)), 1, exclusive=True)).output
+    ids = b.input("ids", (3, 64), np.int32)
+    counts = b.insert(graph.CumSumOp(ids, 1)).output
+    module = b.finish([floats, counts])
+    after = assert_equivalent(module, [ConvertPrecisionPass(dtype), LowerGraphToOpPass()], rng, tolerance=1e-2)
+    elements = sorted(str(op.output.type.element_type) for op in after.walk() if isinstance(op, ops.CumSumOp))
+    assert elements == sorted([dtype, "i32"])
