@@ -18,6 +18,8 @@ follows each bucketed input axis ("symbol") through the ops, forward:
 - matmul and gemm: the rows of the left operand and the columns of the right one, and
   batch dimensions; never the contracted axis;
 - softmax, layer norm and reductions: any axis they do not normalize or reduce over;
+- cumsum: every axis when it sums forward (position i reads positions <= i only, never
+  the padding after n); reversed, any axis but the one it sums along;
 - gather: the data's other axes and every axis of the indices;
 - attention: batch, heads and queries; the keys' sequence axis too, because a padded key
   is masked by `op.attention`'s key_lengths (mask-padded-keys) and its value is then
@@ -270,6 +272,14 @@ def _reduce(_, op, operands):
     return only_axes(operands[0], {a: kept.index(a) for a in kept if a not in axes}, "reduced")
 
 
+def _cumsum(_, op, operands):
+    rank = _rank(op.operands[0])
+    if not op.prop_value("reverse"):
+        return dict(operands[0])
+    axis = _normalized(op.prop_value("axis"), rank)
+    return only_axes(operands[0], {a: a for a in range(rank) if a != axis}, "reverse-summed")
+
+
 def _gather(_, op, operands):
     data_rank, index_rank = _rank(op.operands[0]), _rank(op.operands[1])
     axis = _normalized(op.prop_value("axis"), data_rank)
@@ -312,7 +322,7 @@ RULES = {
     graph.Conv2dOp: _conv, graph.ConvTranspose2dOp: _conv,
     graph.MaxPool2dOp: _pool, graph.AvgPool2dOp: _pool, graph.GlobalAvgPoolOp: _pool,
     graph.MatMulOp: _matmul, graph.GemmOp: _gemm,
-    graph.SoftmaxOp: _normalizing, graph.LayerNormOp: _normalizing,
+    graph.SoftmaxOp: _normalizing, graph.LayerNormOp: _normalizing, graph.CumSumOp: _cumsum,
     graph.GatherOp: _gather,
     graph.AttentionOp: _attention,
 }
