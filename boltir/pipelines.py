@@ -6,7 +6,8 @@ The default pipeline, with precision after layout:
     reparameterize-branches, space-to-depth-stem, convert-layout{layout=NHWC},
     convert-precision{dtype=f16},                                   (graph level)
     lower-graph-to-op,
-    pad-alignment{arch=sm90}, fuse-space-to-depth, fuse-epilogue, merge-qkv,
+    pad-alignment{arch=sm90}, fuse-space-to-depth, commute-transposes,
+    fold-attention-layouts, fuse-epilogue, merge-qkv,
     form-persistent-kernels, fuse-elementwise                       (op level)
 
 `boltc --print-pipeline` prints it and `bolt-opt -p '<string>'` replays any prefix.
@@ -61,6 +62,8 @@ def op_passes(arch: str = DEFAULT_ARCH) -> list[str]:
     return [
         f"pad-alignment{{arch={arch}}}",
         "fuse-space-to-depth",
+        "commute-transposes",
+        "fold-attention-layouts",
         "fuse-epilogue",
         "merge-qkv",
         "form-persistent-kernels",

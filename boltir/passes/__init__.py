@@ -24,6 +24,8 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     "lower-graph-to-op": ("boltir.passes.lower_graph_to_op", "LowerGraphToOpPass"),
     "pad-alignment": ("boltir.passes.pad_alignment", "PadAlignmentPass"),
     "fuse-space-to-depth": ("boltir.passes.fuse_space_to_depth", "FuseSpaceToDepthPass"),
+    "commute-transposes": ("boltir.passes.commute_transposes", "CommuteTransposesPass"),
+    "fold-attention-layouts": ("boltir.passes.fold_attention_layouts", "FoldAttentionLayoutsPass"),
     "fuse-epilogue": ("boltir.passes.fuse_epilogue", "FuseEpiloguePass"),
     "merge-qkv": ("boltir.passes.merge_qkv", "MergeQkvPass"),
     "form-persistent-kernels": ("boltir.passes.form_persistent_kernels", "FormPersistentKernelsPass"),

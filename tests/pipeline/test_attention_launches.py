@@ -55,3 +55,34 @@ def test_bert_layer_launches(tmp_path):
     gemms = [op for op in launches(module) if isinstance(op, cutlass.GemmOp)]
     assert [op.residual is not None for op in gemms] == [False, True, False, True] * LAYERS
     assert [op.epilogue.first_activation.kind for op in gemms] == ["none", "none", "gelu", "none"] * LAYERS
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::RuntimeWarning", "ignore::UserWarning", "ignore::torch.jit.TracerWarning")
+@pytest.mark.parametrize("batch", [2, 1])
+def test_vit_layer_launches(batch, tmp_path):
+    """torchvision's ViT block (pre-LayerNorm, nn.MultiheadAttention as torch.onnx writes
+    it, sequence-first inside) has the same 7 launches per layer: LayerNorm, the packed
+    QKV GEMM, the attention reading it, the output projection with bias + residual,
+    LayerNorm, the FFN GEMMs. The rest is the model's own: the input cast, the patch
+    embedding (its layout transform, pad and conv), the class token and positions before
+    the blocks; the final LayerNorm, the class token's row, the head and the output cast.
+    At batch 1 the exporter's transposes are reshapes, and the count is the same."""
+    from tests.support.corpus_models import TINY_MODELS, export_onnx
+
+    model, inputs = TINY_MODELS["vit"](batch=batch)
+    path = tmp_path / "vit.onnx"
+    path.write_bytes(export_onnx(model, inputs).SerializeToString())
+    emitted = tmp_path / "vit.cutlass.mlir"
+    assert boltc.main([str(path), "--emit", "cutlass", "-o", str(emitted)]) == 0
+    module = boltir.parse_module(emitted.read_text())
+    kinds = [op.name for op in launches(module)]
+    per_layer = ["op.layer_norm", "cutlass.gemm", "op.attention", "cutlass.gemm", "op.layer_norm", "cutlass.gemm", "cutlass.gemm"]
+    first = kinds.index("op.layer_norm")
+    assert kinds[first : first + 7 * LAYERS] == per_layer * LAYERS
+    assert kinds[first + 7 * LAYERS] == "op.layer_norm"  # the final one
+    assert len(kinds) <= 7 * LAYERS + 11
+    attention = next(op for op in launches(module) if op.name == "op.attention")
+    assert attention.prop_value("layout") == "BS3HD"
+    gemms = [op for op in launches(module) if isinstance(op, cutlass.GemmOp)][: 4 * LAYERS]
+    assert [op.residual is not None for op in gemms] == [False, True, False, True] * LAYERS
+    assert [op.epilogue.first_activation.kind for op in gemms] == ["none", "none", "gelu", "none"] * LAYERS
