@@ -132,10 +132,8 @@ def test_lit_cases_compute_the_same(lit, pass_, rng):
 # ------------------------------------------------------ nn.MultiheadAttention's form
 
 
-torch = pytest.importorskip("torch", reason="needs torch: pip install boltir[torch]")
-
-
 def vit_block_module(batch: int, dim: int, heads: int, tmp_path: Path) -> ModuleOp:
+    torch = pytest.importorskip("torch", reason="needs torch: pip install boltir[torch]")
     from boltir.frontends.onnx import import_model
     from tests.support.corpus_models import EncoderBlock
 
@@ -148,7 +146,7 @@ def vit_block_module(batch: int, dim: int, heads: int, tmp_path: Path) -> Module
     return import_model(str(path))
 
 
-@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning", "ignore::torch.jit.TracerWarning")
+@pytest.mark.filterwarnings("ignore::Warning")  # torch.onnx: its tracer and deprecation warnings
 @pytest.mark.parametrize(("batch", "dim", "heads"), [(2, 32, 4), (1, 64, 2)])
 def test_multihead_attention_reads_its_projection(batch, dim, heads, rng, tmp_path):
     """The encoder block, lowered to the op level; after commute-transposes,
