@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -8,6 +8,8 @@ use, empty: any) and the heuristic's choice for the rest; `selector=tune` first 
 what the database lacks on this machine's GPU (boltir/backends/cuda/tune/tuner.py).
 The heuristic runs depthwise convs on our own kernel (`depthwise=direct`,
 codegen/depthwise_kernels.py) where it takes them; `depthwise=cutlass` keeps CUTLASS's.
+GEMMs with few rows (M <= 16: batch-1 classifiers) run on our weight-streaming kernel
+(`small_m=skinny`, codegen/skinny_gemm_kernels.py); `small_m=cutlass` keeps CUTLASS's.
 
 Requires: op-level IR (after the op-level passes).
 Guarantees: every op.gemm, op.conv2d and op.b2b_* carries a `kernel` attribute with its
@@ -46,13 +48,15 @@ SELECTORS = ("heuristic", "db", "tune")
 
 
 DEPTHWISE_KERNELS = ("direct", "cutlass")
+SMALL_M_KERNELS = ("skinny", "cutlass")
 
 
 def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "",
-                  depthwise: str = "direct") -> KernelSelector:
+                  depthwise: str = "direct", small_m: str = "skinny") -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
     (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
-    kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's)."""
+    kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's), and
+    `small_m` GEMMs with few rows ("skinny": ours, "cutlass": CUTLASS's)."""
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
     if sms < 0:
@@ -61,11 +65,15 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
         raise BoltError(f"cutlass must be 2 (2.x kernels only) or 3 (3.x on sm90 where it runs), got {cutlass}")
     if depthwise not in DEPTHWISE_KERNELS:
         raise BoltError(f"depthwise must be one of {', '.join(DEPTHWISE_KERNELS)}; got '{depthwise}'")
+    if small_m not in SMALL_M_KERNELS:
+        raise BoltError(f"small_m must be one of {', '.join(SMALL_M_KERNELS)}; got '{small_m}'")
     if name == "heuristic":
-        return HeuristicSelector(sms=sms, cutlass=cutlass, direct_depthwise=depthwise == "direct")
+        return HeuristicSelector(sms=sms, cutlass=cutlass, direct_depthwise=depthwise == "direct",
+                                 skinny_gemms=small_m == "skinny")
     kind = DatabaseSelector if name == "db" else TuningSelector
     selector = kind(sms=sms, cutlass=cutlass, tuning_db=tuning_db, gpu=gpu)
     selector.heuristic.direct_depthwise = depthwise == "direct"
+    selector.heuristic.skinny_gemms = small_m == "skinny"
     return selector
 
 
@@ -88,11 +96,14 @@ class SelectKernelsPass(ModulePass):
     """selector=db: the GPU whose records to take (e.g. "NVIDIA H200"); empty: any."""
     depthwise: str = "direct"
     """Whose kernel the heuristic gives depthwise convs: "direct" (ours) or "cutlass"."""
+    small_m: str = "skinny"
+    """Whose kernel the heuristic gives GEMMs with few rows: "skinny" (ours) or "cutlass"."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):
             raise BoltError(f"arch must be one of sm80, sm90; got '{self.arch}'")
-        selector = make_selector(self.selector, self.sms, self.cutlass, self.tuning_db, self.gpu, self.depthwise)
+        selector = make_selector(self.selector, self.sms, self.cutlass, self.tuning_db, self.gpu, self.depthwise,
+                                 self.small_m)
         targets = [o for o in op.walk() if isinstance(o, SELECTABLE)]
         if hasattr(selector, "prepare"):
             selector.prepare(targets, self.arch)

@@ -18,6 +18,9 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
   grids (cooperative only). Stages are "as many as fit" (0).
 - b2b ops: the fused kernel against its unfused pair (`UNFUSE`), whose halves are tuned
   as ops of their own.
+- GEMMs with few rows that our kernel takes (`skinny_gemm_kernels`): its weight rows per
+  CTA, warps and unroll around the heuristic's tile, then CUTLASS's candidates as if our
+  kernel did not exist.
 - Depthwise convs: our own kernel's (`depthwise_kernels`) strip widths and rows per
   thread around the heuristic's tile, then CUTLASS's direct conv's pixel tiles that fit its
   shared memory.
@@ -46,7 +49,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import depthwise_kernels
+from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels
 from boltir.backends.cuda.codegen.epilogues import plan_epilogue
 from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import (
@@ -265,6 +268,26 @@ def direct_depthwise(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) 
     return out[:MAX_DIRECT_DEPTHWISE]
 
 
+MAX_SKINNY = 6
+"""At most this many of our few-rows GEMM's tiles, beside CUTLASS's."""
+
+
+def skinny_gemm(op: ops.GemmOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
+    """Our kernel's tiles: the heuristic's, then the other weight-row count, half and twice
+    the warps, and shallower unrolls (those its rules take)."""
+    tile = skinny_gemm_kernels.SkinnyTile.of(base.tile)
+    variants = [tile, dataclasses.replace(tile, weight_rows=24 - tile.weight_rows)]
+    variants += [dataclasses.replace(tile, warps=warps) for warps in (tile.warps // 2, tile.warps * 2)]
+    variants += [dataclasses.replace(tile, unroll=unroll) for unroll in (tile.unroll // 2, 1)]
+    out = []
+    for variant in dict.fromkeys(variants):
+        if skinny_gemm_kernels.tile_reason(op, variant) is not None:
+            found.prune("registers")
+            continue
+        out.append(dataclasses.replace(base, tile=variant.as_tile()))
+    return out[:MAX_SKINNY]
+
+
 # --------------------------------------------------------------------------- 3.x
 
 
@@ -361,12 +384,17 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3) -> Cand
     found = CandidateSet()
     heuristic = HeuristicSelector(sms=sms, cutlass=cutlass)
     first = heuristic.select(op, arch)
+    ours, leader = [], first
+    if isinstance(first, KernelChoice) and first.family == skinny_gemm_kernels.FAMILY:
+        # our few-rows GEMM's tiles, then CUTLASS's from the choice it would have made
+        ours = skinny_gemm(op, first, found)
+        first = dataclasses.replace(heuristic, skinny_gemms=False).select(op, arch)
     hopper = arch == "sm90" and cutlass >= 3
     if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp):
         found.choices = [first] if first == UNFUSE else [first, UNFUSE]
         found.generated = len(found.choices)
         return found
-    legacy = first if generation(first) == "2.x" else HeuristicSelector(sms=sms, cutlass=2).select(op, arch)
+    legacy = first if generation(first) == "2.x" else HeuristicSelector(sms=sms, cutlass=2, skinny_gemms=False).select(op, arch)
     limit = MAX_PER_GENERATION["2.x"] - (2 if hopper else 0)
     if isinstance(op, ops.GemmOp):
         choices = legacy_gemm(op, legacy, sms, limit, found)
@@ -383,7 +411,8 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3) -> Cand
         if hopper and pointwise_problem(op) is not None:
             choices = pointwise_gemms(op, first, sms, found) + choices
     # the heuristic's own choice leads, so an empty search still has the heuristic's answer
-    choices.sort(key=lambda choice: choice != first)
+    choices = ours + choices
+    choices.sort(key=lambda choice: choice != leader)
     found.choices = list(dict.fromkeys(choices))
     found.generated = len(found.choices) + sum(found.pruned.values())
     return found

@@ -22,16 +22,19 @@ KERNEL_ATTR = "kernel"
 """The attribute select-kernels writes on an op-level op."""
 
 
-FAMILIES = ("gemm", "conv2d_fprop", "depthwise_conv2d_fprop", "b2b_gemm", "b2b_conv2d", "depthwise_direct")
+FAMILIES = ("gemm", "conv2d_fprop", "depthwise_conv2d_fprop", "b2b_gemm", "b2b_conv2d", "depthwise_direct",
+            "skinny_gemm")
 """The template families a choice can name; "depthwise_direct" is our own depthwise conv
 kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, channels)."""
+# "skinny_gemm" is our own GEMM for few rows (codegen/skinny_gemm_kernels.py), its tile a
+# CTA's (weight rows, warps, unroll).
 
 
 @dataclass(frozen=True)
 class KernelChoice:
     """A template instance's parameters, as select-kernels records them."""
 
-    family: str  # gemm, conv2d_fprop, depthwise_conv2d_fprop, b2b_gemm, b2b_conv2d, depthwise_direct
+    family: str  # gemm, conv2d_fprop, depthwise_conv2d_fprop, b2b_gemm, b2b_conv2d, depthwise_direct, skinny_gemm
     arch: str
     tile: Tile
     alignment: tuple[int, int, int]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import cutlass_sm90, depthwise_kernels
+from boltir.backends.cuda.codegen import cutlass_sm90, depthwise_kernels, skinny_gemm_kernels
 from boltir.backends.cuda.codegen.cutlass_common import (
     batch_layout,
     depthwise_output_tile,
@@ -322,8 +322,13 @@ class HeuristicSelector:
     pointwise_gemms: bool = True
     """Whether memory-bound 1x1 convs run as persistent 3.x GEMMs (False: the conv kernels
     the heuristic picked before, for comparison)."""
+    skinny_gemms: bool = True
+    """Whether GEMMs with few rows (batch-1 classifiers) run on our weight-streaming kernel
+    where it takes them (False: CUTLASS's tiles, for comparison)."""
 
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
+        if self.skinny_gemms and isinstance(op, ops.GemmOp) and skinny_gemm_kernels.gemm_reason(op) is None:
+            return self.skinny_gemm(op, arch)
         if arch == "sm90" and self.cutlass >= 3 and isinstance(op, ops.GemmOp | ops.Conv2dOp):
             choice = self.hopper_gemm(op) if isinstance(op, ops.GemmOp) else self.hopper_conv(op)
             if choice is not None:
@@ -424,6 +429,14 @@ class HeuristicSelector:
         tile = depthwise_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors)
         vector = tile.vector
         return KernelChoice(depthwise_kernels.FAMILY, "sm80", tile.as_tile(), (vector, vector, vector))
+
+    def skinny_gemm(self, op: ops.GemmOp, arch: str) -> KernelChoice:
+        """Our GEMM for few rows (codegen/skinny_gemm_kernels.py): at M <= 16 CUTLASS's
+        tiles leave most multiprocessors idle (N / 128 CTAs) and the weight streams at a
+        few percent of DRAM bandwidth. Plain CUDA with mma.sync, built for sm80 and sm90
+        alike, so its choice is an "sm80" one on either target."""
+        tile = skinny_gemm_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors)
+        return KernelChoice(skinny_gemm_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 1))
 
     def cutlass_depthwise(self, op: ops.Conv2dOp, arch: str) -> KernelChoice:
         """CUTLASS 2.x's direct depthwise conv (a SIMT kernel)."""

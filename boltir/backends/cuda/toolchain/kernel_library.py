@@ -17,13 +17,16 @@ from pathlib import Path
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels
+from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels
 from boltir.diagnostics import BoltError
 
 
 def launch_arguments(op: Operation):
-    """The op's launcher and arguments: a CUTLASS instance's, or our depthwise conv's."""
+    """The op's launcher and arguments: a CUTLASS instance's, or our depthwise conv's or
+    few-rows GEMM's (the same ABI)."""
     generator = depthwise_kernels if depthwise_kernels.computes(op) else cutlass_kernels
+    if skinny_gemm_kernels.computes(op):
+        generator = skinny_gemm_kernels
     return generator.launch_arguments(op)
 
 

@@ -427,6 +427,8 @@ def describe_choice(choice: KernelChoice | str) -> str:
         text = f"2.x b2b {tb}+{'x'.join(map(str, choice.tile1.threadblock))} {choice.residency}"
     elif choice.family == "depthwise_direct":  # our own kernel: one thread's rows x columns x channels
         text = f"direct {tb}"
+    elif choice.family == "skinny_gemm":  # our own GEMM for few rows: weight rows x warps x unroll
+        text = f"skinny {tb}"
     else:
         text = f"2.x {tb} s{choice.tile.stages}"
     if choice.split_k > 1:

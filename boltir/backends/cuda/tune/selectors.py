@@ -13,7 +13,9 @@
   lacks (`profiler.Tuner`), then selects as `db` does.
 
 A record whose choice the current template rules refuse (a database from another boltir)
-is not used: the heuristic decides, and `--pass-stats` says so.
+is not used: the heuristic decides, and `--pass-stats` says so. So is a record of a GEMM
+that the heuristic gives our few-rows kernel (`skinny_gemm`) when none of its candidates
+was that kernel: it was measured before the kernel existed, and never raced it.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
+from boltir.backends.cuda.codegen import skinny_gemm_kernels
 from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import HeuristicSelector
 from boltir.backends.cuda.tune.database import TuningDatabase, TuningRecord, default_path, shipped_tuning, tuning_key
 from boltir.backends.cuda.tune.tuner import Tuner, gpu_identity, lower_alone, single_op_module
 from boltir.diagnostics import BoltError
+from boltir.dialects import op as ops
 
 
 def allowed_generations(arch: str, cutlass: int):
@@ -91,6 +95,8 @@ class DatabaseSelector:
         if record is None:
             return None
         self._source = source
+        if self.never_raced_our_kernel(op, arch, record):
+            return None
         best = record.best_of(allowed_generations(arch, self.cutlass))
         if best is None:
             return None
@@ -103,6 +109,19 @@ class DatabaseSelector:
                 self._count("records refused")
                 return None
         return choice
+
+    def never_raced_our_kernel(self, op: Operation, arch: str, record: TuningRecord) -> bool:
+        """Whether the heuristic gives `op` our few-rows GEMM and the record measured no
+        candidate of it (counted and noted: the heuristic decides)."""
+        family = skinny_gemm_kernels.FAMILY
+        heuristic = self.heuristic.select(op, arch) if isinstance(op, ops.GemmOp) else None
+        if not isinstance(heuristic, KernelChoice) or heuristic.family != family:
+            return False
+        if any(isinstance(m.choice, KernelChoice) and m.choice.family == family for m in record.measurements):
+            return False
+        self.notes.append(f"{op.name}: its record has no {family} candidate (measured before that kernel); heuristic used")
+        self._count(f"records without a {family} candidate")
+        return True
 
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
         choice = self.recorded(op, arch)

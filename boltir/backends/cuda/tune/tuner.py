@@ -59,7 +59,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 
-from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels
+from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels
 from boltir.backends.cuda.codegen.cutlass_common import FAMILIES
 from boltir.backends.cuda.codegen.generator import CompileJob, render
 from boltir.backends.cuda.codegen.host_program import launcher_declaration
@@ -154,7 +154,10 @@ def single_op_module(op: Operation) -> ModuleOp:
 
 def generator_of(template: Operation):
     """The kernel module of a lowered candidate: CUTLASS's for a template op, ours for an
-    op.conv2d kept for our depthwise kernel (the same launcher ABI)."""
+    op.conv2d kept for our depthwise kernel, or an op.gemm kept for our few-rows GEMM (the
+    same launcher ABIs)."""
+    if skinny_gemm_kernels.computes(template):
+        return skinny_gemm_kernels
     return depthwise_kernels if depthwise_kernels.computes(template) else cutlass_kernels
 
 
@@ -174,7 +177,7 @@ def lower_alone(module: ModuleOp, choice: KernelChoice) -> tuple[ModuleOp, Opera
     except (VerifyException, BoltError) as error:
         raise BoltError(str(error).splitlines()[0]) from None
     body = [o for o in entry.body.block.ops if not isinstance(o, func.ReturnOp)]
-    if len(body) != 1 or not (type(body[0]) in FAMILIES or depthwise_kernels.computes(body[0])):
+    if len(body) != 1 or not (type(body[0]) in FAMILIES or generator_of(body[0]) is not cutlass_kernels):
         raise BoltError("lowers to more than one op (" + ", ".join(o.name for o in body) + "): not measurable alone")
     template = body[0]
     if (reason := generator_of(template).unsupported_reason(template)) is not None:
@@ -335,7 +338,7 @@ class Tuner:
             generator = generator_of(instances[name])
             arch = generator.kernel_arch(instances[name])
             # one generator's kernels per unit (ours are plain CUDA in their own frame)
-            kind = (arch, instances[name].name if arch == "sm90" or generator is depthwise_kernels else "")
+            kind = (arch, instances[name].name if arch == "sm90" or generator is not cutlass_kernels else "")
             group = open_group.setdefault(kind, [])
             group.append(name)
             if len(group) == GROUP_SIZE[arch]:

@@ -1,0 +1,152 @@
+"""Runs our GEMM for few rows (boltir/backends/cuda/codegen/skinny_gemm_kernels.py) on the
+GPU and compares each result with the op-level interpreter on fresh random inputs: M = 1,
+2, 4, 8, 16 (and 3, 9, a folded batch), the batch-1 classifiers (K = 2048 / 1280 -> 1000),
+VGG-16's FC layers (25088 -> 4096, 4096 -> 4096, 4096 -> 1000), a BERT-like 768 -> 2304,
+odd N and K that is not a multiple of the 64-element chunk, every epilogue kind, f16 and
+bf16, the heuristic's tile and the tuner's other tiles. The bar: ‖Δ‖/‖ref‖ < 1e-2. Prints a
+pass/fail table last; exits 1 if any fails.
+
+    source bench/setup_gpu.sh && python3 -m bench.check_gemv [--only TEXT] [--list]
+
+The timing against CUTLASS's choice and torch.nn.functional.linear is
+`python3 -m bench.kernels --only "b1 skinny"`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from bench.harness import BoundKernel, Case, build_library, describe_choice, lower, random_inputs
+from boltir.backends.cuda.codegen import skinny_gemm_kernels
+from boltir.backends.cuda.select.candidates import candidates
+from boltir.dialects import op as ops
+from boltir.interp import run
+from boltir.ir import parse_module
+from tests.support.op_modules import gemm_text
+from tests.support.torch_arrays import to_numpy_f32, to_torch
+
+SMS = 132
+
+
+def gemv(m, n, k, element="f16", epilogue="bias", batch=None) -> tuple[str, str]:
+    """(label, op-level text) of one Linear-style GEMM (an N x K weight); `batch` folds into M."""
+    text = gemm_text(m, n, k, element=element, epilogue=epilogue, batch=batch, shared_b=batch is not None)
+    rows = f"{batch}x{m}" if batch else f"{m}"
+    return f"skinny {element} M={rows} {n}x{k} <{epilogue}>", text
+
+
+def shapes() -> list[tuple[str, str]]:
+    return [
+        # the batch-1 classifiers and their few-row batches
+        *(gemv(m, 1000, 2048) for m in (1, 2, 4, 8, 16)),
+        gemv(1, 1000, 1280),
+        # VGG-16's FC layers at batch 1
+        gemv(1, 4096, 25088, epilogue="bias, relu"),
+        gemv(1, 4096, 4096, epilogue="bias, relu"),
+        gemv(1, 1000, 4096),
+        # BERT-like projection, odd N, K off the 64-element chunk, 3 and 9 rows
+        gemv(1, 2304, 768),
+        gemv(3, 37, 72, epilogue="bias, relu"),
+        gemv(9, 1001, 2056),
+        gemv(16, 4097, 200),
+        # epilogues and element types
+        gemv(1, 1000, 2048, epilogue=""),
+        gemv(2, 768, 768, epilogue="bias, gelu"),
+        gemv(4, 512, 1024, epilogue="bias, relu, residual = add"),
+        gemv(1, 512, 1024, epilogue="alpha = 0.5, beta = 2.0, bias, silu"),
+        gemv(8, 512, 1024, epilogue="bias, residual = add, then relu"),
+        gemv(1, 1000, 2048, element="bf16"),
+        gemv(16, 4096, 4096, element="bf16", epilogue="bias, gelu"),
+        # a leading batch folded into the rows
+        gemv(4, 640, 512, batch=3, epilogue="bias, relu"),
+    ]
+
+
+def cases() -> list[Case]:
+    """Each shape with the heuristic's tile; the first few shapes with every tile the tuner
+    would measure too."""
+    out = []
+    for index, (label, text) in enumerate(shapes()):
+        element = "bf16" if " bf16 " in label else "f16"
+        out.append(Case(label, text, element, target="sm90", small_m="skinny"))
+        if index < 8:
+            op = next(o for o in parse_module(text).walk() if isinstance(o, ops.GemmOp))
+            for choice in candidates(op, "sm90", sms=SMS).choices[1:]:
+                if choice.family == skinny_gemm_kernels.FAMILY:
+                    tile = skinny_gemm_kernels.SkinnyTile.of(choice.tile)
+                    out.append(Case(f"{label} tile {tile.describe()}", text, element, override={"tile": choice.tile},
+                                    target="sm90", small_m="skinny"))
+    return out
+
+
+def check(library, case: Case, rng: np.random.Generator) -> tuple[str, ...]:
+    """One row: the case's kernel against the interpreter (NaN-filled output first, so an
+    element the kernel misses shows)."""
+    import torch
+
+    inputs = random_inputs(case, rng)
+    (expected,) = run(case.op_module, inputs)
+    kernel = BoundKernel(library, case, {name: to_torch(value) for name, value in inputs.items()})
+    kernel.output.fill_(float("nan"))
+    kernel()
+    torch.cuda.synchronize()
+    got, ref = to_numpy_f32(kernel.output).astype(np.float64), expected.astype(np.float64)
+    error = float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30)) if np.isfinite(got).all() else float("inf")
+    return case.label, describe_choice(case), f"{error:.2e}", f"< {case.tolerance:.0e}", "pass" if error < case.tolerance else "FAIL"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run the cases whose label contains this text")
+    parser.add_argument("--list", action="store_true", help="lower every case and print its kernel; no GPU")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--library", default="/tmp/boltir-check/skinny_gemm.so")
+    args = parser.parse_args()
+
+    rows, lowered = [], []
+    for case in cases():
+        if args.only and args.only not in case.label:
+            continue
+        try:
+            lowered.append(lower(case))
+            assert skinny_gemm_kernels.computes(case.op), f"lowered to {case.op.name}, not our kernel"
+        except Exception as error:  # noqa: BLE001 - a case that cannot lower is a failure row
+            rows.append((case.label, "-", "-", "lowering failed: " + str(error).splitlines()[0], "FAIL"))
+    if args.list:
+        for case in lowered:
+            print(f"{case.label:70s} {describe_choice(case)}")
+        return 1 if rows else 0
+
+    Path(args.library).parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    library = build_library(lowered, args.library)
+    print(f"built the kernels of {len(lowered)} cases in {time.monotonic() - start:.0f} s", flush=True)
+
+    import torch
+
+    rng = np.random.default_rng(args.seed)
+    for case in lowered:
+        try:
+            rows.append(check(library, case, rng))
+        except Exception as error:  # noqa: BLE001
+            traceback.print_exc()
+            rows.append((case.label, describe_choice(case), "-", str(error).splitlines()[0][:60], "FAIL"))
+
+    print(f"\nGPU: {torch.cuda.get_device_name(0)}; reference: the op-level interpreter; seed {args.seed}")
+    header = ("case", "kernel", "rel err", "bar", "result")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, tuple("-" * w for w in widths), *rows]:
+        print(" | ".join(v.ljust(w) for v, w in zip(row, widths)))
+    failed = sum(row[-1] != "pass" for row in rows)
+    print(f"\n{len(rows) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

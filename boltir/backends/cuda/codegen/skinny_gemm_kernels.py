@@ -1,0 +1,296 @@
+"""Our GEMM for few rows (family `skinny_gemm`): `D = epilogue(A @ B)` with M of at most
+`MAX_ROWS` rows (a batch-1 model's classifier and fully connected layers), the weight
+streamed from DRAM at bandwidth, where CUTLASS's tiles leave most multiprocessors idle.
+
+    reason = gemm_reason(op)            # None where the kernel computes this op.gemm
+    tile = default_tile(op, sms=132)    # the shape heuristic's SkinnyTile
+    source = emit_translation_unit([op])
+
+**Which ops.** `select-kernels` chooses it (a KernelChoice of family "skinny_gemm", its
+tile in `threadblock`) and `lower-op-to-cutlass` leaves such an op.gemm at the op level,
+its choice attached: this generator computes every op.gemm so marked. `gemm_reason` says
+which GEMMs it takes: A row-major ("row", M×K), B the N×K weight ("col": a Linear layer's),
+M of at most `MAX_ROWS` rows after a leading batch of A is folded into them (B has no batch
+dimensions), K a multiple of 8 (16-byte rows), one element type (f16 or bf16) for every
+operand, any `#op.epilogue` (bias, activations, residual).
+
+**The kernel.** The product runs on the tensor cores (mma.sync m16n8k16, f32 accumulation)
+as Dᵀ = B·Aᵀ: the weight's rows are the MMA's 16 rows, A's rows its 8 columns (two column
+blocks for 9 to 16 rows). A CTA owns `weight_rows` (8 or 16) rows of the weight and
+`warps` warps split K between them in chunks of 64: each lane loads 16 contiguous elements
+of a row (four lanes: one 128-byte line), read once from DRAM with no L1 allocation; A's
+matching elements come from L1/L2. Since the sum over K is the same in any order, a lane
+feeds its own 16 elements to the MMA's K slots (a permutation of K that A and B share), so
+no shuffle or shared-memory staging is needed. Each warp loads `unroll` chunks before it
+multiplies (bytes in flight). The warps' partial sums meet in shared memory, are added in
+warp order (deterministic), and the epilogue (`compute_kernels.epilogue_function`, the
+interpreter's `apply_epilogue`) rounds once to the output type.
+
+**Launcher ABI**: the CUTLASS GEMM launchers' (`cutlass_kernels.py`), so the host program,
+`KernelLibrary` and the tuner's profiler call it alike:
+
+    int NAME(const void *a, const void *b, const void *bias, const void *residual, void *d,
+             int batch, int m, int n, int k, void *workspace, size_t workspace_bytes,
+             cudaStream_t stream);
+    size_t NAME_workspace_size(int batch, int m, int n, int k);   // 0: no workspace
+
+Shapes are compile-time constants of the instance: the launcher returns 2002 when the
+integers are not its problem, 2003 for a null bias or residual that the epilogue reads, 1
+(misaligned) when A or B is not 16-byte aligned; else 0, or 1000 + the launch's
+cudaError_t. The unit is plain CUDA (no CUTLASS), compiled with the sm80 record's flags.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation
+
+from boltir.backends.cuda.codegen import compute_kernels
+from boltir.backends.cuda.codegen.cutlass_common import batch_layout
+from boltir.backends.cuda.codegen.generator import Instance, LaunchArguments, render
+from boltir.diagnostics import BoltError, format_location
+from boltir.dialects import op as ops
+from boltir.dialects.common import python_value, tensor_shape
+from boltir.dialects.cutlass import Tile
+
+FAMILY = "skinny_gemm"
+FAMILIES: dict[type, str] = {ops.GemmOp: FAMILY}
+
+KERNEL_ATTR = "kernel"
+"""The op's kernel choice, as select-kernels writes it (select/choice.py's KERNEL_ATTR,
+read here as a plain dictionary: this layer sits below the selection)."""
+
+MAX_ROWS = 16
+"""The most rows of A: two MMA column blocks. Past that each weight element feeds more
+MMAs than its load costs, and CUTLASS's tiles fill the GPU."""
+ELEMENTS = {"f16": ("__half", "f16"), "bf16": ("__nv_bfloat16", "bf16")}
+"""Element type: (CUDA type, the mma.sync operand type)."""
+CHUNK = 64
+"""K elements a warp takes per chunk (4 lanes × 16 of a weight row)."""
+WEIGHT_ROWS = (8, 16)
+WARPS = (2, 4, 8, 16)
+UNROLLS = (1, 2, 4)
+MAX_LOAD_REGISTERS = 64
+"""A lane's registers of loads in flight at most (unroll × chunk): more would spill."""
+SHARED_LIMIT = compute_kernels.SHARED_LIMIT
+
+
+@dataclass(frozen=True)
+class SkinnyTile:
+    """A CTA's work: `weight_rows` rows of the weight (8 or 16), `warps` warps splitting K,
+    each loading `unroll` chunks of 64 before it multiplies."""
+
+    weight_rows: int
+    warps: int
+    unroll: int
+
+    def as_tile(self) -> Tile:
+        """The KernelChoice tile that records it: threadblock = warp = (weight_rows, warps,
+        unroll); instruction 1×1×1 (the tile's shapes must divide), stages unused (2)."""
+        shape = (self.weight_rows, self.warps, self.unroll)
+        return Tile(shape, shape, (1, 1, 1), 2)
+
+    @staticmethod
+    def of(tile: Tile) -> SkinnyTile:
+        return SkinnyTile(*tile.threadblock)
+
+    def describe(self) -> str:
+        return f"{self.weight_rows}x{self.warps}x{self.unroll}"
+
+
+# ------------------------------------------------------------- what is supported
+
+
+def _element(value) -> str:
+    return str(value.type.element_type)
+
+
+def problem_of(op: ops.GemmOp) -> tuple[int, int, int, int]:
+    """(batch, m, n, k) as the GEMM launchers take them: the output's leading dimensions'
+    product, its last two, and K."""
+    out = tensor_shape(op.output.type)
+    m, n, k = op.problem
+    return math.prod(out[:-2]), m, n, k
+
+
+def gemm_reason(op: Operation) -> str | None:
+    """Why the kernel does not compute this op.gemm (whatever its tile), or None."""
+    if not isinstance(op, ops.GemmOp):
+        return f"'{op.name}' is not an op.gemm"
+    if op.prop_value("layout_a") != "row" or op.prop_value("layout_b") != "col":
+        return "the kernel takes a row-major A (M x K) and an N x K weight (layout_b = \"col\")"
+    element = _element(op.a)
+    if element not in ELEMENTS:
+        return f"A has element type {element}; the kernel takes {', '.join(ELEMENTS)}"
+    for name in ("b", "bias", "residual", "output"):
+        value = getattr(op, name)
+        if value is not None and _element(value) != element:
+            return f"the {name} has element type {_element(value)}, A {element}: the kernel takes one"
+    if len(tensor_shape(op.b.type)) != 2:
+        return "the weight has batch dimensions: the kernel folds only A's batch into its rows"
+    if isinstance(batch_layout(op), str):
+        return "the batch dimensions do not broadcast as one strided batch"
+    batch, m, n, k = problem_of(op)
+    if batch * m > MAX_ROWS:
+        return f"{batch * m} rows of A: the kernel takes at most {MAX_ROWS}"
+    if k % 8:
+        return f"K = {k} is not a multiple of 8 (16-byte rows)"
+    return None
+
+
+def tile_reason(op: ops.GemmOp, tile: SkinnyTile) -> str | None:
+    """Why `tile` cannot compute the op (which gemm_reason accepts), or None."""
+    if tile.weight_rows not in WEIGHT_ROWS:
+        return f"a CTA takes {' or '.join(map(str, WEIGHT_ROWS))} weight rows, not {tile.weight_rows}"
+    if tile.warps not in WARPS:
+        return f"a CTA has {', '.join(map(str, WARPS))} warps, not {tile.warps}"
+    if tile.unroll not in UNROLLS:
+        return f"a warp loads {', '.join(map(str, UNROLLS))} chunks ahead, not {tile.unroll}"
+    if tile.unroll * load_registers(tile.weight_rows, column_blocks(op)) > MAX_LOAD_REGISTERS:
+        return f"{tile.unroll} chunks of loads exceed the {MAX_LOAD_REGISTERS} registers a lane keeps in flight"
+    if shared_bytes(tile, column_blocks(op)) > SHARED_LIMIT:
+        return f"the partial sums of {tile.warps} warps exceed {SHARED_LIMIT} bytes of shared memory"
+    return None
+
+
+def column_blocks(op: ops.GemmOp) -> int:
+    """A's rows in blocks of 8 (the MMA's columns)."""
+    batch, m, _, _ = problem_of(op)
+    return max(1, math.ceil(batch * m / 8))
+
+
+def load_registers(weight_rows: int, blocks: int) -> int:
+    """A lane's 32-bit registers of one chunk's loads: 8 per weight row and per A row it holds."""
+    return 8 * (weight_rows // 8 + blocks)
+
+
+def shared_bytes(tile: SkinnyTile, blocks: int) -> int:
+    return 4 * tile.warps * tile.weight_rows * blocks * 8
+
+
+def marked_tile(op: Operation) -> SkinnyTile | str:
+    """The tile of the op's skinny_gemm kernel choice, or why it has none."""
+    attr = op.attributes.get(KERNEL_ATTR)
+    family = attr.data.get("family") if isinstance(attr, DictionaryAttr) else None
+    if not isinstance(family, StringAttr) or family.data != FAMILY:
+        return f"the op has no {FAMILY} kernel choice"
+    threadblock = python_value(attr.data.get("threadblock"))
+    if not (isinstance(threadblock, tuple) and len(threadblock) == 3 and all(type(v) is int for v in threadblock)):
+        return f"the {FAMILY} choice's threadblock must be 3 integers (weight rows, warps, unroll)"
+    return SkinnyTile(*threadblock)
+
+
+def unsupported_reason(op: Operation) -> str | None:
+    """Why this generator does not compute the op, or None."""
+    if type(op) not in FAMILIES:
+        return f"'{op.name}' is not an op.gemm"
+    tile = marked_tile(op)
+    if isinstance(tile, str):
+        return tile
+    return gemm_reason(op) or tile_reason(op, tile)
+
+
+def supports(op: Operation) -> bool:
+    return unsupported_reason(op) is None
+
+
+def is_fallback(op: Operation) -> bool:
+    return False
+
+
+def kernel_arch(op: Operation) -> str:
+    """Plain CUDA with mma.sync, compiled with the sm80 record's flags (SASS for sm_80 and sm_90)."""
+    return "sm80"
+
+
+def computes(op: Operation) -> bool:
+    """Whether the op is one of this kernel's (an op.gemm chosen for it), as opposed to a
+    CUTLASS instance: callers of the shared launcher ABI (the tuner, KernelLibrary) ask."""
+    return type(op) in FAMILIES and not isinstance(marked_tile(op), str)
+
+
+# ------------------------------------------------------------------ the heuristic
+
+
+WARPS_PER_SM = 16
+"""Warps the heuristic aims at per multiprocessor: with 64 bytes of the weight in flight per
+lane and chunk, enough to cover DRAM's latency."""
+
+
+def default_tile(op: ops.GemmOp, sms: int) -> SkinnyTile:
+    """16 weight rows per CTA where that still gives a CTA to every multiprocessor (A read
+    half as often), else 8; warps so that the GPU holds about WARPS_PER_SM warps per
+    multiprocessor, no more than K has chunks; the deepest unroll the registers allow."""
+    _, _, n, k = problem_of(op)
+    blocks = column_blocks(op)
+    rows = 16 if math.ceil(n / 16) >= sms else 8
+    ctas = math.ceil(n / rows)
+    chunks = math.ceil(k / CHUNK)
+    warps = WARPS[0]
+    for candidate in WARPS:
+        if candidate <= max(WARPS[0], chunks) and ctas * candidate <= max(WARPS_PER_SM * sms, ctas * WARPS[0]):
+            warps = candidate
+    unroll = max(u for u in UNROLLS if u * load_registers(rows, blocks) <= MAX_LOAD_REGISTERS)
+    return SkinnyTile(rows, warps, unroll)
+
+
+# ---------------------------------------------------------------------- instances
+
+
+def instance_key(op: ops.GemmOp) -> str:
+    """The tile, then compute_kernels' key of the op (types, shapes, every property)."""
+    tile = marked_tile(op)
+    described = tile.describe() if isinstance(tile, SkinnyTile) else "?"
+    return f"{FAMILY} tile={described} " + compute_kernels.instance_key(op).split(" ", 1)[1]
+
+
+def kernel_name(op: Operation) -> str:
+    return f"boltir_{FAMILY}_{hashlib.sha256(instance_key(op).encode()).hexdigest()[:12]}"
+
+
+def launch_arguments(op: Operation) -> LaunchArguments:
+    return LaunchArguments(kernel_name(op), (op.a, op.b, op.bias, op.residual, op.output), problem_of(op), workspace=True)
+
+
+def _context(op: ops.GemmOp, tile: SkinnyTile) -> dict:
+    batch, m, n, k = problem_of(op)
+    cuda_type, mma_type = ELEMENTS[_element(op.a)]
+    return {
+        "batch": batch, "m": m, "n": n, "k": k, "rows": batch * m,
+        "weight_rows": tile.weight_rows, "warps": tile.warps, "unroll": tile.unroll,
+        "column_blocks": column_blocks(op), "full_rows": n % tile.weight_rows == 0,
+        "grid": math.ceil(n / tile.weight_rows), "element": cuda_type, "mma_type": mma_type,
+        "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
+        "has_bias": op.bias is not None, "has_residual": op.residual is not None,
+        "empty": batch * m * n == 0,
+    }
+
+
+def emit_instance(op: Operation) -> Instance:
+    """The op's kernel and launcher (a BoltError when the op is not this kernel's)."""
+    reason = unsupported_reason(op)
+    if reason is not None:
+        raise BoltError(f"no {FAMILY} kernel for {op.name}: {reason}", format_location(op.location))
+    name, key = kernel_name(op), instance_key(op)
+    source = render("compute/skinny_gemm.cu.j2", name=name, key=key, **_context(op, marked_tile(op)))
+    return Instance(name, key, FAMILY, source.strip("\n"))
+
+
+def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
+    """One plain-CUDA unit (compute_kernels' frame and helpers) with every distinct
+    instance among the ops (a module: its op.gemm ops marked for this kernel)."""
+    if isinstance(module_or_ops, ModuleOp):
+        chosen = [op for op in module_or_ops.walk() if computes(op)]
+    else:
+        chosen = list(module_or_ops)
+    instances: dict[str, Instance] = {}
+    for op in chosen:
+        name = kernel_name(op)
+        if name not in instances:
+            instances[name] = emit_instance(op)
+    return render("compute/unit.cu.j2", instances=list(instances.values()))
