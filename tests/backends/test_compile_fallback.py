@@ -116,8 +116,20 @@ def fake_nvcc(tmp_path, monkeypatch) -> FakeNvcc:
     return FakeNvcc(directory, monkeypatch)
 
 
-def compile_small_resnet(small_resnet: Path, out: Path):
-    return boltir.compile(small_resnet, out, arch="sm80", dtype="f16", progress=False)
+def compile_small_resnet(small_resnet: Path, out: Path, pipeline: str | None = None):
+    return boltir.compile(small_resnet, out, arch="sm80", dtype="f16", pipeline=pipeline, progress=False)
+
+
+FEW_CHANNELS_CUTLASS = full_pipeline(arch="sm80").replace("select-kernels{", "select-kernels{few_channels=cutlass ")
+"""The default pipeline with the small ResNet's 16-channel convs on CUTLASS (not our
+few-channels conv): the tests of failing CUTLASS instances want several that two launches share."""
+
+
+@pytest.fixture(scope="module")
+def cutlass_units(small_resnet) -> list[str]:
+    """The CUTLASS instances (one per launch, in order) of FEW_CHANNELS_CUTLASS's build."""
+    module, _, _ = lower_model(small_resnet, arch="sm80", dtype="f16", pipeline=FEW_CHANNELS_CUTLASS)
+    return [step.kernel for step in build_program(module).steps if step.generation]
 
 
 def warnings_of(text: str) -> list[str]:
@@ -168,12 +180,12 @@ def test_a_cutlass_instance_that_does_not_compile_falls_back(fake_nvcc, small_re
     assert sorted(compiled[-2:]) == sorted([replacement, "host"])
 
 
-def test_ops_sharing_a_failing_instance_each_warn(fake_nvcc, small_resnet, units, tmp_path, capsys):
-    shared = next(kernel for kernel in units["cutlass"] if units["cutlass"].count(kernel) > 1)
+def test_ops_sharing_a_failing_instance_each_warn(fake_nvcc, small_resnet, cutlass_units, tmp_path, capsys):
+    shared = next(kernel for kernel in cutlass_units if cutlass_units.count(kernel) > 1)
     fake_nvcc.fail(shared)
-    result = compile_small_resnet(small_resnet, tmp_path / "out")
+    result = compile_small_resnet(small_resnet, tmp_path / "out", FEW_CHANNELS_CUTLASS)
     lines = warnings_of(capsys.readouterr().err)
-    assert len(lines) == units["cutlass"].count(shared) == len(result.compile_fallbacks)
+    assert len(lines) == cutlass_units.count(shared) == len(result.compile_fallbacks)
     assert all(f"CUTLASS instance {shared} did not compile" in line for line in lines)
     assert len(set(lines)) == len(lines)  # each names its own launch
     manifest = result.manifest
@@ -181,11 +193,11 @@ def test_ops_sharing_a_failing_instance_each_warn(fake_nvcc, small_resnet, units
     assert shared not in [launch["kernel"] for launch in manifest["launches"]]
 
 
-def test_every_cutlass_instance_failing_still_builds(fake_nvcc, small_resnet, units, tmp_path, capsys):
+def test_every_cutlass_instance_failing_still_builds(fake_nvcc, small_resnet, cutlass_units, tmp_path, capsys):
     fake_nvcc.fail(pattern="cutlass/")  # every unit that includes CUTLASS
-    result = compile_small_resnet(small_resnet, tmp_path / "out")
+    result = compile_small_resnet(small_resnet, tmp_path / "out", FEW_CHANNELS_CUTLASS)
     lines = warnings_of(capsys.readouterr().err)
-    assert len(lines) == len(units["cutlass"]) == result.manifest["compile_fallbacks"]
+    assert len(lines) == len(cutlass_units) == result.manifest["compile_fallbacks"]
     assert {line.split()[1] for line in lines} == {"op.conv2d"}
     assert result.manifest["cutlass"] == []
     assert sorted(result.fallbacks) == ["op.conv2d (conv2d_fallback)"] * 6

@@ -50,11 +50,13 @@ def override(**fields):
 
 
 def lower(module: ModuleOp, rng, arch: str = "sm80", tolerance: float = F16_TOLERANCE, *, before=(), between=(), cutlass: int = 2,
-          depthwise: str = "direct"):
+          depthwise: str = "direct", few_channels: str = "cutlass"):
     """select-kernels (2.x kernels unless `cutlass` = 3; depthwise convs on `depthwise`'s
-    kernel), `between`, lower-op-to-cutlass; checked against the interpreter. Every
-    instance is one the CUDA templates write."""
-    passes = [*before, SelectKernelsPass(arch=arch, cutlass=cutlass, depthwise=depthwise), *between, LowerOpToCutlassPass()]
+    kernel; convs on few channels on `few_channels`'s, CUTLASS's unless a test asks),
+    `between`, lower-op-to-cutlass; checked against the interpreter. Every instance is one
+    the CUDA templates write."""
+    select = SelectKernelsPass(arch=arch, cutlass=cutlass, depthwise=depthwise, few_channels=few_channels)
+    passes = [*before, select, *between, LowerOpToCutlassPass()]
     with statistics.collecting() as collected:
         after = assert_equivalent(module, passes, rng, tolerance=tolerance)
     for op in templates(after):

@@ -37,12 +37,14 @@ SELECTABLE = (ops.GemmOp, ops.Conv2dOp, ops.B2bGemmOp, ops.B2bConv2dOp)
 
 
 def select(module: ModuleOp, rng, arch: str, tolerance: float = F16_TOLERANCE, cutlass: int = 2,
-           depthwise: str = "direct") -> tuple[ModuleOp, statistics.PassStatistics]:
+           depthwise: str = "direct", few_channels: str = "cutlass") -> tuple[ModuleOp, statistics.PassStatistics]:
     """select-kernels for `arch`; 2.x kernels only unless `cutlass` = 3 (the 2.x tests run
     on both targets: sm90 changes the grid they fill, not the kernels); depthwise convs on
-    `depthwise`'s kernel."""
+    `depthwise`'s kernel; convs on few channels on `few_channels`'s (CUTLASS's here: these
+    tests are the CUTLASS rules'; our own kernel's are in test_stem_conv_kernels.py)."""
+    pass_ = SelectKernelsPass(arch=arch, cutlass=cutlass, depthwise=depthwise, few_channels=few_channels)
     with statistics.collecting() as collected:
-        after = assert_equivalent(module, SelectKernelsPass(arch=arch, cutlass=cutlass, depthwise=depthwise), rng, tolerance=tolerance)
+        after = assert_equivalent(module, pass_, rng, tolerance=tolerance)
     for op in after.walk():
         if isinstance(op, SELECTABLE):
             assert_runnable(op, choice_of(op), arch if cutlass == 3 else "sm80")

@@ -1,6 +1,6 @@
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80 depthwise=cutlass},lower-op-to-cutlass' --elide-weights | filecheck %s
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80 depthwise=cutlass},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 depthwise=cutlass},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=SM90
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80 depthwise=cutlass few_channels=cutlass},lower-op-to-cutlass' --elide-weights | filecheck %s
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80 depthwise=cutlass few_channels=cutlass},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 depthwise=cutlass few_channels=cutlass},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=SM90
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' --elide-weights | filecheck %s --check-prefix=DIRECT
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=DIRECT-STATS
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' --elide-weights | filecheck %s --check-prefix=HOPPER
@@ -66,6 +66,11 @@ func.func @gemm(%x: tensor<256x4096xf16>, %r: tensor<256x256xf16>) -> (tensor<25
 // CHECK:       %[[B:.*]] = cutlass.conv2d_fprop %image, %stem bias %b
 // CHECK-SAME:  alignment = array<i64: 4, 4, 8>, strides = array<i64: 2, 2>, pads = array<i64: 3, 3, 3, 3>, epilogue = #op.epilogue<bias, relu>, iterator_algorithm = "fixed_channels"}
 // CHECK-NEXT:  func.return %[[A]], %[[B]]
+// By default the stem stays op.conv2d for our few-channels kernel, its epilogue whole.
+// DIRECT-LABEL: func.func @convs
+// DIRECT:       cutlass.conv2d_fprop %x, %w bias %b residual %r {arch = "sm90"
+// DIRECT:       op.conv2d %image, %stem bias %b {
+// DIRECT-SAME:  epilogue = #op.epilogue<bias, relu>, kernel = {family = "stem_conv", arch = "sm80"
 func.func @convs(%x: tensor<2x14x14x64xf16>, %image: tensor<1x32x32x4xf16>, %r: tensor<2x14x14x64xf16>) -> (tensor<2x14x14x64xf16>, tensor<1x16x16x64xf16>) {
   %w = op.constant dense<0.5> : tensor<64x3x3x64xf16>
   %b = op.constant dense<0.25> : tensor<64xf16>
@@ -102,6 +107,7 @@ func.func @convs(%x: tensor<2x14x14x64xf16>, %image: tensor<1x32x32x4xf16>, %r: 
 // DIRECT-NEXT:  func.return %[[A]], %[[B]]
 // DIRECT-STATS:      lower-op-to-cutlass
 // DIRECT-STATS-DAG:  {{^ +}}2 depthwise_direct kernels (op.conv2d kept)
+// DIRECT-STATS-DAG:  {{^ +}}1 stem_conv kernels (op.conv2d kept)
 // DIRECT-STATS-NOT:  depthwise_conv2d_fprop
 func.func @depthwise(%x: tensor<1x16x16x32xf16>, %r: tensor<1x16x16x32xf16>) -> (tensor<1x16x16x32xf16>, tensor<1x16x16x32xf16>) {
   %w = op.constant dense<0.5> : tensor<32x3x3x1xf16>

@@ -1,5 +1,5 @@
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80}' | filecheck %s --check-prefixes=CHECK,SM80
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 cutlass=2}' | filecheck %s --check-prefixes=CHECK,SM90
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80 few_channels=cutlass}' | filecheck %s --check-prefixes=CHECK,SM80
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 cutlass=2 few_channels=cutlass}' | filecheck %s --check-prefixes=CHECK,SM90
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90}' | filecheck %s --check-prefix=HOPPER
 // RUN: not bolt-opt %s -p 'select-kernels{cutlass=4}' 2>&1 | filecheck %s --check-prefix=GENERATION
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm80}' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
@@ -7,6 +7,9 @@
 // RUN: not bolt-opt %s -p 'select-kernels{selector=random}' 2>&1 | filecheck %s --check-prefix=SELECTOR
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 depthwise=cutlass}' | filecheck %s --check-prefix=CUTLASS-DW
 // RUN: not bolt-opt %s -p 'select-kernels{depthwise=winograd}' 2>&1 | filecheck %s --check-prefix=DEPTHWISE
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90}' | filecheck %s --check-prefix=STEM
+// RUN: not bolt-opt %s -p 'select-kernels{few_channels=im2col}' 2>&1 | filecheck %s --check-prefix=FEW-CHANNELS
+// FEW-CHANNELS: error: few_channels must be one of stem, cutlass; got 'im2col'
 
 // select-kernels writes each GEMM's, conv's and b2b op's template parameters as its
 // `kernel` attribute; b2b ops that example 13 cannot run are split back into two ops.
@@ -122,6 +125,20 @@ func.func @tf32_and_batched(%x: tensor<128x1024xf32>, %q: tensor<12x128x64xf16>,
 // CHECK-SAME:  instruction = array<i64: 16, 8, 8>
 // CHECK-SAME:  alignment = array<i64: 1, 1, 4>
 // CHECK-SAME:  iterator_algorithm = "few_channels"
+// By default (few_channels=stem) the convs on at most 16 channels of f16 or bf16 run on
+// our own kernel (an "sm80" choice on either target, its tile rows x columns x fragments
+// per warp); 64 channels and f32 stay CUTLASS's.
+// STEM-LABEL: func.func @convs
+// STEM:       op.conv2d %x, %w1
+// STEM-SAME:  family = "conv2d_fprop", arch = "sm90"
+// STEM:       op.conv2d %image4, %w2
+// STEM-SAME:  family = "stem_conv", arch = "sm80", threadblock = array<i64: 4, 16, 1>
+// STEM:       op.conv2d %image3, %w3
+// STEM-SAME:  family = "stem_conv"
+// STEM:       op.conv2d %odd, %w4
+// STEM-SAME:  family = "stem_conv", arch = "sm80", threadblock = array<i64: 8, 8, 1>
+// STEM:       op.conv2d %image3f32, %w5
+// STEM-SAME:  family = "conv2d_fprop"
 func.func @convs(%x: tensor<2x28x28x64xf16>, %image4: tensor<1x32x32x4xf16>, %image3: tensor<1x32x32x3xf16>, %odd: tensor<1x8x8x12xf16>, %image3f32: tensor<1x16x16x3xf32>) -> (tensor<2x28x28x128xf16>, tensor<1x16x16x64xf16>, tensor<1x16x16x64xf16>, tensor<1x8x8x16xf16>, tensor<1x16x16x32xf32>) {
   %w1 = op.constant dense<0.5> : tensor<128x3x3x64xf16>
   %0 = op.conv2d %x, %w1 {pads = array<i64: 1, 1, 1, 1>, epilogue = #op.epilogue<relu>} : (tensor<2x28x28x64xf16>, tensor<128x3x3x64xf16>) -> tensor<2x28x28x128xf16>

@@ -11,7 +11,8 @@ Requires: `@main` at the op level after `select-kernels`, `lower-op-to-cutlass` 
 `plan-memory` (every non-constant result has its `memory` offset; `@main` has
 `arena_bytes`). Each op is launched by the first generator that supports it (the
 `KernelGenerator` interface): CUTLASS instances, the fused attention, our depthwise conv
-(op.conv2d chosen for it), our GEMM for few rows (op.gemm chosen for it), the data-movement kernels, then the compute kernels (whose plain GEMM/conv fallbacks are reported). An `op.reshape` whose result shares its input's offset is free.
+(op.conv2d chosen for it), our GEMM for few rows (op.gemm chosen for it), our conv for few input channels (op.conv2d
+chosen for it), the data-movement kernels, then the compute kernels (whose plain GEMM/conv fallbacks are reported). An `op.reshape` whose result shares its input's offset is free.
 The C ABI of the generated unit is in `templates/host.cu.j2`.
 """
 
@@ -31,6 +32,7 @@ from boltir.backends.cuda.codegen import (
     data_kernels,
     depthwise_kernels,
     skinny_gemm_kernels,
+    stem_conv_kernels,
 )
 from boltir.backends.cuda.codegen.generator import CompileJob, KernelGenerator, render
 from boltir.diagnostics import BoltError, format_location
@@ -49,7 +51,7 @@ ARENA_ATTR = "arena_bytes"
 
 
 GENERATORS: tuple[KernelGenerator, ...] = (cutlass_kernels, attention_kernels, depthwise_kernels, skinny_gemm_kernels,
-                                         data_kernels, compute_kernels)
+                                         stem_conv_kernels, data_kernels, compute_kernels)
 """Each op is launched by the first generator that supports it."""
 
 

@@ -17,6 +17,8 @@ Guarantees:
   which computes the whole epilogue; a choice it cannot run is a one-line error;
 - GEMMs whose choice is our few-rows kernel ("skinny_gemm") stay op.gemm likewise, for
   codegen/skinny_gemm_kernels.py;
+- convs whose choice is our kernel for few input channels ("stem_conv") stay op.conv2d
+  likewise, for codegen/stem_conv_kernels.py;
 - --pass-stats counts the instances of each family by CUTLASS generation (2.x, 3.x);
 - the module computes the same function.
 """
@@ -31,7 +33,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, f16, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels
+from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
 from boltir.backends.cuda.codegen.cutlass_kernels import unsupported_reason
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.diagnostics import BoltError, format_location
@@ -193,7 +195,7 @@ class CutlassLowering:
 
 FAMILIES_OF: dict[type, tuple[str, ...]] = {
     ops.GemmOp: ("gemm", skinny_gemm_kernels.FAMILY),
-    ops.Conv2dOp: ("conv2d_fprop", "depthwise_conv2d_fprop", depthwise_kernels.FAMILY),
+    ops.Conv2dOp: ("conv2d_fprop", "depthwise_conv2d_fprop", depthwise_kernels.FAMILY, stem_conv_kernels.FAMILY),
     ops.B2bGemmOp: ("b2b_gemm",),
     ops.B2bConv2dOp: ("b2b_conv2d",),
 }
@@ -235,6 +237,14 @@ def keep_for_skinny_gemm(pass_: ModulePass, target: ops.GemmOp) -> None:
     statistics.count(pass_, f"{skinny_gemm_kernels.FAMILY} kernels (op.gemm kept)")
 
 
+def keep_for_stem_conv(pass_: ModulePass, target: ops.Conv2dOp) -> None:
+    """A conv chosen for our few-channels kernel stays op.conv2d (stem_conv_kernels computes
+    it with its whole epilogue); a BoltError where that kernel cannot run it."""
+    if (reason := stem_conv_kernels.unsupported_reason(target)) is not None:
+        raise BoltError(f"bad kernel attribute on {target.name}: {reason}", format_location(target.location))
+    statistics.count(pass_, f"{stem_conv_kernels.FAMILY} kernels (op.conv2d kept)")
+
+
 @dataclass(frozen=True)
 class LowerOpToCutlassPass(ModulePass):
     """Requires: select-kernels ran. Guarantees: chosen ops are cutlass template
@@ -259,6 +269,9 @@ class LowerOpToCutlassPass(ModulePass):
                 continue
             if choice.family == skinny_gemm_kernels.FAMILY:
                 keep_for_skinny_gemm(self, target)
+                continue
+            if choice.family == stem_conv_kernels.FAMILY:
+                keep_for_stem_conv(self, target)
                 continue
             if isinstance(target, ops.Conv2dOp) and target.prop_value("groups") > 1 and choice.family != "depthwise_conv2d_fprop":
                 statistics.note(self, f"left op.conv2d at {format_location(target.location)}: grouped conv")

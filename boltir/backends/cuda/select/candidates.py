@@ -21,6 +21,9 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
 - GEMMs with few rows that our kernel takes (`skinny_gemm_kernels`): its weight rows per
   CTA, warps and unroll around the heuristic's tile, then CUTLASS's candidates as if our
   kernel did not exist.
+- Convs on few input channels that our kernel takes (`stem_conv_kernels`): its tiles
+  around the heuristic's (other fragments per warp, half and double the columns), then
+  CUTLASS's candidates as if our kernel did not exist.
 - Depthwise convs: our own kernel's (`depthwise_kernels`) strip widths and rows per
   thread around the heuristic's tile, then CUTLASS's direct conv's pixel tiles that fit its
   shared memory.
@@ -49,7 +52,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels
+from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
 from boltir.backends.cuda.codegen.epilogues import plan_epilogue
 from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import (
@@ -288,6 +291,32 @@ def skinny_gemm(op: ops.GemmOp, base: KernelChoice, found: CandidateSet) -> list
     return out[:MAX_SKINNY]
 
 
+MAX_STEM = 5
+"""At most this many of our few-channels conv's tiles, beside CUTLASS's."""
+
+
+def stem_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
+    """Our kernel's tiles: the heuristic's, then 1, 2 and 4 fragments per warp over as many
+    pixels, then half and twice the columns (those its rules take)."""
+    tile = stem_conv_kernels.StemTile.of(base.tile)
+    q = tensor_shape(op.output.type)[2]
+    variants = [tile]
+    for fragments in (1, 2, 4):
+        pixels = stem_conv_kernels.WARPS * fragments * 16
+        columns = min(tile.columns, pixels)
+        variants.append(stem_conv_kernels.StemTile(max(1, pixels // columns), columns, fragments))
+    for columns in (tile.columns // 2, min(q, tile.columns * 2)):
+        pixels = stem_conv_kernels.WARPS * tile.warp_fragments * 16
+        variants.append(dataclasses.replace(tile, rows=max(1, pixels // max(columns, 1)), columns=max(columns, 1)))
+    out = []
+    for variant in dict.fromkeys(variants):
+        if stem_conv_kernels.tile_reason(op, variant) is not None:
+            found.prune("registers")
+            continue
+        out.append(dataclasses.replace(base, tile=variant.as_tile()))
+    return out[:MAX_STEM]
+
+
 # --------------------------------------------------------------------------- 3.x
 
 
@@ -389,12 +418,17 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3) -> Cand
         # our few-rows GEMM's tiles, then CUTLASS's from the choice it would have made
         ours = skinny_gemm(op, first, found)
         first = dataclasses.replace(heuristic, skinny_gemms=False).select(op, arch)
+    if isinstance(first, KernelChoice) and first.family == stem_conv_kernels.FAMILY:
+        # our few-channels conv's tiles, then CUTLASS's from the choice it would have made
+        ours = stem_conv(op, first, found)
+        first = dataclasses.replace(heuristic, stem_convs=False).select(op, arch)
     hopper = arch == "sm90" and cutlass >= 3
     if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp):
         found.choices = [first] if first == UNFUSE else [first, UNFUSE]
         found.generated = len(found.choices)
         return found
-    legacy = first if generation(first) == "2.x" else HeuristicSelector(sms=sms, cutlass=2, skinny_gemms=False).select(op, arch)
+    legacy = first if generation(first) == "2.x" else HeuristicSelector(
+        sms=sms, cutlass=2, skinny_gemms=False, stem_convs=False).select(op, arch)
     limit = MAX_PER_GENERATION["2.x"] - (2 if hopper else 0)
     if isinstance(op, ops.GemmOp):
         choices = legacy_gemm(op, legacy, sms, limit, found)

@@ -23,18 +23,20 @@ KERNEL_ATTR = "kernel"
 
 
 FAMILIES = ("gemm", "conv2d_fprop", "depthwise_conv2d_fprop", "b2b_gemm", "b2b_conv2d", "depthwise_direct",
-            "skinny_gemm")
+            "skinny_gemm", "stem_conv")
 """The template families a choice can name; "depthwise_direct" is our own depthwise conv
 kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, channels)."""
 # "skinny_gemm" is our own GEMM for few rows (codegen/skinny_gemm_kernels.py), its tile a
 # CTA's (weight rows, warps, unroll).
+# "stem_conv" is our own conv for few input channels (codegen/stem_conv_kernels.py), its
+# tile a CTA's (output rows, output columns, m16 fragments per warp).
 
 
 @dataclass(frozen=True)
 class KernelChoice:
     """A template instance's parameters, as select-kernels records them."""
 
-    family: str  # gemm, conv2d_fprop, depthwise_conv2d_fprop, b2b_gemm, b2b_conv2d, depthwise_direct, skinny_gemm
+    family: str  # gemm, conv2d_fprop, depthwise_conv2d_fprop, b2b_gemm, b2b_conv2d, depthwise_direct, skinny_gemm, stem_conv
     arch: str
     tile: Tile
     alignment: tuple[int, int, int]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import cutlass_sm90, depthwise_kernels, skinny_gemm_kernels
+from boltir.backends.cuda.codegen import cutlass_sm90, depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
 from boltir.backends.cuda.codegen.cutlass_common import (
     batch_layout,
     depthwise_output_tile,
@@ -297,6 +297,13 @@ def hopper_conv_problem(op: ops.Conv2dOp) -> tuple[int, int, int] | None:
     return n * p * q, c, k
 
 
+def stem_conv_problem(op: ops.Conv2dOp) -> bool:
+    """Whether the heuristic gives the conv our kernel for few input channels: one it takes
+    (C <= 16) with a window larger than 1x1 (a 1x1 conv is a GEMM, the pointwise rules')."""
+    _, r, s, _ = tensor_shape(op.filter.type)
+    return r * s > 1 and stem_conv_kernels.conv_reason(op) is None
+
+
 @dataclass
 class HeuristicSelector:
     """A deterministic choice from the shapes: no GPU, same answer everywhere.
@@ -326,7 +333,13 @@ class HeuristicSelector:
     """Whether GEMMs with few rows (batch-1 classifiers) run on our weight-streaming kernel
     where it takes them (False: CUTLASS's tiles, for comparison)."""
 
+    stem_convs: bool = True
+    """Whether convs on few input channels (image stems) run on our own kernel where it
+    takes them (False: CUTLASS's implicit GEMM, for comparison)."""
+
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
+        if self.stem_convs and isinstance(op, ops.Conv2dOp) and stem_conv_problem(op):
+            return self.stem_conv(op, arch)
         if self.skinny_gemms and isinstance(op, ops.GemmOp) and skinny_gemm_kernels.gemm_reason(op) is None:
             return self.skinny_gemm(op, arch)
         if arch == "sm90" and self.cutlass >= 3 and isinstance(op, ops.GemmOp | ops.Conv2dOp):
@@ -437,6 +450,14 @@ class HeuristicSelector:
         alike, so its choice is an "sm80" one on either target."""
         tile = skinny_gemm_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors)
         return KernelChoice(skinny_gemm_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 1))
+
+    def stem_conv(self, op: ops.Conv2dOp, arch: str) -> KernelChoice:
+        """Our conv for few input channels (codegen/stem_conv_kernels.py): at K = R·S·C this
+        small CUTLASS's implicit GEMM waits on its epilogue's stores (VGG-16's first conv at
+        12% of its bound on the H200). Plain CUDA with mma.sync, built for sm80 and sm90
+        alike, so its choice is an "sm80" one on either target."""
+        tile = stem_conv_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors)
+        return KernelChoice(stem_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
 
     def cutlass_depthwise(self, op: ops.Conv2dOp, arch: str) -> KernelChoice:
         """CUTLASS 2.x's direct depthwise conv (a SIMT kernel)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels
+from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
 from boltir.diagnostics import BoltError
 
 
@@ -27,6 +27,8 @@ def launch_arguments(op: Operation):
     generator = depthwise_kernels if depthwise_kernels.computes(op) else cutlass_kernels
     if skinny_gemm_kernels.computes(op):
         generator = skinny_gemm_kernels
+    if stem_conv_kernels.computes(op):  # our conv for few input channels: the conv ABI too
+        generator = stem_conv_kernels
     return generator.launch_arguments(op)
 
 

@@ -59,7 +59,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 
-from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels
+from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
 from boltir.backends.cuda.codegen.cutlass_common import FAMILIES
 from boltir.backends.cuda.codegen.generator import CompileJob, render
 from boltir.backends.cuda.codegen.host_program import launcher_declaration
@@ -158,6 +158,8 @@ def generator_of(template: Operation):
     same launcher ABIs)."""
     if skinny_gemm_kernels.computes(template):
         return skinny_gemm_kernels
+    if stem_conv_kernels.computes(template):  # our conv for few input channels
+        return stem_conv_kernels
     return depthwise_kernels if depthwise_kernels.computes(template) else cutlass_kernels
 
 
