@@ -225,6 +225,7 @@ class GraphCall:
 
     def output_arrays(self, stream: int | None, sync: bool) -> list[DeviceArray]:
         model = self.model
+        model._results_handed_out = True  # close() keeps them: the arrays below hold the model
         synchronize = (lambda consumer, producer: self.cuda().wait(consumer, after=producer)) if sync else None
         return [DeviceArray(p.value, spec.shape, spec.numpy_dtype.name, owner=model, stream=stream, synchronize=synchronize)
                 for p, spec in zip(model._results, model.outputs)]

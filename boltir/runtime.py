@@ -298,16 +298,27 @@ class CompiledModel:
         compare_launches(self, inputs, pointers, host)
 
     def close(self) -> None:
+        """Frees the model's device memory. Output buffers a call handed out stay valid
+        until the model object itself goes (each output holds a reference to it), so a
+        tensor read after close() is never a dangling pointer."""
         if getattr(self, "context", None) and self.context.value:
             self.library.boltir_model_destroy(self.context)
             self.context = ctypes.c_void_p()
-        for pointer in getattr(self, "_staging", []) + getattr(self, "_results", []):
+        for pointer in getattr(self, "_staging", []):
             self.library.boltir_device_free(pointer)
-        self._staging, self._results = [], []
+        self._staging = []
+        if not getattr(self, "_results_handed_out", False):
+            self._free_results()
+
+    def _free_results(self) -> None:
+        for pointer in getattr(self, "_results", []):
+            self.library.boltir_device_free(pointer)
+        self._results = []
 
     def __del__(self):
         try:
             self.close()
+            self._free_results()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
 

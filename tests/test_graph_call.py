@@ -244,3 +244,22 @@ def test_no_driver_is_named(monkeypatch):
     monkeypatch.setattr(runtime, "driver_present", lambda: True)
     with pytest.raises(BoltError, match=r"no usable GPU here \(CUDA driver version is insufficient"):
         model._check(1035)
+
+
+def test_outputs_outlive_close_until_the_model_goes(monkeypatch):
+    """A caller that reads an output after close() (bench/models.py did) reads memory that is
+    still the model's: close() frees the rest, the outputs go with the last reference."""
+    import gc
+
+    model, library, (_, results) = fake_model(monkeypatch)
+    freed = []
+    library.boltir_device_free = lambda pointer: freed.append(pointer.value)
+    x = np.arange(6, dtype=np.float32).reshape(SHAPE)
+    (y,) = model(device_input(x))
+    monkeypatch.undo()  # the real close()
+    model.close()
+    assert results.ctypes.data not in freed
+    np.testing.assert_array_equal(read(y), 2 * x)
+    del model, y
+    gc.collect()
+    assert results.ctypes.data in freed
