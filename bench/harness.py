@@ -144,14 +144,22 @@ class BoundKernel:
         size = library.workspace_size(case.op)
         self.workspace = torch.zeros(max(size, 1), dtype=torch.uint8, device="cuda")
         self.workspace_bytes = size
-        # bound once, on the stream current now: a call is then one ctypes call
-        self._launch = library.bind(
-            case.op, self.pointers, workspace=self.workspace.data_ptr() if size else None, workspace_bytes=size,
-            stream=torch.cuda.current_stream().cuda_stream,
-        )
+        self._launches: dict[int, object] = {}
 
     def __call__(self) -> None:
-        self._launch()
+        # on the stream current at the call: a graph capture's side stream included (bound
+        # once at construction, the launches went to the default stream outside the graph,
+        # and graph-timed rows timed an empty graph). One ctypes call per stream, bound once.
+        import torch
+
+        stream = torch.cuda.current_stream().cuda_stream
+        launch = self._launches.get(stream)
+        if launch is None:
+            launch = self._launches[stream] = self.library.bind(
+                self.case.op, self.pointers, workspace=self.workspace.data_ptr() if self.workspace_bytes else None,
+                workspace_bytes=self.workspace_bytes, stream=stream,
+            )
+        launch()
 
 
 def hopper(threadblock: tuple[int, int, int], schedule: str, cluster=(1, 1, 1), split_k: int = 1) -> dict:
