@@ -66,6 +66,11 @@ def builds(monkeypatch, tmp_path):
 
     monkeypatch.setattr(torch_backend, "compile_or_load", fake_build)
     monkeypatch.setattr(torch_backend, "_loaded", {})
+    # Something configured earlier in the session (logging.config's
+    # disable_existing_loggers, a handler of its own) may have silenced "boltir" for
+    # caplog, which reads the root's records; these tests read its lines.
+    monkeypatch.setattr(logging.getLogger("boltir"), "disabled", False)
+    monkeypatch.setattr(logging.getLogger("boltir"), "propagate", True)
     torch._dynamo.reset()
     yield made
     torch._dynamo.reset()

@@ -560,7 +560,8 @@ def test_random_aligned_shapes_all_lower_to_instances_the_emitter_writes(rng, dt
 
     after = module.clone()
     with statistics.collecting() as collected:
-        for step in (SelectKernelsPass(arch="sm80", depthwise="cutlass"), LowerOpToCutlassPass()):
+        for step in (SelectKernelsPass(arch="sm80", depthwise="cutlass", small_m="cutlass", few_channels="cutlass"),
+                     LowerOpToCutlassPass()):
             step.apply(boltir.make_context(), after)
     boltir.verify_module(after)
     assert_nothing_peeled_or_left(collected)

@@ -25,7 +25,9 @@ from tests.frontends.onnx_models import GraphBuilder
 from tests.passes.equivalence import random_inputs, relative_error
 from tests.pipeline.topologies import import_light_model
 
-LOWERING = "select-kernels{selector=heuristic arch=sm80},lower-op-to-cutlass"
+# CUTLASS coverage: our own kernel families (depthwise, batch-1 GEMMs, few-channel convs)
+# have their own pipeline tests (test_depthwise_direct, test_skinny_gemm, test_stem_conv).
+LOWERING = "select-kernels{selector=heuristic arch=sm80 depthwise=cutlass small_m=cutlass few_channels=cutlass},lower-op-to-cutlass"
 OP_LEVEL = (ops.GemmOp, ops.Conv2dOp, ops.B2bGemmOp, ops.B2bConv2dOp)
 TOLERANCE = {"f16": 2e-2, "bf16": 5e-2, "f32": 1e-4}
 
