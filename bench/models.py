@@ -245,6 +245,7 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
         reference = forward(name, model, inputs).float()
     device_inputs = {k: v.cuda() for k, v in inputs.items()}
     (ours,) = compiled(**device_inputs)
+    ours = ours.float().cpu()  # the model's own buffer, overwritten by the calls below
     error = relative_error(ours, reference)
     torch.cuda.synchronize()
     ours_bytes = free_before - torch.cuda.mem_get_info()[0]
@@ -281,7 +282,7 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
             torch._dynamo.reset()
     del peer
     interpreter = interpreter_output(work / f"{name}_b{batch}.onnx", builds[0], inputs)
-    verdict = judge(ours.float().cpu().numpy(), reference.numpy(), interpreter, framework_error=eager_error)
+    verdict = judge(ours.numpy(), reference.numpy(), interpreter, framework_error=eager_error)
     if verdict.explanation:
         print(f"{name} b{batch}: {verdict.explanation}", flush=True)
     return (f"{name} b{batch}", f"{ours_ms:.3f}", f"{graph_ms:.3f}", f"{eager_ms:.3f}", f"{compile_ms:.3f}", f"{overhead_ms:.3f}",
