@@ -49,22 +49,18 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from boltir.backends.cuda.codegen import compute_kernels
-from boltir.backends.cuda.codegen.generator import Instance, LaunchArguments, render
+from boltir.backends.cuda.codegen.generator import Instance, LaunchArguments, chosen_threadblock, render
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
-from boltir.dialects.common import python_value, tensor_shape
+from boltir.dialects.common import tensor_shape
 from boltir.dialects.cutlass import Tile
 
 FAMILY = "depthwise_direct"
 FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
-
-KERNEL_ATTR = "kernel"
-"""The op's kernel choice, as select-kernels writes it (select/choice.py's KERNEL_ATTR,
-read here as a plain dictionary: this layer sits below the selection)."""
 
 ELEMENT_BYTES = compute_kernels.ELEMENT_BYTES
 BLOCK_THREADS = 128
@@ -155,14 +151,8 @@ def tile_reason(op: ops.Conv2dOp, tile: DirectTile) -> str | None:
 
 def marked_tile(op: Operation) -> DirectTile | str:
     """The tile of the op's depthwise_direct kernel choice, or why it has none."""
-    attr = op.attributes.get(KERNEL_ATTR)
-    family = attr.data.get("family") if isinstance(attr, DictionaryAttr) else None
-    if not isinstance(family, StringAttr) or family.data != FAMILY:
-        return f"the op has no {FAMILY} kernel choice"
-    threadblock = python_value(attr.data.get("threadblock"))
-    if not (isinstance(threadblock, tuple) and len(threadblock) == 3 and all(type(v) is int for v in threadblock)):
-        return f"the {FAMILY} choice's threadblock must be 3 integers (rows, columns, vector)"
-    return DirectTile(*threadblock)
+    threadblock = chosen_threadblock(op, FAMILY, "rows, columns, vector")
+    return threadblock if isinstance(threadblock, str) else DirectTile(*threadblock)
 
 
 def unsupported_reason(op: Operation) -> str | None:

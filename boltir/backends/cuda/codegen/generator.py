@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Protocol
 
 import jinja2
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from boltir.diagnostics import BoltError
+from boltir.dialects.common import python_value
 from boltir.target import TARGETS, get_target
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -130,3 +131,22 @@ class KernelGenerator(Protocol):
     def emit_instance(self, op: Operation) -> Instance: ...
 
     def emit_translation_unit(self, module_or_ops: ModuleOp | Iterable[Operation]) -> str: ...
+
+
+KERNEL_ATTR = "kernel"
+"""An op's kernel choice, as select-kernels writes it (select/choice.py's KERNEL_ATTR, read
+here as a plain dictionary: this layer sits below the selection)."""
+
+
+def chosen_threadblock(op: Operation, family: str, meaning: str) -> tuple[int, int, int] | str:
+    """The three integers of the op's kernel choice for one of our own kernel families
+    (depthwise_direct, skinny_gemm, stem_conv keep their tile there), or why it has none;
+    `meaning` names the three in that message."""
+    attr = op.attributes.get(KERNEL_ATTR)
+    chosen = attr.data.get("family") if isinstance(attr, DictionaryAttr) else None
+    if not isinstance(chosen, StringAttr) or chosen.data != family:
+        return f"the op has no {family} kernel choice"
+    threadblock = python_value(attr.data.get("threadblock"))
+    if not (isinstance(threadblock, tuple) and len(threadblock) == 3 and all(type(v) is int for v in threadblock)):
+        return f"the {family} choice's threadblock must be 3 integers ({meaning})"
+    return threadblock

@@ -47,23 +47,19 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.cutlass_common import batch_layout
-from boltir.backends.cuda.codegen.generator import Instance, LaunchArguments, render
+from boltir.backends.cuda.codegen.generator import Instance, LaunchArguments, chosen_threadblock, render
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
-from boltir.dialects.common import python_value, tensor_shape
+from boltir.dialects.common import tensor_shape
 from boltir.dialects.cutlass import Tile
 
 FAMILY = "skinny_gemm"
 FAMILIES: dict[type, str] = {ops.GemmOp: FAMILY}
-
-KERNEL_ATTR = "kernel"
-"""The op's kernel choice, as select-kernels writes it (select/choice.py's KERNEL_ATTR,
-read here as a plain dictionary: this layer sits below the selection)."""
 
 MAX_ROWS = 16
 """The most rows of A: two MMA column blocks. Past that each weight element feeds more
@@ -175,14 +171,8 @@ def shared_bytes(tile: SkinnyTile, blocks: int) -> int:
 
 def marked_tile(op: Operation) -> SkinnyTile | str:
     """The tile of the op's skinny_gemm kernel choice, or why it has none."""
-    attr = op.attributes.get(KERNEL_ATTR)
-    family = attr.data.get("family") if isinstance(attr, DictionaryAttr) else None
-    if not isinstance(family, StringAttr) or family.data != FAMILY:
-        return f"the op has no {FAMILY} kernel choice"
-    threadblock = python_value(attr.data.get("threadblock"))
-    if not (isinstance(threadblock, tuple) and len(threadblock) == 3 and all(type(v) is int for v in threadblock)):
-        return f"the {FAMILY} choice's threadblock must be 3 integers (weight rows, warps, unroll)"
-    return SkinnyTile(*threadblock)
+    threadblock = chosen_threadblock(op, FAMILY, "weight rows, warps, unroll")
+    return threadblock if isinstance(threadblock, str) else SkinnyTile(*threadblock)
 
 
 def unsupported_reason(op: Operation) -> str | None:
