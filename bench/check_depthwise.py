@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.harness import BoundKernel, Case, build_library, describe_choice, lower, random_inputs
+from bench.harness import BoundKernel, Case, build_library, describe_choice, lower_cases, random_inputs
 from boltir.backends.cuda.codegen import depthwise_kernels
 from boltir.backends.cuda.select.candidates import candidates
 from boltir.dialects import op as ops
@@ -103,15 +103,7 @@ def main() -> int:
     parser.add_argument("--library", default="/tmp/boltir-check/depthwise.so")
     args = parser.parse_args()
 
-    rows, lowered = [], []
-    for case in cases():
-        if args.only and args.only not in case.label:
-            continue
-        try:
-            lowered.append(lower(case))
-            assert depthwise_kernels.computes(case.op), f"lowered to {case.op.name}, not our kernel"
-        except Exception as error:  # noqa: BLE001 - a case that cannot lower is a failure row
-            rows.append((case.label, "-", "-", "lowering failed: " + str(error).splitlines()[0], "FAIL"))
+    rows, lowered = lower_cases(cases(), args.only, depthwise_kernels.computes)
     if args.list:
         for case in lowered:
             print(f"{case.label:80s} {describe_choice(case)}")

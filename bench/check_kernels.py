@@ -24,7 +24,7 @@ from bench.harness import (
     build_library,
     describe_choice,
     hopper,
-    lower,
+    lower_cases,
     random_inputs,
 )
 from boltir.interp import run
@@ -222,13 +222,7 @@ def main() -> int:
     parser.add_argument("--library", default="/tmp/boltir-check/kernels.so")
     args = parser.parse_args()
 
-    all_cases = [c for c in cases() + hopper_cases() + bert_b32_cases() if not args.only or args.only in c.label]
-    rows, lowered = [], []
-    for case in all_cases:
-        try:
-            lowered.append(lower(case))
-        except Exception as error:  # noqa: BLE001 - a case that cannot lower is a failure row
-            rows.append((case.label, "-", "-", "lowering failed: " + str(error).splitlines()[0], "FAIL"))
+    rows, lowered = lower_cases(cases() + hopper_cases() + bert_b32_cases(), args.only)
     if args.list:
         for case in lowered:
             print(f"{case.label:70s} {case.op.name:28s} {describe_choice(case)}")

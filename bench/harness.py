@@ -123,6 +123,23 @@ def random_inputs(case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]
     return inputs
 
 
+def lower_cases(cases, only: str | None = None, computes=None) -> tuple[list[tuple], list]:
+    """Lowers every case whose label contains `only`: the lowered cases, and one failure row
+    (label, -, -, why, FAIL) for each that cannot lower or (with `computes`) does not reach
+    the kernel family under test."""
+    rows, lowered = [], []
+    for case in cases:
+        if only and only not in case.label:
+            continue
+        try:
+            lowered.append(lower(case))
+            if computes is not None:
+                assert computes(case.op), f"lowered to {case.op.name}, not our kernel"
+        except Exception as error:  # noqa: BLE001 - a case that cannot lower is a failure row
+            rows.append((case.label, "-", "-", "lowering failed: " + str(error).splitlines()[0], "FAIL"))
+    return rows, lowered
+
+
 class BoundKernel:
     """A case's kernel with its device tensors, ready to launch repeatedly."""
 
