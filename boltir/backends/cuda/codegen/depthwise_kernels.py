@@ -44,7 +44,6 @@ cudaError_t. The unit is plain CUDA (no CUTLASS), compiled with the sm80 record'
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -53,7 +52,18 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from boltir.backends.cuda.codegen import compute_kernels
-from boltir.backends.cuda.codegen.generator import Instance, LaunchArguments, chosen_threadblock, render
+from boltir.backends.cuda.codegen.generator import (
+    Instance,
+    LaunchArguments,
+    chosen_threadblock,
+    render,
+)
+from boltir.backends.cuda.codegen.own_kernels import (
+    conv_problem,
+    launcher_name,
+    tiled_instance_key,
+    translation_unit,
+)
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
@@ -227,20 +237,16 @@ def instance_key(op: ops.Conv2dOp) -> str:
     """The tile, then compute_kernels' key of the op (types, shapes, every property)."""
     tile = marked_tile(op)
     described = tile.describe() if isinstance(tile, DirectTile) else "?"
-    return f"{FAMILY} tile={described} " + compute_kernels.instance_key(op).split(" ", 1)[1]
+    return tiled_instance_key(FAMILY, described, op)
 
 
 def kernel_name(op: Operation) -> str:
-    return f"boltir_{FAMILY}_{hashlib.sha256(instance_key(op).encode()).hexdigest()[:12]}"
+    return launcher_name(FAMILY, instance_key(op))
 
 
 def problem(op: ops.Conv2dOp) -> tuple[int, ...]:
     """The launcher's 15 integers, in the CUTLASS conv launchers' order."""
-    n, h, w, c = tensor_shape(op.input.type)
-    k, r, s, _ = tensor_shape(op.filter.type)
-    _, p, q, _ = tensor_shape(op.output.type)
-    strides, pads, dilations, _ = op.window()
-    return (n, h, w, c, k, r, s, p, q, pads[0], pads[1], strides[0], strides[1], dilations[0], dilations[1])
+    return conv_problem(op)
 
 
 def launch_arguments(op: Operation) -> LaunchArguments:
@@ -281,13 +287,4 @@ def emit_instance(op: Operation) -> Instance:
 def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
     """One plain-CUDA unit (compute_kernels' frame and helpers) with every distinct
     instance among the ops (a module: its op.conv2d ops marked for this kernel)."""
-    if isinstance(module_or_ops, ModuleOp):
-        chosen = [op for op in module_or_ops.walk() if type(op) in FAMILIES and not isinstance(marked_tile(op), str)]
-    else:
-        chosen = list(module_or_ops)
-    instances: dict[str, Instance] = {}
-    for op in chosen:
-        name = kernel_name(op)
-        if name not in instances:
-            instances[name] = emit_instance(op)
-    return render("compute/unit.cu.j2", instances=list(instances.values()))
+    return translation_unit(module_or_ops, computes, kernel_name, emit_instance)
