@@ -9,6 +9,7 @@ geometric means of eager and reduce-overhead time over our graph time.
 
     source bench/setup_gpu.sh && python3 -m bench.corpus --models resnet18,bert [--batches 1] [--small]
     python3 -m bench.corpus --part 2/6          # the second sixth of the corpus (one GPU call each)
+    python3 -m bench.corpus --models vit_b_16 --batches 32 --profile   # + launches against their bounds
     python3 -m bench.corpus --list              # the registry: no GPU, no torchvision needed
     python3 -m bench.corpus --compile-only      # import and compile (nvcc), no GPU: fills the object cache
     python3 -m bench.corpus --lower-only [--interp-check]   # import and lower to the cutlass level: no nvcc, no GPU
@@ -279,9 +280,11 @@ def interpreter_output(source, inputs: dict, dtype: str = DTYPE):
     return out
 
 
-def run_build(build: Build, source, work: Path, mode: str, inputs: dict, reference=None, framework_error=None) -> None:
+def run_build(build: Build, source, work: Path, mode: str, inputs: dict, reference=None, framework_error=None,
+              profile: bool = False) -> None:
     """Compiles `source` (or lowers it, `mode` lower-only) and, on a GPU, runs, checks and
-    times it; fills `build`, or its one-line failure."""
+    times it (`profile`: and prints its launches against their bounds); fills `build`, or
+    its one-line failure."""
     import boltir.compiler
     from boltir.accuracy import judge, relative_l2
 
@@ -305,7 +308,7 @@ def run_build(build: Build, source, work: Path, mode: str, inputs: dict, referen
         if mode == "compile-only":
             return
         stage = "run"
-        ours, graph_ms = run_compiled(result.directory, inputs)
+        ours, graph_ms = run_compiled(result.directory, inputs, profile)
         build.graph_ms = graph_ms
         stage = "interpreter"
         start = time.monotonic()
@@ -319,17 +322,22 @@ def run_build(build: Build, source, work: Path, mode: str, inputs: dict, referen
         build.failure = f"{stage}: {one_line(error)}"
 
 
-def run_compiled(directory: Path, inputs: dict):
-    """The compiled model's output (numpy, f32) on `inputs`, and its graph-replay time."""
+def run_compiled(directory: Path, inputs: dict, profile: bool = False):
+    """The compiled model's output (numpy, f32) on `inputs`, and its graph-replay time;
+    `profile`: prints its slowest launches and its kernel families against their bounds
+    (timed inside a captured graph) first."""
     import torch
 
-    from boltir.runtime import load
+    from boltir.runtime import format_profile, format_profile_by_family, load
 
     compiled = load(directory)
     try:
         device_inputs = {spec.name: v.cuda() for spec, v in zip(compiled.inputs, inputs.values(), strict=True)}
         (out,) = compiled(**device_inputs)
         out = out.float().cpu().numpy()
+        if profile:
+            launches = compiled.profile(**device_inputs)
+            print(format_profile(launches, top=12), format_profile_by_family(launches), sep="\n", flush=True)
         return out, replay_ms(compiled, device_inputs)
     finally:
         compiled.close()
@@ -398,7 +406,7 @@ def measure(arch: Architecture, batch: int, args, reduce_overhead: bool) -> Row:
             build.imported, build.failure = "no", f"import: {one_line(error)}"
             continue
         run_build(build, source, work / f"{tag}_{frontend}", mode, inputs, reference,
-                  row.eager_error if row.eager_error is not None else float("nan"))
+                  row.eager_error if row.eager_error is not None else float("nan"), args.profile)
     return row
 
 
@@ -481,6 +489,8 @@ def main() -> int:
     parser.add_argument("--work", default="/tmp/boltir-corpus")
     parser.add_argument("--results", default=os.path.join(os.environ.get("OUT", "/tmp/boltir-corpus"), "corpus.jsonl"))
     parser.add_argument("--list", action="store_true", help="print the registry and stop")
+    parser.add_argument("--profile", action="store_true",
+                        help="print each build's slowest launches and kernel families against their roofline bounds")
     parser.add_argument("--compile-only", action="store_true", help="import and compile (nvcc), no GPU")
     parser.add_argument("--lower-only", action="store_true", help="import and lower to the cutlass level: no nvcc, no GPU")
     parser.add_argument("--interp-check", action="store_true",

@@ -235,7 +235,7 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     import torch
 
     from boltir.accuracy import judge
-    from boltir.runtime import format_profile, load
+    from boltir.runtime import format_profile, format_profile_by_family, load
 
     result, inputs, compile_s, warm_s = compiled_model(name, batch, model, work, builds[0], builds=compiles)
     torch.cuda.synchronize()
@@ -251,7 +251,8 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     ours_bytes = free_before - torch.cuda.mem_get_info()[0]
     ours_ms = time_ms(lambda: compiled(**device_inputs))
     print(f"profile of {name} b{batch} (launches timed inside a captured graph; % bound: the roofline bound over the time):")
-    print(format_profile(compiled.profile(**device_inputs), top=8), flush=True)
+    launches = compiled.profile(**device_inputs)
+    print(format_profile(launches, top=8), format_profile_by_family(launches), sep="\n", flush=True)
     graph_ms = replay_ms(compiled, device_inputs)
     compiled.close()
     bounds_ms, model_flops, peak = roofline_figures(result, work / f"{name}_b{batch}.onnx")

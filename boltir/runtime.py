@@ -346,6 +346,24 @@ def format_profile(launches: list[LaunchTime], top: int | None = None) -> str:
     return "\n".join(lines)
 
 
+def format_profile_by_family(launches: list[LaunchTime]) -> str:
+    """The launches summed per kernel family, largest time first: count, time, share, the
+    family's summed bounds and their fraction of its time (which families are far from
+    their roofline, and how much of the whole they cost)."""
+    measured = sum(launch.ms for launch in launches) or 1.0
+    families: dict[str, list[LaunchTime]] = {}
+    for launch in launches:
+        families.setdefault(launch.family, []).append(launch)
+    lines = [f"{'family':<24}  {'launches':>8}  {'ms':>8}  {'share':>6}  {'bound ms':>8}  {'% bound':>7}"]
+    for family, group in sorted(families.items(), key=lambda item: -sum(launch.ms for launch in item[1])):
+        ms = sum(launch.ms for launch in group)
+        bounds = [launch.bound_ms for launch in group]
+        bound = None if None in bounds else sum(bounds)
+        lines.append(f"{family:<24}  {len(group):>8}  {ms:8.4f}  {100 * ms / measured:5.1f}%  "
+                     f"{_figure(bound, 8, 4)}  {_figure(None if bound is None or ms <= 0 else bound / ms, 7, 1, 100, '%')}")
+    return "\n".join(lines)
+
+
 def load(directory: str | Path, debug: bool = False) -> CompiledModel | BucketedModel:
     """The compiled model in `directory`, ready to call (a `BucketedModel` for a build with
     input ranges, `boltir.buckets`)."""

@@ -21,7 +21,7 @@ from boltir.builder import ModelBuilder
 from boltir.dialects import graph
 from boltir.dialects import op as ops
 from boltir.ir import find_entry, parse_module
-from boltir.runtime import LaunchTime, format_profile, launch_bounds
+from boltir.runtime import LaunchTime, format_profile, format_profile_by_family, launch_bounds
 from boltir.target import get_target
 from boltir.tools import boltc
 from tests.support.onnx_macs import multiply_adds
@@ -262,6 +262,21 @@ def test_format_profile_without_counts_shows_dashes_and_no_bounds():
     lines = format_profile(launches).splitlines()
     assert lines[1].split() == ["0", "0.0200", "66.7%", "-", "-", "-", "op.pad", "pad"]
     assert lines[-1] == "2 launches, 0.0300 ms in all"
+
+
+def test_format_profile_by_family_sums_each_family_largest_first():
+    launches = [*fake_launches(), LaunchTime(3, "op.pad", "pad", "pad", 0.030, 0, 40_000_000, 0.0094)]
+    lines = format_profile_by_family(launches).splitlines()
+    assert lines[0].split() == ["family", "launches", "ms", "share", "bound", "ms", "%", "bound"]
+    assert lines[1].split() == ["conv2d_fprop", "1", "0.1000", "62.5%", "0.0100", "10.0%"]
+    # two pads: 0.05 ms of 0.16, bounds 2 x 0.0094
+    assert lines[2].split() == ["pad", "2", "0.0500", "31.2%", "0.0188", "37.6%"]
+    assert lines[3].split()[:2] == ["slice", "1"]
+
+
+def test_format_profile_by_family_without_counts_shows_dashes():
+    lines = format_profile_by_family([LaunchTime(0, "op.pad", "pad", "pad", 0.02)]).splitlines()
+    assert lines[1].split() == ["pad", "1", "0.0200", "100.0%", "-", "-"]
 
 
 def test_launch_bounds_of_a_manifest_without_counts():
