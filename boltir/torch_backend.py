@@ -28,12 +28,22 @@ hash of the graph's code, the inputs' shapes and dtypes, the weights' bytes, the
 boltir's version; a later process with the same model loads it without compiling. Each new
 set of input shapes is compiled once (boltir compiles static shapes).
 
+**Dynamic sizes.** With `dynamic=True` (or once dynamo marks a dimension dynamic after a
+second size), the graph's sizes are symbols. Given `options={"max_size": N}`, boltir builds
+one bucketed model (`boltir.buckets`) for every such dimension in 1..N, with kernels per
+power-of-two bucket: a call runs the smallest bucket that holds it, padded, its outputs
+sliced back; a model that mixes rows along a dynamic dimension is refused. dynamo's ranges
+are open-ended, so without `max_size` boltir says so in one warning line and compiles each
+new size on its own. Inputs that share a dynamic axis index (a batch dimension, say) share
+one size per call.
+
 **Unsupported parts.** When the graph holds an op boltir cannot import, it runs in
 PyTorch, with one warning line (logger `boltir`) naming the op.
 
 **Options**: `arch` (sm80, sm90; default: this machine's GPU, else sm90), `dtype`, `tune`
 (measure kernel candidates on this GPU first), `cutlass` (2 or 3), `keep_f32` (op names
-that stay f32), `weights` ("frozen" or "check").
+that stay f32), `weights` ("frozen" or "check"), `max_size` (the largest size of a dynamic
+dimension: one bucketed build).
 """
 
 from __future__ import annotations
@@ -65,6 +75,7 @@ class Settings:
     cutlass: int = 3
     keep_f32: tuple[str, ...] = ()
     weights: str = "frozen"
+    max_size: int | None = None
 
     @staticmethod
     def of(options: dict | None) -> Settings:
@@ -80,6 +91,8 @@ class Settings:
             raise BoltError(f"option dtype='{settings.dtype}': expected one of {', '.join(DTYPES.values())}")
         if settings.weights not in ("frozen", "check"):
             raise BoltError(f"option weights='{settings.weights}': expected 'frozen' or 'check'")
+        if settings.max_size is not None and (type(settings.max_size) is not int or settings.max_size < 1):
+            raise BoltError(f"option max_size={settings.max_size!r}: expected a whole number of 1 or more")
         return settings
 
 
@@ -160,6 +173,28 @@ def compile_or_load(import_graph, key: str, settings: Settings, dtype: str):
     return load(directory)
 
 
+def compile_buckets_or_load(importer, input_shapes: dict, key: str, settings: Settings, dtype: str):
+    """`compile_or_load` for a bucketed build: `importer(shapes)` imports the graph at each
+    bucket's input shapes (`boltir.buckets.compile_buckets`)."""
+    from boltir.buckets import compile_buckets
+    from boltir.runtime import load
+
+    directory = cache_root() / "compiled" / key
+    if not (directory / "manifest.json").is_file():
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=directory.parent))
+        try:
+            compile_buckets(importer, staging, input_shapes=input_shapes, arch=settings.arch or local_arch(), dtype=dtype,
+                            tune=settings.tune, cutlass=settings.cutlass, keep_f32=settings.keep_f32)
+            try:
+                os.replace(staging, directory)
+            except OSError:  # another process finished the same build first
+                pass
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return load(directory)
+
+
 # --------------------------------------------------------- torch.compile backend
 
 
@@ -174,7 +209,16 @@ def is_weight(node, example) -> bool:
         return False
     from torch._dynamo import source as sources
 
-    return sources.is_from_unspecialized_param_buffer_source(source) or sources.is_from_global_source(source)
+    return (sources.is_from_unspecialized_param_buffer_source(source) or sources.is_from_global_source(source)
+            or _rooted_at_self(source))
+
+
+def _rooted_at_self(source) -> bool:
+    """An attribute of the module itself (a BatchNorm's eps, which dynamic=True hands over
+    as a tensor): a constant of the model, not an input."""
+    while getattr(source, "base", None) is not None:
+        source = source.base
+    return getattr(source, "local_name", None) == "self"
 
 
 def weight_name(placeholder: str) -> str:
@@ -209,11 +253,105 @@ class Signature:
         return signature
 
 
+def _symbol(value) -> str | None:
+    """The name of the symbol a dynamo size is (`s0`); '' for a size that is an expression
+    of symbols; None for a fixed size."""
+    import torch
+
+    if not isinstance(value, torch.SymInt):
+        return None
+    expression = value.node.expr
+    if expression.is_number:
+        return None
+    return str(expression) if expression.is_Symbol else ""
+
+
+def _upper_bound(size) -> int | None:
+    """The largest value dynamo's shape environment allows a symbolic size, if finite."""
+    try:
+        upper = size.node.shape_env.var_to_range[size.node.expr].upper
+        return int(upper) if getattr(upper, "is_finite", False) and upper.is_Integer else None
+    except (AttributeError, KeyError, TypeError):
+        return None
+
+
+@dataclass
+class Symbols:
+    """A dynamo graph's symbolic sizes: which dimensions of its tensor inputs, and which of
+    its number inputs (the sizes dynamo passes separately), are which symbol."""
+
+    dims: dict[int, dict[int, str]] = field(default_factory=dict)
+    """tensor input position -> {axis: symbol}"""
+    numbers: dict[int, str] = field(default_factory=dict)
+    """number input position -> symbol"""
+    highs: dict[str, int] = field(default_factory=dict)
+    """symbol -> the largest size dynamo allows, where it bounds it (`mark_dynamic(..., max=N)`)"""
+
+    @staticmethod
+    def of(graph_module, signature: Signature) -> Symbols:
+        symbols = Symbols()
+        placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+        for position in signature.inputs:
+            shape = getattr(placeholders[position].meta.get("example_value"), "shape", ())
+            axes = {axis: name for axis, size in enumerate(shape) if (name := _symbol(size)) is not None}
+            if axes:
+                symbols.dims[position] = axes
+            for size in shape:
+                if _symbol(size) and (high := _upper_bound(size)) is not None:
+                    symbols.highs[_symbol(size)] = high
+        for position in signature.numbers:
+            name = _symbol(placeholders[position].meta.get("example_value"))
+            if name is not None:
+                symbols.numbers[position] = name
+        return symbols
+
+    def sizes(self, args: list) -> dict[str, int]:
+        """Each symbol's size in a call: read from the tensors' shapes."""
+        return {name: int(args[position].shape[axis])
+                for position, axes in self.dims.items() for axis, name in axes.items() if name}
+
+    def concrete(self, args: list) -> list:
+        """`args` with each symbolic number replaced by its size in this call (dynamo gives
+        the first compile symbolic numbers; a call gives ints)."""
+        sizes = self.sizes(args)
+        values = list(args)
+        for position, name in self.numbers.items():
+            hint = getattr(getattr(values[position], "node", None), "hint", values[position])
+            values[position] = sizes.get(name, int(hint))
+        return values
+
+
+def traceable_copy(graph_module, weights: dict):
+    """A copy of dynamo's graph that torch.export can trace again: without dynamo's node
+    metadata (its fake tensors carry dynamo's symbolic sizes and guards, which reference
+    the caller's frame), and with each `.item()` of a one-element weight replaced by its
+    value (under dynamic=True dynamo hands a module's float attributes, a BatchNorm's eps,
+    over as tensors, and torch.export cannot trace `.item()`; frozen, they are numbers).
+    dynamo's own graph is left as it is: PyTorch runs it where boltir cannot."""
+    import torch
+
+    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    values = {node: weights[placeholders.index(node.args[0])].item() for node in graph_module.graph.nodes
+              if node.op == "call_method" and node.target == "item" and node.args[0] in placeholders
+              and placeholders.index(node.args[0]) in weights}
+    graph = torch.fx.Graph()
+    remap = {}
+    for node in graph_module.graph.nodes:
+        if node in values:
+            remap[node] = values[node]
+            continue
+        remap[node] = graph.node_copy(node, lambda n: remap[n])
+        remap[node].meta = {}
+    return torch.fx.GraphModule(graph_module, graph)
+
+
 def frozen_module(graph_module, signature: Signature, args):
     """An nn.Module whose forward takes the graph's tensor inputs, with the weights (and
     the numbers) of `args` fixed inside: what torch.export turns into a program whose
     weights are constants."""
     import torch
+
+    graph_module = traceable_copy(graph_module, {p: args[p] for p in signature.weights})
 
     class Frozen(torch.nn.Module):
         def __init__(self):
@@ -248,12 +386,30 @@ class BoltirGraph:
         self.graph_module = graph_module
         self.settings = settings
         self.signature = Signature.of(graph_module, example_inputs)
+        self.symbols = Symbols.of(graph_module, self.signature)
         self.code = graph_module.code
         self.compiled: dict[tuple, object] = {}
+        self.bucketed = None
+        """The bucketed model of a graph with dynamic sizes and a max_size."""
         self.fallback = False
         self.weights: list | None = None
         self.versions: list[int] | None = None
-        self.compile(list(example_inputs))
+        self.bucket_shapes: list[tuple] = []
+        args = self.symbols.concrete(list(example_inputs))
+        if self.symbols.dims and not self.bucketed_sizes(args):
+            log.warning("boltir: %s is dynamic; options={'max_size': N} builds one model for sizes up to N "
+                        "(buckets); without it each new size compiles on its own", self.first_dynamic())
+            self.compile(args)
+        elif self.symbols.dims:
+            self.compile_bucketed(args)
+        else:
+            self.compile(args)
+
+    def first_dynamic(self) -> str:
+        position, axes = next(iter(self.symbols.dims.items()))
+        placeholder = [n for n in self.graph_module.graph.nodes if n.op == "placeholder"][position]
+        name = re.sub(r"^l_", "", placeholder.name.lower()).strip("_")
+        return f"input '{name}' dimension {next(iter(axes))}"
 
     def key_of(self, args: list) -> tuple:
         return (tuple((tuple(args[p].shape), args[p].dtype, args[p].device.type) for p in self.signature.inputs),
@@ -267,10 +423,7 @@ class BoltirGraph:
         key = digest([self.code, self.key_of(args), settings, dtype], weights)
 
         def import_graph():
-            from boltir.frontends.torch import export_module, import_exported_program
-
-            program = export_module(frozen_module(self.graph_module, signature, args), tuple(inputs))
-            return import_exported_program(program)
+            return self.import_at(args)
 
         try:
             model = build(import_graph, key, settings, dtype)
@@ -283,6 +436,91 @@ class BoltirGraph:
         self.weights, self.versions = weights, [w._version for w in weights]
         self.compiled[self.key_of(args)] = model
         return model
+
+    def import_at(self, values: list):
+        """The graph imported with the weights and numbers of `values` frozen, at the shapes
+        of its tensors. torch.export runs outside dynamo's tracing context, whose guards
+        (on the caller's frame) would otherwise land in the exported program, and on
+        copies of the inputs."""
+        import torch
+
+        from boltir.frontends.torch import export_module, import_exported_program
+
+        with torch._guards.tracing(None):  # copies: a tensor of mark_dynamic's would make the export dynamic
+            program = export_module(frozen_module(self.graph_module, self.signature, values),
+                                    tuple(values[p].detach().clone() for p in self.signature.inputs))
+        return import_exported_program(program)
+
+    def bucketed_sizes(self, args: list) -> dict[str, int]:
+        """The symbols that get buckets, each with its largest size. With max_size: those
+        whose size now is within it (an image's 224-pixel side stays fixed under a max_size
+        of 64 for its batch). Without: those dynamo bounds (`mark_dynamic(..., max=N)`)."""
+        chosen = {}
+        for name, size in self.symbols.sizes(args).items():
+            if self.settings.max_size is not None:
+                if size <= self.settings.max_size:
+                    chosen[name] = self.settings.max_size
+            elif name in self.symbols.highs:
+                chosen[name] = self.symbols.highs[name]
+        return chosen
+
+    def compile_bucketed(self, args: list):
+        """One bucketed build: each chosen symbol's dimensions in 1..its largest size, the
+        other dimensions fixed at this call's (each bucket imported at its own shapes)."""
+        from boltir.ir import find_entry, input_names
+        from boltir.shape_ranges import DimRange
+
+        signature, settings, symbols = self.signature, self.settings, self.symbols
+        weights = [args[p] for p in signature.weights]
+        inputs = [args[p] for p in signature.inputs]
+        dtype = settings.dtype or model_dtype(weights, inputs)
+        highs = self.bucketed_sizes(args)
+
+        import_at = self.import_at
+        try:
+            names = input_names(find_entry(import_at(args)))
+        except BoltError as error:
+            if not is_import_error(error):
+                raise
+            log.warning("boltir: %s; this graph (%d ops) runs in PyTorch", short_reason(error), self.op_count())
+            self.fallback = True
+            return None
+        self.bucket_shapes = [tuple(DimRange(1, highs[symbols.dims[position][axis]])
+                                    if symbols.dims.get(position, {}).get(axis) in highs else int(size)
+                                    for axis, size in enumerate(args[position].shape))
+                              for position in signature.inputs]
+        input_shapes = dict(zip(names, self.bucket_shapes, strict=True))
+
+        def importer(shapes):
+            import torch
+
+            values = list(args)
+            for name, position in zip(names, signature.inputs, strict=True):
+                values[position] = torch.zeros(shapes[name], dtype=args[position].dtype, device=args[position].device)
+            return import_at(symbols.concrete(values))
+
+        key = digest([self.code, "buckets", {n: tuple(map(str, s)) for n, s in input_shapes.items()}, settings, dtype], weights)
+        if key not in _loaded:
+            try:
+                _loaded[key] = compile_buckets_or_load(importer, input_shapes, key, settings, dtype)
+            except BoltError as error:
+                if "cannot be bucketed" not in error.message:
+                    raise
+                log.warning("boltir: %s; each new size compiles on its own", error.message.removeprefix("error: "))
+                self.bucket_shapes = []
+                return self.compile(args)
+        self.bucketed = _loaded[key]
+        self.weights, self.versions = weights, [w._version for w in weights]
+        return self.bucketed
+
+    def fits_buckets(self, args: list) -> bool:
+        """Whether a call's sizes are inside the bucketed build's (else it compiles on its own)."""
+        for position, dims in zip(self.signature.inputs, self.bucket_shapes, strict=True):
+            shape = args[position].shape
+            if len(shape) != len(dims) or any(size > dim.high if hasattr(dim, "high") else size != dim
+                                              for size, dim in zip(shape, dims, strict=True)):
+                return False
+        return True
 
     def op_count(self) -> int:
         return sum(1 for n in self.graph_module.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
@@ -298,6 +536,10 @@ class BoltirGraph:
         if self.settings.weights == "check" and self.weights_changed(args):
             log.warning("boltir: the weights changed since they were frozen; compiling again")
             self.compiled.clear()
+            if self.bucketed is not None:
+                self.compile_bucketed(args)  # new weights: a new key
+        if self.bucketed is not None and self.fits_buckets(args):
+            return tuple(self.bucketed(*(args[p] for p in self.signature.inputs)))
         model = self.compiled.get(self.key_of(args)) or self.compile(args)
         if model is None:
             return self.graph_module(*args)

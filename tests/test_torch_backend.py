@@ -53,6 +53,23 @@ class Lowered:
         return [torch.from_numpy(np.ascontiguousarray(out)) for out in outputs]
 
 
+class Bucketed:
+    """A stand-in for a bucketed model: every bucket lowered (boltir.buckets), a call
+    dispatched, padded and sliced as the runtime does it, run by the interpreter."""
+
+    def __init__(self, importer, input_shapes, dtype):
+        from boltir.buckets import lower_buckets
+
+        self.input_shapes = input_shapes
+        self.lowering = lower_buckets(importer, input_shapes=input_shapes, arch="sm90", dtype=dtype)
+
+    def __call__(self, *tensors):
+        from boltir.buckets import run_interpreted
+
+        outputs = run_interpreted(self.lowering, {n: t.numpy() for n, t in zip(self.input_shapes, tensors)})
+        return [torch.from_numpy(np.ascontiguousarray(out)) for out in outputs]
+
+
 @pytest.fixture
 def builds(monkeypatch, tmp_path):
     """Replaces compile_or_load(): every build is recorded, lowered and run by the interpreter."""
@@ -64,7 +81,13 @@ def builds(monkeypatch, tmp_path):
         made.append((key, settings, dtype, model))
         return model
 
+    def fake_buckets(importer, input_shapes, key, settings, dtype):
+        model = Bucketed(importer, input_shapes, dtype)
+        made.append((key, settings, dtype, model))
+        return model
+
     monkeypatch.setattr(torch_backend, "compile_or_load", fake_build)
+    monkeypatch.setattr(torch_backend, "compile_buckets_or_load", fake_buckets)
     monkeypatch.setattr(torch_backend, "_loaded", {})
     # Something configured earlier in the session (logging.config's
     # disable_existing_loggers, a handler of its own) may have silenced "boltir" for
@@ -120,12 +143,14 @@ def test_options_pass_through(builds):
 
 
 def test_unknown_options_are_one_line():
-    with pytest.raises(BoltError, match="unknown boltir option 'dtpye'; the options are arch, cutlass, dtype, keep_f32, tune, weights"):
+    with pytest.raises(BoltError, match="unknown boltir option 'dtpye'; the options are arch, cutlass, dtype, keep_f32, max_size, tune, weights"):
         torch_backend.Settings.of({"dtpye": "f16"})
     with pytest.raises(BoltError, match="option dtype='f8'"):
         torch_backend.Settings.of({"dtype": "f8"})
     with pytest.raises(BoltError, match="option arch='sm70'"):
         torch_backend.Settings.of({"arch": "sm70"})
+    with pytest.raises(BoltError, match="option max_size=0: expected a whole number of 1 or more"):
+        torch_backend.Settings.of({"max_size": 0})
 
 
 class Sorting(torch.nn.Module):
@@ -207,3 +232,84 @@ def test_boltir_compile_module_is_the_api():
     import boltir
 
     assert boltir.compile_module is torch_backend.compile_module
+
+
+# ------------------------------------------------------- dynamic sizes (issue 19)
+
+
+def test_dynamic_true_with_max_size_builds_one_bucketed_model(builds, caplog):
+    """dynamic=True: the batch (within max_size) gets buckets, the 16-pixel sides (above
+    it) stay fixed; calls of three batch sizes run on the one build."""
+    torch.manual_seed(2)
+    model = SmallNet().eval()
+    fast = torch.compile(model, backend="boltir", dynamic=True, options={"max_size": 8})
+    with torch.no_grad(), caplog.at_level(logging.WARNING, logger="boltir"):
+        for batch in (2, 3, 5, 8):
+            x = torch.randn(batch, 3, 16, 16)
+            torch.testing.assert_close(fast(x), model(x), rtol=1e-4, atol=1e-5)
+    [(_, settings, dtype, bucketed)] = builds
+    assert settings.max_size == 8 and dtype == "f32"
+    from boltir.shape_ranges import DimRange
+
+    [shape] = bucketed.input_shapes.values()
+    assert shape == (DimRange(1, 8), 3, 16, 16)
+    assert [b.bucket.sizes for b in bucketed.lowering.buckets] == [(1,), (2,), (4,), (8,)]
+    assert not [r for r in caplog.records if r.name == "boltir"]
+
+
+def test_a_call_outside_the_buckets_compiles_on_its_own(builds):
+    model = SmallNet().eval()
+    fast = torch.compile(model, backend="boltir", dynamic=True, options={"max_size": 4})
+    with torch.no_grad():
+        fast(torch.randn(2, 3, 16, 16))
+        x = torch.randn(6, 3, 16, 16)  # above max_size
+        torch.testing.assert_close(fast(x), model(x), rtol=1e-4, atol=1e-5)
+    assert [type(b[3]).__name__ for b in builds] == ["Bucketed", "Lowered"]
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first, self.second = torch.nn.Linear(20, 32), torch.nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.second(torch.relu(self.first(x)))
+
+
+def test_dynamic_without_max_size_says_how_and_compiles_each_size(builds, caplog):
+    """dynamo's range for the batch is open-ended: one line says how to bound it."""
+    model = Mlp().eval()
+    fast = torch.compile(model, backend="boltir", dynamic=True)
+    with torch.no_grad(), caplog.at_level(logging.WARNING, logger="boltir"):
+        for batch in (2, 3):
+            x = torch.randn(batch, 20)
+            torch.testing.assert_close(fast(x), model(x), rtol=1e-4, atol=1e-5)
+    lines = [r.getMessage() for r in caplog.records if r.name == "boltir"]
+    assert len(lines) == 1 and "input 'x' dimension 0 is dynamic; options={'max_size': N}" in lines[0], lines
+    assert [type(b[3]).__name__ for b in builds] == ["Lowered", "Lowered"]
+
+
+def test_a_bound_from_mark_dynamic_needs_no_option(builds):
+    model = SmallNet().eval()
+    x = torch.randn(3, 3, 16, 16)
+    torch._dynamo.mark_dynamic(x, 0, min=2, max=6)
+    fast = torch.compile(model, backend="boltir")
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), rtol=1e-4, atol=1e-5)
+    [(_, _, _, bucketed)] = builds
+    assert next(iter(bucketed.input_shapes.values()))[0].high == 6
+
+
+class RowMixer(torch.nn.Module):
+    def forward(self, x):
+        return x * x.sum(0, keepdim=True)
+
+
+def test_a_model_that_mixes_rows_is_not_bucketed(builds, caplog):
+    fast = torch.compile(RowMixer(), backend="boltir", dynamic=True, options={"max_size": 8})
+    x = torch.randn(3, 20)
+    with caplog.at_level(logging.WARNING, logger="boltir"):
+        torch.testing.assert_close(fast(x), RowMixer()(x), rtol=1e-5, atol=1e-5)
+    lines = [r.getMessage() for r in caplog.records if r.name == "boltir"]
+    assert len(lines) == 1 and "cannot be bucketed" in lines[0] and "each new size compiles on its own" in lines[0], lines
+    assert [type(b[3]).__name__ for b in builds] == ["Lowered"]
