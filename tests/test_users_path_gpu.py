@@ -119,3 +119,27 @@ def test_torch_compile_with_the_boltir_backend(tmp_path, monkeypatch):
     module = boltir.compile_module(model, (x,))  # the model's own precision: f32
     with torch.no_grad():
         assert relative_l2(module(x).cpu().numpy(), expected.cpu().numpy()) < 1e-3
+
+
+def test_torch_compile_dynamic_builds_buckets_on_the_gpu(tmp_path, monkeypatch):
+    """dynamic=True with max_size: one bucketed library; batches 3, 8 and 5 run on it
+    (padded to the 4- and 8-buckets, sliced back), each against eager."""
+    torch = pytest.importorskip("torch")
+    from boltir import torch_backend
+    from boltir.accuracy import relative_l2
+    from boltir.runtime import BucketedModel
+
+    monkeypatch.setenv("BOLTIR_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+                                torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, 10)).cuda().eval()
+    torch._dynamo.reset()
+    fast = torch.compile(model, backend="boltir", dynamic=True, options={"dtype": "f16", "max_size": 8})
+    with torch.no_grad():
+        for batch in (3, 8, 5):
+            x = torch.randn(batch, 3, 32, 32, device="cuda")
+            got = fast(x)
+            assert got.shape == (batch, 10)
+            assert relative_l2(got.float().cpu().numpy(), model(x).cpu().numpy()) < 1e-2
+    assert [type(m).__name__ for m in torch_backend._loaded.values()].count(BucketedModel.__name__) == 1
+    torch._dynamo.reset()
