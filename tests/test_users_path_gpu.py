@@ -122,8 +122,8 @@ def test_torch_compile_with_the_boltir_backend(tmp_path, monkeypatch):
 
 
 def test_torch_compile_dynamic_builds_buckets_on_the_gpu(tmp_path, monkeypatch):
-    """dynamic=True with max_size: one bucketed library; batches 3, 8 and 5 run on it
-    (padded to the 4- and 8-buckets, sliced back), each against eager."""
+    """dynamic=True with max_size: one bucketed library; batches 2, 8 and 5 run on it
+    (the 2- and 8-buckets, 5 padded to 8 and sliced back), each against eager."""
     torch = pytest.importorskip("torch")
     from boltir import torch_backend
     from boltir.accuracy import relative_l2
@@ -136,7 +136,7 @@ def test_torch_compile_dynamic_builds_buckets_on_the_gpu(tmp_path, monkeypatch):
     torch._dynamo.reset()
     fast = torch.compile(model, backend="boltir", dynamic=True, options={"dtype": "f16", "max_size": 8})
     with torch.no_grad():
-        for batch in (3, 8, 5):
+        for batch in (2, 8, 5):  # not 3, which dynamo would tie to the 3 channels
             x = torch.randn(batch, 3, 32, 32, device="cuda")
             got = fast(x)
             assert got.shape == (batch, 10)
