@@ -176,19 +176,27 @@ def relative_error(got, reference) -> float:
     return relative_l2(got.float().cpu().numpy(), reference.float().cpu().numpy())
 
 
-def interpreter_output(onnx_path: Path, build: str, inputs: dict):
+def interpreter_output(onnx_path: Path, build: str, inputs: dict, wide: bool = False):
     """The op-level interpreter's output at f16 on the module `build` compiles: the
-    criterion's same-precision reference."""
+    criterion's same-precision reference; with `wide` as well, its output computing in
+    f64 (`boltir.interp.wide_arithmetic`), from which the criterion measures the model's
+    own rounding noise: (output, wide output)."""
     from boltir.compiler import lower_model
-    from boltir.interp import run
+    from boltir.interp import run, wide_arithmetic
     from boltir.pipelines import default_pipeline
 
     arch = BUILDS[build][0]
     module, _, _ = lower_model(onnx_path, arch=arch, dtype="f16", pipeline=default_pipeline(dtype="f16", arch=arch))
     start = time.monotonic()
-    (out,) = run(module, {k: v.numpy() for k, v in inputs.items()})
-    print(f"interpreter at f16 on {onnx_path.name}: {time.monotonic() - start:.0f} s", flush=True)
-    return out
+    arrays = {k: v.numpy() for k, v in inputs.items()}
+    (out,) = run(module, arrays)
+    if not wide:
+        print(f"interpreter at f16 on {onnx_path.name}: {time.monotonic() - start:.0f} s", flush=True)
+        return out
+    with wide_arithmetic():
+        (wide_out,) = run(module, arrays)
+    print(f"interpreter at f16 on {onnx_path.name}, in f32 and in f64 arithmetic: {time.monotonic() - start:.0f} s", flush=True)
+    return out, wide_out
 
 
 def forward(name: str, model, inputs: dict):
@@ -282,8 +290,8 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
             overhead_ms = time_ms(lambda: forward(name, reduce, peer_inputs))
             torch._dynamo.reset()
     del peer
-    interpreter = interpreter_output(work / f"{name}_b{batch}.onnx", builds[0], inputs)
-    verdict = judge(ours.numpy(), reference.numpy(), interpreter, framework_error=eager_error)
+    interpreter, wide = interpreter_output(work / f"{name}_b{batch}.onnx", builds[0], inputs, wide=True)
+    verdict = judge(ours.numpy(), reference.numpy(), interpreter, framework_error=eager_error, wide_interpreter=wide)
     if verdict.explanation:
         print(f"{name} b{batch}: {verdict.explanation}", flush=True)
     return (f"{name} b{batch}", f"{ours_ms:.3f}", f"{graph_ms:.3f}", f"{eager_ms:.3f}", f"{compile_ms:.3f}", f"{overhead_ms:.3f}",

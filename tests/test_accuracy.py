@@ -147,6 +147,27 @@ def test_the_explanation_names_the_range_and_keep_f32(rng):
     assert judge(reference * (1 + 3e-2), reference, reference, framework_error=0.0, dtype="bf16").explanation is None
 
 
+def test_the_models_rounding_noise_explains_an_interpreter_miss_without_passing_it(rng, reference):
+    """Two valid f16 runs of the model (the interpreter in f32 and in f64 arithmetic)
+    differ by 7.5e-3: a build 8.2e-3 from the interpreter is explained as noise, still
+    WRONG by the bar; one 2.0e-2 from it is not (a kernel bug)."""
+    interpreter = perturbed(reference, 1e-3, rng)
+    wide = perturbed(interpreter, 7.5e-3, rng)
+    noisy = judge(perturbed(interpreter, 8.2e-3, rng), reference, interpreter, framework_error=0.0, wide_interpreter=wide)
+    assert noisy.noise == (pytest.approx(7.5e-3, rel=1e-2),)
+    assert not noisy.correct and noisy.explains_by_noise(0)
+    assert "differs from itself by 7.5e-03 when it computes in f64" in noisy.explanation
+    assert "noise, not a kernel bug" in noisy.explanation and "\n" not in noisy.explanation
+    assert noisy.cell().startswith("WRONG (") and noisy.cell().endswith("; within noise 7.5e-03)")
+    bug = judge(perturbed(interpreter, 2e-2, rng), reference, interpreter, framework_error=0.0, wide_interpreter=wide)
+    assert not bug.correct and not bug.explains_by_noise(0) and bug.explanation is None
+    assert bug.cell().endswith("; noise 7.5e-03)")
+    quiet = judge(interpreter, reference, interpreter, framework_error=0.0, wide_interpreter=interpreter)
+    assert quiet.correct and quiet.explanation is None and quiet.noise == (0.0,)
+    with pytest.raises(ValueError, match="2 wide interpreter outputs for 1 interpreter outputs"):
+        judge(reference, reference, reference, framework_error=0.0, wide_interpreter=[reference, reference])
+
+
 # ------------------------------------------------------------------ one-line form
 
 

@@ -1,7 +1,9 @@
 """The numpy interpreter: runs `@main` of a module on the CPU.
 
 `run(module, inputs)` is the reference every pass, importer and GPU kernel is checked
-against. Each dialect registers its implementations in its own module here.
+against. Each dialect registers its implementations in its own module here. Under
+`wide_arithmetic()` it computes in f64 (rounding where it always does): the difference is
+a model's own rounding noise at its precision.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from xdsl.interpreters.func import FuncFunctions
 from boltir.diagnostics import BoltError
 from boltir.dtypes import element_type_name, numpy_dtype
 from boltir.interp.cutlass import CutlassFunctions
-from boltir.interp.graph import GraphFunctions
+from boltir.interp.graph import GraphFunctions, wide_arithmetic
 from boltir.interp.op import OpFunctions
 from boltir.ir import (  # re-exported: the entry's home is boltir.ir
     ENTRY_POINT,
@@ -34,6 +36,7 @@ __all__ = [
     "make_interpreter",
     "output_names",
     "run",
+    "wide_arithmetic",
 ]
 
 

@@ -8,7 +8,8 @@ accumulator does; f16 and bf16 tensors would otherwise fall off numpy's BLAS pat
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -29,9 +30,27 @@ CONV_TAP_CHUNK_BYTES = 64 << 20
 """Upper bound on the input slice a conv copies per kernel tap; bigger batches go in chunks."""
 
 
+_wide = False
+
+
+@contextmanager
+def wide_arithmetic() -> Iterator[None]:
+    """Inside, every floating op computes in f64, still rounding its result to its type
+    once: the same rounding points as the default f32 arithmetic, with a more exact sum
+    inside each op. Two runs that differ only so are equally valid at the model's
+    precision; their difference is the model's own rounding noise (boltir.accuracy)."""
+    global _wide
+    previous, _wide = _wide, True
+    try:
+        yield
+    finally:
+        _wide = previous
+
+
 def compute_dtype(dtype: np.dtype) -> np.dtype:
-    """The dtype arithmetic runs in: f64 for f64, f32 for other floats, else unchanged."""
-    if dtype == np.float64:
+    """The dtype arithmetic runs in: f64 for f64 (and for every float inside
+    `wide_arithmetic`), f32 for other floats, else unchanged."""
+    if dtype == np.float64 or (_wide and is_floating(dtype)):
         return np.dtype(np.float64)
     if is_floating(dtype):
         return np.dtype(np.float32)
