@@ -88,10 +88,11 @@ def test_boltc_emit_cutlass_selects_the_blocked_stem_as_a_conv(rng, tmp_path, ar
     assert boltc.main([str(path), "--emit", "cutlass", "--arch", arch, "-o", str(emitted)]) == 0
     lowered = boltir.parse_module(emitted.read_text())
     conv, blocking = the_stem(lowered)
-    # our conv for few input channels takes the blocked stem (an op.conv2d marked for it)
-    assert isinstance(conv, ops.Conv2dOp) and stem_conv_kernels.supports(conv)
+    # 2 x 32² output pixels are too few for our few-channel conv on a reduction of 4·4·16
+    # (heuristic.STEM_MANY_PIXELS): the blocked stem is CUTLASS's conv, 4x4/1 on 16 channels
+    assert isinstance(conv, cutlass.Conv2dFpropOp)
     assert str(conv.input.type) == "tensor<2x35x35x16xf16>" and str(conv.output.type) == "tensor<2x32x32x16xf16>"
-    assert conv.filter.type.get_shape() == (16, 4, 4, 16) and conv.prop_value("strides") == (1, 1)
+    assert conv.filter.type.get_shape() == (16, 4, 4, 16) and "strides" not in conv.attributes
     assert isinstance(blocking, ops.SpaceToDepthOp) and str(blocking.input.type) == "tensor<2x3x64x64xf32>"
     assert blocking.prop_value("pads") == (3, 3, 3, 3)
     assert_matches_the_graph(import_model(model), lowered, rng, "f16")
