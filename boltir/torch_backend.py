@@ -210,15 +210,22 @@ def is_weight(node, example) -> bool:
     from torch._dynamo import source as sources
 
     return (sources.is_from_unspecialized_param_buffer_source(source) or sources.is_from_global_source(source)
-            or _rooted_at_self(source))
+            or (example.dim() == 0 and _module_attribute(source)))
 
 
-def _rooted_at_self(source) -> bool:
-    """An attribute of the module itself (a BatchNorm's eps, which dynamic=True hands over
-    as a tensor): a constant of the model, not an input."""
-    while getattr(source, "base", None) is not None:
-        source = source.base
-    return getattr(source, "local_name", None) == "self"
+MODULE_LOCALS = ("self", "fn")
+"""The names dynamo gives the compiled module in its sources (`L['self']`, and `L['fn']`
+where it traces an nn.Module's call through torch 2.11's wrapper)."""
+
+
+def _module_attribute(source) -> bool:
+    """An attribute of the compiled module (a BatchNorm's eps, which dynamic=True hands
+    over as a one-element tensor): a constant of the model, not an input."""
+    chain = []
+    while source is not None:
+        chain.append(source)
+        source = getattr(source, "base", None)
+    return len(chain) > 1 and getattr(chain[-1], "local_name", None) in MODULE_LOCALS
 
 
 def weight_name(placeholder: str) -> str:

@@ -313,3 +313,15 @@ def test_a_model_that_mixes_rows_is_not_bucketed(builds, caplog):
     lines = [r.getMessage() for r in caplog.records if r.name == "boltir"]
     assert len(lines) == 1 and "cannot be bucketed" in lines[0] and "each new size compiles on its own" in lines[0], lines
     assert [type(b[3]).__name__ for b in builds] == ["Lowered"]
+
+
+def test_a_module_float_attribute_is_frozen_whatever_dynamo_calls_the_module():
+    """Under dynamic=True a BatchNorm's eps arrives as a one-element tensor whose source is
+    an attribute of L['self'] (torch 2.13) or of L['fn'] (torch 2.11's module wrapper)."""
+    from types import SimpleNamespace as Source
+
+    for root in ("self", "fn"):
+        eps = Source(base=Source(base=Source(local_name=root), member="bn"), member="eps")
+        assert torch_backend._module_attribute(eps)
+    assert not torch_backend._module_attribute(Source(local_name="x"))  # an input itself
+    assert not torch_backend._module_attribute(Source(base=Source(local_name="inputs"), index=0))
