@@ -101,6 +101,7 @@ def resnet(work: Path) -> list[tuple]:
     bucketed = load(result.directory)
     rows = []
     static_seconds = None
+    statics = {}  # size -> (ms, s): the batch-24 call reuses the static batch-32 build
     for batch in (*RESNET_BUCKETS, 24):
         inputs = example_inputs("resnet50", batch)
         device = {k: v.cuda() for k, v in inputs.items()}
@@ -111,7 +112,9 @@ def resnet(work: Path) -> list[tuple]:
         ms = time_ms(lambda: bucketed(**device))  # noqa: B023 - timed now
         size = next(b for b in RESNET_BUCKETS if b >= batch)
         static_device = {k: torch.nn.functional.pad(v, (0, 0, 0, 0, 0, 0, 0, size - batch)) for k, v in device.items()}
-        static, seconds = static_ms(path, {"image": (size, 3, 224, 224)}, work, f"resnet50_b{size}", static_device)
+        if size not in statics:
+            statics[size] = static_ms(path, {"image": (size, 3, 224, 224)}, work, f"resnet50_b{size}", static_device)
+        static, seconds = statics[size]
         static_seconds = seconds if size == 32 else static_seconds
         goal = 1.1 if size != batch else 1.05
         rows.append((f"resnet50 b{batch}" + (f" (bucket {size})" if size != batch else ""), f"{ms:.3f}",
