@@ -160,7 +160,8 @@ def sm90_correctness_cases() -> list[Case]:
 
 
 def timing_workloads() -> list[Case]:
-    """Issue 16's shapes (both layouts), then GPT-2's causal prefill and BERT at batch 1."""
+    """Issue 16's shapes (both layouts), then GPT-2's causal prefill, BERT at batch 1 and
+    ViT-B/16's 197 tokens at batch 32."""
     out = []
     for seq in (128, 512):
         for masked in (False, True):
@@ -171,6 +172,7 @@ def timing_workloads() -> list[Case]:
     out += [
         Case("b8 h12 s128 d64 causal BS3HD (GPT-2)", "BS3HD", 8, 12, 128, 128, 64, {"causal": True}),
         Case("b1 h12 s128 d64 + mask [B,1,1,S] BS3HD", "BS3HD", 1, 12, 128, 128, 64, {"bias": (1, 1, 1, 128)}),
+        Case("b32 h12 s197 d64 BS3HD (ViT-B/16)", "BS3HD", 32, 12, 197, 197, 64, {}),
     ]
     return out
 
