@@ -19,7 +19,9 @@ reads its last rows or columns. MobileNetV2's 3×3/2 pad 1 becomes 2×2/1 on 12 
 
 Applies to a `graph.conv2d` in NCHW with one group, no dilation, equal strides s ≥ 2,
 C·s² ≤ `max_channels` (16: C ≤ 4 at s = 2) input channels, a kernel at least s wide and
-high (a smaller one would read input it skips), and a constant weight. Other strided
+high (a smaller one would read input it skips), and a constant weight; and to a vision
+transformer's patch embedding (an unpadded s×s conv of stride s on C ≤ 4 channels) whatever
+C·s²: ViT-B/16's 16×16/16 on 3 channels becomes a 1×1 conv on 768, a GEMM. Other strided
 convs on few channels are left alone with a note; stride-1 convs and convs on more
 channels are not looked at.
 
@@ -66,6 +68,8 @@ from boltir.passes.common import (
 
 MAX_CHANNELS = 16
 """C·s² at most: the blocked conv's input channels fit one 16-channel f16 tile."""
+PATCHIFY_CHANNELS = 4
+"""C at most of a patch embedding blocked whatever C·s² (`is_patchify`)."""
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -106,6 +110,15 @@ def reason_not_blocked(conv: graph.Conv2dOp, block: int, max_channels: int) -> s
     return None
 
 
+def is_patchify(conv: graph.Conv2dOp, channels: int) -> bool:
+    """A vision transformer's patch embedding: an unpadded s×s conv of stride s on at most
+    PATCHIFY_CHANNELS channels. Blocked, it is a 1×1 conv (a GEMM over C·s² channels) in
+    place of a conv whose every window is a few channels deep."""
+    (kh, kw), strides = tensor_shape(conv.weight.type)[2:], conv.prop_value("strides")
+    return (channels <= PATCHIFY_CHANNELS and kh == kw == strides[0] == strides[1]
+            and tuple(conv.prop_value("pads")) == (0, 0, 0, 0))
+
+
 # ---------------------------------------------------------------------------- patterns
 
 
@@ -122,7 +135,7 @@ class BlockStridedConv(RewritePattern):
         block = max(conv.prop_value("strides"))
         x = tensor_shape(conv.input.type)
         channels = x[1] if has_nchw_layout(conv) else x[3]
-        if block < 2 or channels * block * block > self.max_channels:
+        if block < 2 or (channels * block * block > self.max_channels and not is_patchify(conv, channels)):
             return  # not a stem conv: nothing to say
         reason = reason_not_blocked(conv, block, self.max_channels)
         if reason is not None:

@@ -54,6 +54,10 @@ def run_pass(module: ModuleOp, rng) -> tuple[ModuleOp, statistics.PassStatistics
         (2, 1, (10, 13), (3, 5), 3, (1, 2, 0, 1)),  # stride 3, 9 channels
         (4, 3, (7, 7), (7, 7), 2, (3, 3, 3, 3)),  # the kernel as large as the image
         (1, 3, (224, 224), (7, 7), 2, (3, 3, 3, 3)),
+        # patch embeddings (s×s/s, unpadded, C <= 4): blocked whatever C·s², a 1×1 conv
+        (2, 3, (32, 48), (16, 16), 16, (0, 0, 0, 0)),  # ViT-B/16's, smaller: 768 channels
+        (1, 4, (12, 12), (4, 4), 4, (0, 0, 0, 0)),  # 64 channels
+        (2, 1, (14, 15), (7, 7), 7, (0, 0, 0, 0)),  # a 15th column never read: cropped
     ],
 )
 def test_blocked_conv_is_equivalent(rng, batch, channels, size, kernel, stride, pads):
@@ -108,6 +112,7 @@ def test_blocked_weight_taps():
         (8, 2, (1, 1, 1, 1)),  # 8 · 4 = 32 channels: not a stem
         (5, 2, (0, 0, 0, 0)),  # 20 channels
         (2, 3, (1, 1, 1, 1)),  # 18 channels
+        (5, 3, (0, 0, 0, 0)),  # 45 channels: a 3×3/3 on 5 channels is no patch embedding (C > 4)
     ],
 )
 def test_leaves_other_convs_alone(rng, channels, stride, pads):

@@ -2,7 +2,7 @@
 // RUN: bolt-opt %s -p space-to-depth-stem --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 
 // STATS:      space-to-depth-stem
-// STATS-NEXT:   5 convs blocked
+// STATS-NEXT:   6 convs blocked
 // STATS-NEXT:   - left graph.conv2d at {{.*}}space-to-depth-stem.mlir:{{[0-9]+}}:{{[0-9]+}} alone: its 1×1 kernel is smaller than its stride 2
 // STATS-NEXT:   - left graph.conv2d at {{.*}} alone: it is grouped
 // STATS-NEXT:   - left graph.conv2d at {{.*}} alone: its weight is not a constant
@@ -68,6 +68,19 @@ func.func @stride_four(%x: tensor<1x1x16x16xf32>) -> tensor<1x2x4x4xf32> {
   %w = graph.constant dense<1.0> : tensor<2x1x8x8xf32>
   %0 = graph.conv2d %x, %w {strides = array<i64: 4, 4>, pads = array<i64: 2, 2, 2, 2>} : (tensor<1x1x16x16xf32>, tensor<2x1x8x8xf32>) -> tensor<1x2x4x4xf32>
   func.return %0 : tensor<1x2x4x4xf32>
+}
+
+// A vision transformer's patch embedding, 16×16/16 unpadded on 3 channels: blocked whatever
+// C·s² (768), it becomes a 1×1 conv, a GEMM over 768 channels.
+// CHECK-LABEL: func.func @vit_patches
+func.func @vit_patches(%x: tensor<2x3x224x224xf32>) -> tensor<2x768x14x14xf32> {
+  // CHECK-NOT:  graph.pad
+  // CHECK:      graph.space_to_depth %{{.*}} {blocksize = 16 : i64} : tensor<2x3x224x224xf32> -> tensor<2x768x14x14xf32>
+  // CHECK-NEXT: graph.constant dense_resource<patch.blocked_weight> : tensor<768x768x1x1xf32>
+  // CHECK-NEXT: graph.conv2d %{{.*}}, %{{.*}} : (tensor<2x768x14x14xf32>, tensor<768x768x1x1xf32>) -> tensor<2x768x14x14xf32>
+  %patch.weight = graph.constant dense<0.25> : tensor<768x3x16x16xf32>
+  %0 = graph.conv2d %x, %patch.weight {strides = array<i64: 16, 16>} : (tensor<2x3x224x224xf32>, tensor<768x3x16x16xf32>) -> tensor<2x768x14x14xf32>
+  func.return %0 : tensor<2x768x14x14xf32>
 }
 
 // Left alone: stride 1, more than 16 blocked channels (5 · 4 = 20), and, with a note,
