@@ -12,6 +12,11 @@ if ! ls "$repo_root"/.whl/*.whl >/dev/null 2>&1; then
 fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$repo_root"/.whl/*.whl \
   || { echo "installing the carried wheels failed" >&2; return 1 2>/dev/null || exit 1; }
+# CuPy, when carried (.whl_cupy/, made by bench/fetch_cupy.sh): the DLPack check of bench/users_path.py
+if ls "$repo_root"/.whl_cupy/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$repo_root"/.whl_cupy/*.whl \
+    || echo "installing the carried CuPy failed; the DLPack check will say cupy is not importable" >&2
+fi
 export PYTHONPATH="/tmp/site:$repo_root${PYTHONPATH:+:$PYTHONPATH}"
 # boltir runs from the checkout, not installed: a dist-info with pyproject's entry points
 # lets torch.compile find backend="boltir" (importlib.metadata reads it from PYTHONPATH).
