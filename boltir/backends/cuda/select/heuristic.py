@@ -298,7 +298,9 @@ def hopper_conv_problem(op: ops.Conv2dOp) -> tuple[int, int, int] | None:
 
 
 STEM_LONG_REDUCTION = 64
-"""R·S·C above which our few-channel conv needs many output pixels to beat CUTLASS's."""
+"""R·S·C above which our few-channel conv needs many output pixels to beat CUTLASS's, on
+16 channels (a blocked stem's, space-to-depth-stem's output); fewer channels are not
+measured and keep our kernel."""
 STEM_MANY_PIXELS = 4 * 112 * 112
 """N·P·Q from which it does: on the H200 ResNet-50's blocked stem (4x4 on 16 channels) took
 ours 1.9x CUTLASS's time at one 112² image and 0.75x at 32 (bench/check_stem_conv.py);
@@ -308,10 +310,10 @@ between the two is not measured."""
 def stem_conv_problem(op: ops.Conv2dOp) -> bool:
     """Whether the heuristic gives the conv our kernel for few input channels: one it takes
     (C <= 16) with a window larger than 1x1 (a 1x1 conv is a GEMM, the pointwise rules'),
-    and with a short reduction or many output pixels (see STEM_MANY_PIXELS)."""
+    and, on 16 channels, with a short reduction or many output pixels (STEM_MANY_PIXELS)."""
     _, r, s, c = tensor_shape(op.filter.type)
     n, p, q, _ = tensor_shape(op.output.type)
-    if r * s * c > STEM_LONG_REDUCTION and n * p * q < STEM_MANY_PIXELS:
+    if c >= 16 and r * s * c > STEM_LONG_REDUCTION and n * p * q < STEM_MANY_PIXELS:
         return False
     return r * s > 1 and stem_conv_kernels.conv_reason(op) is None
 
