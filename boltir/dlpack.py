@@ -129,16 +129,32 @@ _exported: dict[int, tuple] = {}
 """Each live DLManagedTensor we made (by address), with what it keeps alive."""
 
 
-@DELETER
-def _delete(managed) -> None:
-    _exported.pop(ctypes.addressof(managed.contents), None)
+def _immortal(value):
+    """`value`, never freed. A consumer may free our tensors after this module's globals are
+    cleared at interpreter exit (a torch tensor in a reference cycle goes in the last
+    collection): the deleter's code, the dict and the structures it frees must still be
+    there, else the consumer calls into freed memory (SIGILL or SIGSEGV at exit)."""
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(value))
+    return value
 
 
-@_CAPSULE_DESTRUCTOR
-def _destroy_capsule(capsule) -> None:
+_immortal(_exported)
+
+
+def _delete_managed(managed, exported=_exported, addressof=ctypes.addressof) -> None:
+    # no module globals here: they may be gone when a consumer frees its tensor at exit
+    exported.pop(addressof(managed.contents), None)
+
+
+def _destroy_unconsumed(capsule, exported=_exported, is_valid=_raw_is_valid, get_pointer=_raw_get_pointer,
+                        name=_CAPSULE_NAME) -> None:
     # Nobody consumed the capsule (its name is unchanged): the tensor dies with it.
-    if _raw_is_valid(capsule, _CAPSULE_NAME):
-        _exported.pop(_raw_get_pointer(capsule, _CAPSULE_NAME), None)
+    if is_valid(capsule, name):
+        exported.pop(get_pointer(capsule, name), None)
+
+
+_delete = _immortal(DELETER(_delete_managed))
+_destroy_capsule = _immortal(_CAPSULE_DESTRUCTOR(_destroy_unconsumed))
 
 
 class DeviceArray:

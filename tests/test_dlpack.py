@@ -4,13 +4,19 @@ numpy and torch (host memory; device memory is the same code with another device
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import weakref
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from boltir import dlpack
 from boltir.diagnostics import BoltError
+
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class Owner:
@@ -78,3 +84,32 @@ def test_what_dlpack_cannot_carry_is_refused():
         array.__dlpack__(copy=True)
     with pytest.raises(AttributeError, match="host memory"):
         array.__cuda_array_interface__
+
+
+EXIT_WITH_TENSORS_IN_A_CYCLE = """
+import gc
+import numpy as np
+import torch
+from boltir import dlpack
+values = np.arange(6, dtype=np.float32).reshape(2, 3)
+array = dlpack.DeviceArray(values.ctypes.data, values.shape, "float32", owner=values, device_type=dlpack.CPU)
+class Cycle:
+    pass
+for _ in range(50):
+    c = Cycle(); c.me = c; c.tensors = [torch.from_dlpack(array) for _ in range(4)]
+    c.capsule = array.__dlpack__()  # one nobody consumes
+del c, array
+gc.disable()  # the cycles go in the interpreter's last collection, after the modules' globals
+"""
+
+
+def test_tensors_freed_at_exit_after_the_module_call_a_live_deleter():
+    """torch tensors over our arrays in reference cycles are freed after boltir.dlpack's
+    globals are cleared: the deleter must still be there (it was not: SIGILL or SIGSEGV at
+    exit, as bench.models saw on the H200)."""
+    pytest.importorskip("torch")
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", EXIT_WITH_TENSORS_IN_A_CYCLE], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "Exception ignored" not in done.stderr, done.stderr[-2000:]
