@@ -7,7 +7,10 @@
 # the selection sweep emits), data / compute (the op-kernel checks), attention (bench/check_attention.py
 # $ATTENTION_ARGS: the fused attention against the interpreter, then timed against torch's SDPA), tests
 # (pytest -m gpu), kernels (bench/kernels.py $KERNELS_ARGS), models (bench/models.py $MODELS_ARGS),
-# tune (bench/tune.py $TUNE_ARGS), sanitize (compute-sanitizer memcheck on one run of $SANITIZE_DIR, made by models). Each stage's full log goes to $OUT/<stage>.log;
+# tune (bench/tune.py $TUNE_ARGS), sanitize (compute-sanitizer memcheck on one run of $SANITIZE_DIR, made by models),
+# buckets (bench/buckets.py $BUCKETS_ARGS, default ResNet-50), users (bench/users_path.py $USERS_ARGS; carry .whl_cupy
+# from bench/fetch_cupy.sh for its CuPy rows), corpus (bench/corpus.py $CORPUS_ARGS, default the first tenth),
+# usertests (pytest -m gpu tests/test_users_path_gpu.py). Each stage's full log goes to $OUT/<stage>.log;
 # the summaries are printed last, in stage order.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +30,10 @@ declare -A commands=(
   [debug]="python3 -m bench.debug_model ${DEBUG_ARGS:-resnet50 1}"
   [tune]="python3 -m bench.tune ${TUNE_ARGS:-}"
   [sanitize]="compute-sanitizer --tool memcheck --error-exitcode 1 python3 -m bench.run_once ${SANITIZE_DIR:-/tmp/boltir-models/resnet50_b1}"
+  [buckets]="python3 -m bench.buckets ${BUCKETS_ARGS:---models resnet50}"
+  [users]="python3 -m bench.users_path ${USERS_ARGS:-}"
+  [corpus]="python3 -m bench.corpus ${CORPUS_ARGS:---part 1/10 --frontends onnx}"
+  [usertests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_users_path_gpu.py"
 )
 # A stage may carry its own limit in seconds: `kernels:260` (else $STAGE_TIMEOUT or 400).
 stages=()
