@@ -105,6 +105,22 @@ def test_split_k_only_for_small_grids_with_long_k():
     assert all(c.split_k == 1 for c in big)
 
 
+def test_convs_on_small_grids_get_2x_split_k_candidates():
+    """ResNet-50's 1x1 512 -> 2048 at batch 1 (49 output pixels, 32 tiles of 64x64): serial
+    split-k slices among the 2.x candidates, each a valid instance; none with a residual
+    block's epilogue, none at batch 32."""
+    op = op_of(conv_text(1, 7, 7, 512, 2048, 1, 1, pad=0))
+    small = candidates(op, "sm90", 132, 3).choices
+    split = [c for c in small if c.split_k > 1]
+    assert split and all(generation(c) == "2.x" and c.family == "conv2d_fprop" for c in split)
+    module = single_op_module(op)
+    for choice in split:
+        lower_alone(module, choice)
+    residual = op_of(conv_text(1, 7, 7, 512, 2048, 1, 1, pad=0, epilogue="bias, relu, residual = add, then relu"))
+    assert all(c.split_k == 1 for c in candidates(residual, "sm90", 132, 3).choices)
+    assert all(c.split_k == 1 for c in candidates(op_of(conv_text(32, 7, 7, 512, 2048, 1, 1, pad=0)), "sm90", 132, 3).choices)
+
+
 def test_pruning_rules_drop_wasteful_tiles():
     found = candidates(op_of(gemm_text(25088, 64, 64)), "sm90", 132, 3)
     assert found.pruned.get("edge waste", 0) > 0  # N = 64: 128- and 256-wide tiles are mostly padding

@@ -11,7 +11,8 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
 - 2.x (mma.sync, arch "sm80", which runs on sm90 too): the threadblock / warp tiles of
   CUTLASS's Sm80 kernels (K of 32 and 64), every stage count from 3 to 5 that fits the
   shared memory, the alignment the problem allows (the heuristic's), and split-k slices
-  for grids under a wave with a long K.
+  for grids under half a wave with a long K (GEMMs and convs, serial for convs; not with a
+  residual block's epilogue).
 - 3.x (wgmma + TMA, arch "sm90", on an sm90 target with `cutlass=3`): CTA tiles the
   builder takes (M 64 / 128 / 256, N 64 to 256), the cooperative and ping-pong schedules
   (warp-specialized for convs), clusters 1x1, 2x1, 1x2, and stream-K split-k for small
@@ -224,14 +225,20 @@ def legacy_conv(op: ops.Conv2dOp, base: KernelChoice, sms: int, limit: int, foun
     k, r, s, _ = tensor_shape(op.filter.type)
     _, p, q, _ = tensor_shape(op.output.type)
     bits = element_bits(op.input)
+    # serial split-k (slices reduced through the output, the activation on the last one):
+    # not with a residual block's broadcast epilogue, nor the narrow-channel iterators
+    splittable = (plan_epilogue(op.epilogue).kind != "residual_block"
+                  and base.iterator_algorithm not in ("fixed_channels", "few_channels"))
     ranked = []
     for tile in legacy_tiles(bits, element_bits(op.filter), "sm80", found):
         if base.iterator_algorithm in ("fixed_channels", "few_channels") and tile.threadblock[2] != 32:
             found.prune("iterator")  # the narrow-channel iterators are built for K tiles of 32
             continue
-        score, _ = tile_score(n * p * q, k, 1, tile.threadblock[0], tile.threadblock[1], sms)
+        score, tiles = tile_score(n * p * q, k, 1, tile.threadblock[0], tile.threadblock[1], sms)
         score *= 1 + 0.01 * tile.stages + 0.02 * (tile.threadblock[2] == 64)
-        ranked.append(_Ranked(score, dataclasses.replace(base, tile=tile)))
+        for split_k in _split_k_options(tiles, c * r * s, tile.threadblock[2], sms) if splittable else [1]:
+            split_score = score * min(1.0, tiles * split_k / sms) ** 0.5 / min(1.0, tiles / sms) ** 0.5
+            ranked.append(_Ranked(split_score, dataclasses.replace(base, tile=tile, split_k=split_k)))
     return _keep_best(found, ranked, limit, n * p * q, k, 1, sms, base)
 
 
