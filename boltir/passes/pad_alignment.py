@@ -402,7 +402,7 @@ class PadChannels(RewritePattern):
             elif (array := constant_of(value)) is not None and array.size == 1:
                 operands.append(value)
                 fills.append(float(array.reshape(-1)[0]))
-            elif array is not None and shape[-1] == channels != 1:
+            elif array is not None and shape[-1] == channels != 1 and isinstance(op, ops.BinaryOp):
                 operands.append(value)  # padded below, once the width is known
                 fills.append(NEUTRAL_PAD[op.fn.data])
             else:

@@ -186,6 +186,20 @@ def test_elementwise_ops_carry_the_added_channels(rng):
     assert isinstance(convs(after)[1].input.owner, ops.PadOp)
 
 
+def test_a_unary_op_on_a_constant_is_left_alone(rng):
+    """A unary op whose operand is a per-channel constant (DistilBERT's `not` of its mask
+    under transformers 4.57) has no neutral fill: left as it is, not a crash."""
+    m = OpModel(rng)
+    x = m.input("x", (2, 5, 5, 4))
+    hidden = m.conv(x, 13, 3, act="none", name="conv1")
+    negated = m.insert(ops.UnaryOp("neg", m.constant("shift", rng.standard_normal(13))))
+    hidden = m.insert(ops.BinaryOp("add", hidden, negated))
+    module = m.finish([m.conv(hidden, 7, 1, name="conv2")])
+    after, _ = run_pass(module, SM90, rng)
+    negate = next(op for op in after.walk() if isinstance(op, ops.UnaryOp))
+    assert channels(negate.output) == 13
+
+
 def test_one_pad_serves_every_consumer(rng):
     """Two convs of the image, one of them also adding it back as its residual."""
     m = OpModel(rng)
