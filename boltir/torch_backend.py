@@ -150,20 +150,17 @@ def build(import_graph, key: str, settings: Settings, dtype: str):
     return _loaded[key]
 
 
-def compile_or_load(import_graph, key: str, settings: Settings, dtype: str):
-    """The model for `key` loaded from the cache, else imported (`import_graph()`, a
-    graph-level module), compiled into the cache, and loaded."""
-    from boltir import compiler
+def _cached(key: str, build_into):
+    """The model in the cache's `compiled/<key>`, built first by `build_into(directory)` into
+    a staging directory moved there whole (a crash or a concurrent build leaves no half)."""
     from boltir.runtime import load
 
     directory = cache_root() / "compiled" / key
     if not (directory / "manifest.json").is_file():
-        module = import_graph()
         directory.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=directory.parent))
         try:
-            compiler.compile(module, staging, arch=settings.arch or local_arch(), dtype=dtype, tune=settings.tune,
-                             cutlass=settings.cutlass, keep_f32=settings.keep_f32)
+            build_into(staging)
             try:
                 os.replace(staging, directory)
             except OSError:  # another process finished the same build first
@@ -171,28 +168,26 @@ def compile_or_load(import_graph, key: str, settings: Settings, dtype: str):
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return load(directory)
+
+
+def compile_or_load(import_graph, key: str, settings: Settings, dtype: str):
+    """The model for `key` loaded from the cache, else imported (`import_graph()`, a
+    graph-level module), compiled into the cache, and loaded."""
+    from boltir import compiler
+
+    return _cached(key, lambda staging: compiler.compile(
+        import_graph(), staging, arch=settings.arch or local_arch(), dtype=dtype, tune=settings.tune,
+        cutlass=settings.cutlass, keep_f32=settings.keep_f32))
 
 
 def compile_buckets_or_load(importer, input_shapes: dict, key: str, settings: Settings, dtype: str):
     """`compile_or_load` for a bucketed build: `importer(shapes)` imports the graph at each
     bucket's input shapes (`boltir.buckets.compile_buckets`)."""
     from boltir.buckets import compile_buckets
-    from boltir.runtime import load
 
-    directory = cache_root() / "compiled" / key
-    if not (directory / "manifest.json").is_file():
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=directory.parent))
-        try:
-            compile_buckets(importer, staging, input_shapes=input_shapes, arch=settings.arch or local_arch(), dtype=dtype,
-                            tune=settings.tune, cutlass=settings.cutlass, keep_f32=settings.keep_f32)
-            try:
-                os.replace(staging, directory)
-            except OSError:  # another process finished the same build first
-                pass
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    return load(directory)
+    return _cached(key, lambda staging: compile_buckets(
+        importer, staging, input_shapes=input_shapes, arch=settings.arch or local_arch(), dtype=dtype,
+        tune=settings.tune, cutlass=settings.cutlass, keep_f32=settings.keep_f32))
 
 
 # --------------------------------------------------------- torch.compile backend
