@@ -295,12 +295,13 @@ class Symbols:
         placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
         for position in signature.inputs:
             shape = getattr(placeholders[position].meta.get("example_value"), "shape", ())
-            axes = {axis: name for axis, size in enumerate(shape) if (name := _symbol(size)) is not None}
-            if axes:
-                symbols.dims[position] = axes
-            for size in shape:
-                if _symbol(size) and (high := _upper_bound(size)) is not None:
-                    symbols.highs[_symbol(size)] = high
+            for axis, size in enumerate(shape):
+                name = _symbol(size)
+                if name is None:
+                    continue
+                symbols.dims.setdefault(position, {})[axis] = name
+                if name and (high := _upper_bound(size)) is not None:
+                    symbols.highs[name] = high
         for position in signature.numbers:
             name = _symbol(placeholders[position].meta.get("example_value"))
             if name is not None:
