@@ -355,8 +355,9 @@ def format_profile_by_family(launches: list[LaunchTime]) -> str:
     for launch in launches:
         families.setdefault(launch.family, []).append(launch)
     lines = [f"{'family':<24}  {'launches':>8}  {'ms':>8}  {'share':>6}  {'bound ms':>8}  {'% bound':>7}"]
-    for family, group in sorted(families.items(), key=lambda item: -sum(launch.ms for launch in item[1])):
-        ms = sum(launch.ms for launch in group)
+    totals = {family: sum(launch.ms for launch in group) for family, group in families.items()}
+    for family, group in sorted(families.items(), key=lambda item: -totals[item[0]]):
+        ms = totals[family]
         bounds = [launch.bound_ms for launch in group]
         bound = None if None in bounds else sum(bounds)
         lines.append(f"{family:<24}  {len(group):>8}  {ms:8.4f}  {100 * ms / measured:5.1f}%  "

@@ -176,6 +176,12 @@ def _keep_best(found: CandidateSet, ranked: list[_Ranked], limit: int, m: int, n
     return out[:limit]
 
 
+def _split_score(score: float, tiles: int, split_k: int, sms: int) -> float:
+    """A tile's score with its grid grown `split_k`-fold: the square root of the gain in
+    busy multiprocessors (slices cost their reduction)."""
+    return score * min(1.0, tiles * split_k / sms) ** 0.5 / min(1.0, tiles / sms) ** 0.5
+
+
 def _split_k_options(tiles: int, k: int, tile_k: int, sms: int, min_k_tiles: int = 4) -> list[int]:
     """1, and the split-k slice counts worth trying: only for grids under half a wave,
     each slice at least `min_k_tiles` K tiles long."""
@@ -215,8 +221,8 @@ def legacy_gemm(op: ops.GemmOp, base: KernelChoice, sms: int, limit: int, found:
         # deeper pipelines and K = 64 tiles hide more latency; a small bonus orders them
         score *= 1 + 0.01 * tile.stages + 0.02 * (tile.threadblock[2] == 64)
         for split_k in _split_k_options(tiles, k, tile.threadblock[2], sms) if splittable else [1]:
-            split_score = score * min(1.0, tiles * split_k / sms) ** 0.5 / min(1.0, tiles / sms) ** 0.5
-            ranked.append(_Ranked(split_score, dataclasses.replace(base, tile=tile, split_k=split_k)))
+            choice = dataclasses.replace(base, tile=tile, split_k=split_k)
+            ranked.append(_Ranked(_split_score(score, tiles, split_k, sms), choice))
     return _keep_best(found, ranked, limit, m, n, batch, sms, base)
 
 
@@ -237,8 +243,8 @@ def legacy_conv(op: ops.Conv2dOp, base: KernelChoice, sms: int, limit: int, foun
         score, tiles = tile_score(n * p * q, k, 1, tile.threadblock[0], tile.threadblock[1], sms)
         score *= 1 + 0.01 * tile.stages + 0.02 * (tile.threadblock[2] == 64)
         for split_k in _split_k_options(tiles, c * r * s, tile.threadblock[2], sms) if splittable else [1]:
-            split_score = score * min(1.0, tiles * split_k / sms) ** 0.5 / min(1.0, tiles / sms) ** 0.5
-            ranked.append(_Ranked(split_score, dataclasses.replace(base, tile=tile, split_k=split_k)))
+            choice = dataclasses.replace(base, tile=tile, split_k=split_k)
+            ranked.append(_Ranked(_split_score(score, tiles, split_k, sms), choice))
     return _keep_best(found, ranked, limit, n * p * q, k, 1, sms, base)
 
 
@@ -345,7 +351,7 @@ def _hopper_ranked(shapes, schedules_for, rows: int, n: int, k: int, count: int,
                 for split_k in splits:
                     # a cluster's multicast halves one operand's traffic: a small bonus on big grids
                     bonus = (1 + 0.03 * (cluster != (1, 1, 1))) * (1 + 0.02 * (schedule == "pingpong" and shape[0] == 64))
-                    split_score = score * bonus * min(1.0, tiles * split_k / sms) ** 0.5 / min(1.0, tiles / sms) ** 0.5
+                    split_score = _split_score(score * bonus, tiles, split_k, sms)
                     choice = dataclasses.replace(base, family=family, arch="sm90", tile=hopper_tile(shape, schedule),
                                                  alignment=(8, 8, 8), split_k=split_k, cluster=cluster, kernel_schedule=schedule)
                     ranked.append(_Ranked(split_score, choice))
