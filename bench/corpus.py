@@ -271,18 +271,9 @@ def interpreter_output(source, inputs: dict, dtype: str = DTYPE, wide: bool = Fa
     """The op-level interpreter at `dtype` on the module boltir.compile lowers (at f16:
     the criterion's same-precision reference), on `inputs` in order; `wide`: computing in
     f64 (`boltir.interp.wide_arithmetic`, for the model's rounding noise)."""
-    from boltir.compiler import lower_model
-    from boltir.interp import find_entry, input_names, run, wide_arithmetic
-    from boltir.pipelines import default_pipeline
+    from bench.interpreter_reference import lowered_module, run_interpreter
 
-    source = source.clone() if hasattr(source, "clone") else source
-    module, _, _ = lower_model(source, arch=ARCH, dtype=dtype, pipeline=default_pipeline(dtype=dtype, arch=ARCH))
-    arrays = {name: v.numpy() for name, v in zip(input_names(find_entry(module)), inputs.values(), strict=True)}
-    if wide:
-        with wide_arithmetic():
-            (out,) = run(module, arrays)
-        return out
-    (out,) = run(module, arrays)
+    (out,) = run_interpreter(lowered_module(source, ARCH, dtype), inputs, wide=wide)
     return out
 
 

@@ -181,20 +181,15 @@ def interpreter_output(onnx_path: Path, build: str, inputs: dict, wide: bool = F
     criterion's same-precision reference; with `wide` as well, its output computing in
     f64 (`boltir.interp.wide_arithmetic`), from which the criterion measures the model's
     own rounding noise: (output, wide output)."""
-    from boltir.compiler import lower_model
-    from boltir.interp import run, wide_arithmetic
-    from boltir.pipelines import default_pipeline
+    from bench.interpreter_reference import lowered_module, run_interpreter
 
-    arch = BUILDS[build][0]
-    module, _, _ = lower_model(onnx_path, arch=arch, dtype="f16", pipeline=default_pipeline(dtype="f16", arch=arch))
+    module = lowered_module(onnx_path, BUILDS[build][0])
     start = time.monotonic()
-    arrays = {k: v.numpy() for k, v in inputs.items()}
-    (out,) = run(module, arrays)
+    (out,) = run_interpreter(module, inputs)
     if not wide:
         print(f"interpreter at f16 on {onnx_path.name}: {time.monotonic() - start:.0f} s", flush=True)
         return out
-    with wide_arithmetic():
-        (wide_out,) = run(module, arrays)
+    (wide_out,) = run_interpreter(module, inputs, wide=True)
     print(f"interpreter at f16 on {onnx_path.name}, in f32 and in f64 arithmetic: {time.monotonic() - start:.0f} s", flush=True)
     return out, wide_out
 

@@ -103,14 +103,9 @@ def onnxruntime_outputs(path: Path, inputs: dict) -> tuple[list, float]:
 
 def interpreter_outputs(path: Path, shapes: dict, inputs: dict, dtype: str) -> list:
     """The op-level interpreter at `dtype` on the module boltir lowers."""
-    from boltir.compiler import lower_model
-    from boltir.interp import find_entry, input_names, run
-    from boltir.pipelines import default_pipeline
+    from bench.interpreter_reference import lowered_module, run_interpreter
 
-    module, _, _ = lower_model(path, arch=ARCH, dtype=dtype, input_shapes=shapes,
-                               pipeline=default_pipeline(dtype=dtype, arch=ARCH))
-    names = input_names(find_entry(module))
-    return [np.asarray(o, dtype=np.float32) for o in run(module, {name: inputs[name] for name in names})]
+    return [np.asarray(o, dtype=np.float32) for o in run_interpreter(lowered_module(path, ARCH, dtype, shapes), inputs)]
 
 
 def gpu_outputs(directory: Path, inputs: dict) -> tuple[list, float]:
