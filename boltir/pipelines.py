@@ -2,7 +2,7 @@
 
 The default pipeline, with precision after layout:
 
-    canonicalize, fold-constants, recognize-activations, recognize-attention, fold-batchnorm,
+    canonicalize, cse, fold-constants, recognize-activations, recognize-attention, fold-batchnorm,
     reparameterize-branches, space-to-depth-stem, convert-layout{layout=NHWC},
     convert-precision{dtype=f16},                                   (graph level)
     lower-graph-to-op,
@@ -38,6 +38,7 @@ PassRegistry = dict[str, Callable[[], type[ModulePass]]]
 def graph_passes(dtype: str = "f16", keep_f32: Sequence[str] = ()) -> list[str]:
     return [
         "canonicalize",
+        "cse",
         "fold-constants",
         "recognize-activations",
         "recognize-attention",

@@ -30,7 +30,8 @@ a residual is not row-wise here, and the residual add has to meet the GEMM for i
 fuse).
 Guarantees: the same function, with every leading transpose adjacent to a row-wise
 chain at its data-movement end where there is one; two transposes that meet are one
-(none where they cancel); no reshape between a GEMM and an add or multiply. Every
+(none where they cancel); no reshape between a GEMM and an add, a multiply or an
+epilogue activation. Every
 rewrite keeps the number of launches or lowers it.
 
 Statistics: "transposes moved down", "transposes moved up", "reshapes moved up",
@@ -251,7 +252,9 @@ class MeetTheResidual(RewritePattern):
     """gemm (-> bias -> activation) -> reshape -> add becomes reshape -> gemm -> add, the
     reshape keeping the last axis: the GEMM's result then meets the add that fuse-epilogue takes as its residual
     (at batch 1 the exporter's sequence-first transposes are reshapes, and the residual
-    add runs on [S, 1, E])."""
+    add runs on [S, 1, E]). The same for an activation after the reshape: torch.export
+    writes `nn.Linear` on 3-D input as a 2-D addmm and a `view` back, so BERT's GELU
+    would otherwise stay a launch of its own."""
 
     def __init__(self, owner: ModulePass):
         self.owner = owner
@@ -260,7 +263,8 @@ class MeetTheResidual(RewritePattern):
     def match_and_rewrite(self, op: ops.ReshapeOp, rewriter: PatternRewriter) -> None:
         user = sole_user(op.output)
         residual_add = isinstance(user, ops.BinaryOp) and user.fn.data in ("add", "mul") and user.lhs is not user.rhs
-        if residual_add and keeps_last_axis(op) and computed_by_gemm(op.input) and hoist_reshape(op, rewriter):
+        activation = isinstance(user, ops.UnaryOp) and user.fn.data in ops.ACTIVATION_ARITY and user.fn.data != "none"
+        if (residual_add or activation) and keeps_last_axis(op) and computed_by_gemm(op.input) and hoist_reshape(op, rewriter):
             statistics.count(self.owner, "reshapes moved up")
 
 

@@ -19,6 +19,9 @@ in the forms exporters write:
   `(1 - mask) · min`, a [B, 1, S, S] bias), and `Where(cond, S, fill)` or
   `Where(cond, fill, S)` with a scalar fill of at most `MASKED_SCORE` (GPT-2's causal
   `Where` with finfo.min, `masked_fill`), which becomes a boolean mask (true = attend);
+- a constant mask that masks nothing (an additive one of zeros, a boolean one true
+  everywhere: BERT exported without an attention mask) is dropped, so the kernel reads
+  no bias;
 - a mask that is a constant triangle (`Where` on tril, or an additive constant that is 0
   on and below the diagonal and at most `MASKED_SCORE` above it) becomes `causal`;
 - after the softmax, torch.export's "safe softmax" `Where(all keys masked, 0, P)` is
@@ -36,7 +39,8 @@ constants to be read). Guarantees: every attention matched is one `graph.attenti
 (q, k, v as [B, H, S, D]); the ops that only fed it are gone; the module computes the
 same function (up to the fully masked rows above).
 
-Statistics: "attentions recognized", "causal masks recognized", and a note for each
+Statistics: "attentions recognized", "causal masks recognized", "masks that mask nothing
+dropped", and a note for each
 softmax that looks like attention but is left alone, with the reason.
 """
 
@@ -263,6 +267,18 @@ def is_causal_boolean(condition: SSAValue, negated: bool, scores_shape: tuple[in
     return bool(np.all((~full if negated else full) == triangle(scores_shape)))
 
 
+def masks_nothing(mask: SSAValue, negated: bool | None, scores_shape: tuple[int, ...]) -> bool:
+    """Whether a constant mask leaves every score as it is: an additive one of zeros, a
+    boolean one true everywhere (after its negation; `negated` None for additive). BERT
+    exported without an attention mask adds a folded `(1 - ones) · min`, all zeros."""
+    array = constant_values(mask)
+    if array is None or not broadcasts_to(array.shape, scores_shape):
+        return False
+    if negated is None:
+        return array.dtype.kind == "f" and not np.any(array)
+    return array.dtype == np.bool_ and bool(np.all(~array if negated else array))
+
+
 def is_causal_additive(mask: SSAValue, scores_shape: tuple[int, ...]) -> bool:
     array = constant_values(mask)
     if array is None or array.dtype.kind != "f" or array.ndim < 2 or array.shape[-2:] != scores_shape[-2:]:
@@ -327,6 +343,10 @@ class RecognizeAttention(RewritePattern):
         q, q_perm, q_factor = strip(scores.q)
         k, kt_perm, k_factor = strip(scores.kt)
         shape = tuple(tensor_shape(op.input.type))
+        kept_additive = [m for m in scores.additive if not masks_nothing(m, None, shape)]
+        kept_boolean = [entry for entry in scores.boolean if not masks_nothing(*entry, shape)]
+        dropped = len(scores.additive) + len(scores.boolean) - len(kept_additive) - len(kept_boolean)
+        scores.additive, scores.boolean = kept_additive, kept_boolean
         causal = False
         for entry in list(scores.boolean):
             if not causal and is_causal_boolean(*entry, shape):
@@ -349,6 +369,8 @@ class RecognizeAttention(RewritePattern):
         statistics.count(self.owner, "attentions recognized")
         if causal:
             statistics.count(self.owner, "causal masks recognized")
+        if dropped:
+            statistics.count(self.owner, "masks that mask nothing dropped", dropped)
 
     def masks_fit(self, op: graph.SoftmaxOp, scores: Scores, shape: tuple[int, ...]) -> bool:
         for mask in [*scores.additive, *(c for c, _ in scores.boolean)]:

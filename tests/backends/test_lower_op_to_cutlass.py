@@ -388,7 +388,7 @@ def test_sm90_instances_keep_the_whole_epilogue(rng):
     r = m.input("r", (2, 10, 10, 64))
     epilogue = ops.EpilogueAttr.make(bias=True, activation=ops.Activation("gelu"), residual="mul", activation2=ops.Activation("relu"))
     conv = m.insert(ops.Conv2dOp(x, w, bias=b, residual=r, pads=(1, 1, 1, 1), epilogue=epilogue))
-    a, res = m.input("a", (256, 4096)), m.input("res", (256, 256))
+    a, res = m.input("a", (384, 4096)), m.input("res", (384, 256))  # M > 256: split-k
     wg, bg = m.weight("wg", (4096, 256), 4096), m.weight("bg", (256,), 1)
     gemm_epilogue = ops.EpilogueAttr.make(bias=True, activation=ops.Activation("relu"), residual="add")
     gemm = m.insert(ops.GemmOp(a, wg, bias=bg, residual=res, epilogue=gemm_epilogue))

@@ -585,12 +585,23 @@ def test_sm90_one_row_of_tiles_takes_no_split_k(rng):
 
 def test_sm90_split_k_runs_on_the_cooperative_stream_k_scheduler(rng):
     m = OpModel(rng, np.float16)
-    x = m.input("x", (256, 8192))
+    x = m.input("x", (384, 8192))
     module = m.finish([m.gemm(x, 256, bias=False)])
     after, _ = select(module, rng, "sm90", cutlass=3)
     (choice,) = choices(after)
     assert choice.arch == "sm90" and choice.split_k > 1 and choice.kernel_schedule == "cooperative"
     lowers_to_a_template(after)
+
+
+@pytest.mark.parametrize("rows", [128, 256])
+def test_sm90_no_stream_k_at_up_to_two_rows_of_tiles(rng, rows):
+    """BERT-base's FFN2 at batch 1 (M = 128) and at batch 8, sequence 32 (M = 256): on
+    the H200, six stream-K slices were twice as slow as unsplit 64x64 tiles."""
+    m = OpModel(rng, np.float16)
+    module = m.finish([m.gemm(m.input("x", (rows, 3072)), 768)])
+    after, _ = select(module, rng, "sm90", cutlass=3)
+    (choice,) = choices(after)
+    assert choice.arch == "sm90" and choice.split_k == 1
 
 
 @pytest.mark.parametrize(

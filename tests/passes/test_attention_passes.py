@@ -134,3 +134,44 @@ def test_merged_projection_weights_are_the_three_joined(rng, tmp_path):
     layer = encoder.layers[0].attention
     expected = np.concatenate([p.weight.detach().numpy().T for p in (layer.query, layer.key, layer.value)], axis=1)
     np.testing.assert_array_equal(weight, expected)
+
+
+def op_counts(module) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for op in module.walk():
+        counts[op.name] = counts.get(op.name, 0) + 1
+    return counts
+
+
+def test_torch_export_encoder_lowers_as_the_onnx_one(rng, tmp_path):
+    """torch.export writes each nn.Linear on [B, S, E] as a 2-D addmm on its own view of the
+    input and a view back: the views of one input are one (cse), so Q, K and V merge into
+    one GEMM, and the GELU after the view back joins FFN1's epilogue. The op-level module
+    then has the ONNX export's GEMMs, attentions and elementwise launches."""
+    from boltir.frontends.torch import decompose, export_module
+    from boltir.frontends.torch_importer import TorchImporter
+
+    torch.manual_seed(3)
+    encoder = models.Encoder(layers=2)
+    args = (torch.randn(BATCH, SEQ, HIDDEN), torch.ones(BATCH, SEQ))
+    exported = TorchImporter(decompose(export_module(encoder, args))).run()
+    from_torch, collected = transformed(exported, OP_LEVEL, rng, lambda r: {"attention_mask": padding_mask(r)})
+    onnx_module = import_model(str(models.export_onnx(encoder, args, tmp_path / "bert.onnx", ["x", "attention_mask"])))
+    from_onnx, _ = transformed(onnx_module, OP_LEVEL, rng, lambda r: {"attention_mask": padding_mask(r)})
+    assert collected.get("merge-qkv", "projections merged") == 2
+    torch_counts, onnx_counts = op_counts(from_torch), op_counts(from_onnx)
+    for name in ("op.gemm", "op.attention", "op.elementwise", "op.unary", "op.layer_norm"):
+        assert torch_counts.get(name, 0) == onnx_counts.get(name, 0), name
+    assert torch_counts["op.gemm"] == 2 * 4
+
+
+def test_constant_masks_that_mask_nothing_are_dropped(rng):
+    """BERT exported with no attention mask: its folded additive mask is zeros, and the
+    attention reads no bias (the lit case, checked through the interpreter)."""
+    from tests.passes.test_attention_layouts import LIT, functions_as_modules
+
+    cases = dict(functions_as_modules(LIT / "recognize-attention.mlir"))
+    after, collected = transformed(cases["masks_that_mask_nothing"], "fold-constants,recognize-attention", rng)
+    (found,) = attentions(after)
+    assert found.mask is None
+    assert collected.get("recognize-attention", "masks that mask nothing dropped") == 2

@@ -8,7 +8,8 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import SSAValue
-from xdsl.irdl import IRDLOperation
+from xdsl.irdl import IRDLOperation, traits_def
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from boltir.dialects.common import Props, TensorOp, describe, is_float, static_tensors
@@ -39,7 +40,11 @@ def is_channels_last(layout: str) -> bool:
 
 
 class GraphOp(TensorOp):
-    """Base of every graph op: static-shaped tensors and types that match `infer`."""
+    """Base of every graph op: static-shaped tensors and types that match `infer`. Every
+    graph op is a pure function of its operands (Pure), so xDSL's `cse` merges repeated
+    ones (torch.export writes one `view` of a tensor per user) and dead ones are dropped."""
+
+    traits = traits_def(Pure())
 
     FLOAT_ONLY: ClassVar[bool] = False
     """Whether the data operands must have a floating-point element type."""

@@ -3,7 +3,7 @@
 
 // STATS:      commute-transposes
 // STATS-NEXT:   3 transposes moved down
-// STATS-NEXT:   3 reshapes moved up
+// STATS-NEXT:   5 reshapes moved up
 // STATS-NEXT:   1 transposes moved up
 // STATS-NEXT:   2 transposes cancelled
 // STATS-NEXT:   1 transposes composed
@@ -115,4 +115,23 @@ func.func @reshape_before_residual(%h: tensor<1x5x16xf32>, %w: tensor<16x8xf32>,
   %r = op.reshape %c : tensor<1x5x8xf32> -> tensor<5x1x8xf32>
   %a = op.binary add %x, %r : (tensor<5x1x8xf32>, tensor<5x1x8xf32>) -> tensor<5x1x8xf32>
   func.return %a : tensor<5x1x8xf32>
+}
+
+// torch.export's nn.Linear on [B, S, E]: a 2-D addmm on a view, then a view back, then
+// the activation. The view back moves above the GEMM, so that the GELU meets the GEMM
+// (fuse-epilogue's activation) and the two views of %h meet.
+// CHECK-LABEL: func.func @reshape_before_activation
+func.func @reshape_before_activation(%h: tensor<1x5x16xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) -> tensor<1x5x8xf32> {
+  // CHECK-NEXT: %[[V:.*]] = op.reshape %h : tensor<1x5x16xf32> -> tensor<5x16xf32>
+  // CHECK-NEXT: %[[R:.*]] = op.reshape %[[V]] : tensor<5x16xf32> -> tensor<1x5x16xf32>
+  // CHECK-NEXT: %[[G:.*]] = op.gemm %[[R]], %w : (tensor<1x5x16xf32>, tensor<16x8xf32>) -> tensor<1x5x8xf32>
+  // CHECK-NEXT: %[[B:.*]] = op.binary add %[[G]], %b : (tensor<1x5x8xf32>, tensor<8xf32>) -> tensor<1x5x8xf32>
+  // CHECK-NEXT: %[[A:.*]] = op.unary gelu %[[B]] : tensor<1x5x8xf32>
+  // CHECK-NEXT: func.return %[[A]]
+  %v = op.reshape %h : tensor<1x5x16xf32> -> tensor<5x16xf32>
+  %g = op.gemm %v, %w : (tensor<5x16xf32>, tensor<16x8xf32>) -> tensor<5x8xf32>
+  %c = op.binary add %g, %b : (tensor<5x8xf32>, tensor<8xf32>) -> tensor<5x8xf32>
+  %r = op.reshape %c : tensor<5x8xf32> -> tensor<1x5x8xf32>
+  %a = op.unary gelu %r : tensor<1x5x8xf32>
+  func.return %a : tensor<1x5x8xf32>
 }

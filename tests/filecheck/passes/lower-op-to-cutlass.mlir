@@ -45,17 +45,17 @@
 // CHECK-LABEL: func.func @gemm
 // CHECK:       %[[A:.*]] = cutlass.gemm %x, %w bias %b {arch = "sm80", accumulator = f32,
 // CHECK-SAME:  tile = #cutlass.tile<threadblock = [64, 64, 32], warp = [32, 32, 32], instruction = [16, 8, 16], stages = 5>,
-// CHECK-SAME:  alignment = array<i64: 8, 8, 8>, layout_b = "col", split_k = 7 : i64, epilogue = #op.epilogue<bias, gelu>}
+// CHECK-SAME:  alignment = array<i64: 8, 8, 8>, layout_b = "col", split_k = 4 : i64, epilogue = #op.epilogue<bias, gelu>}
 // CHECK-NEXT:  %[[B:.*]] = cutlass.gemm %x, %w bias %b residual %r {arch = "sm80"
 // CHECK-NOT:   split_k
 // CHECK-SAME:  epilogue = #op.epilogue<bias, relu, residual = add, then relu>}
 // CHECK-NEXT:  func.return %[[A]], %[[B]]
-func.func @gemm(%x: tensor<256x4096xf16>, %r: tensor<256x256xf16>) -> (tensor<256x256xf16>, tensor<256x256xf16>) {
+func.func @gemm(%x: tensor<384x4096xf16>, %r: tensor<384x256xf16>) -> (tensor<384x256xf16>, tensor<384x256xf16>) {
   %w = op.constant dense<0.5> : tensor<256x4096xf16>
   %b = op.constant dense<0.25> : tensor<256xf16>
-  %0 = op.gemm %x, %w bias %b {layout_b = "col", epilogue = #op.epilogue<bias, gelu>} : (tensor<256x4096xf16>, tensor<256x4096xf16>, tensor<256xf16>) -> tensor<256x256xf16>
-  %1 = op.gemm %x, %w bias %b residual %r {layout_b = "col", epilogue = #op.epilogue<bias, relu, residual = add, then relu>} : (tensor<256x4096xf16>, tensor<256x4096xf16>, tensor<256xf16>, tensor<256x256xf16>) -> tensor<256x256xf16>
-  func.return %0, %1 : tensor<256x256xf16>, tensor<256x256xf16>
+  %0 = op.gemm %x, %w bias %b {layout_b = "col", epilogue = #op.epilogue<bias, gelu>} : (tensor<384x4096xf16>, tensor<256x4096xf16>, tensor<256xf16>) -> tensor<384x256xf16>
+  %1 = op.gemm %x, %w bias %b residual %r {layout_b = "col", epilogue = #op.epilogue<bias, relu, residual = add, then relu>} : (tensor<384x4096xf16>, tensor<256x4096xf16>, tensor<256xf16>, tensor<384x256xf16>) -> tensor<384x256xf16>
+  func.return %0, %1 : tensor<384x256xf16>, tensor<384x256xf16>
 }
 
 // Implicit-GEMM convs: a ResNet block's conv with its residual, and the padded (C = 4)

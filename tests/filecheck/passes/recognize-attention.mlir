@@ -4,8 +4,9 @@
 // (-inf is written as an f32 overflow that fold-constants folds: the parser takes no inf.)
 
 // STATS:      recognize-attention
-// STATS-NEXT:   6 attentions recognized
+// STATS-NEXT:   7 attentions recognized
 // STATS-NEXT:   2 causal masks recognized
+// STATS-NEXT:   2 masks that mask nothing dropped
 
 // torch.onnx's BERT: heads by Reshape + Transpose, Kᵀ as one Transpose(0, 2, 3, 1) of
 // the [B, S, H, D] reshape, Div by sqrt(d), Add of the [B, 1, 1, S] mask.
@@ -70,6 +71,24 @@ func.func @additive_causal(%q: tensor<1x1x3x4xf32>, %kt: tensor<1x1x4x3xf32>, %v
   %p = graph.softmax %masked : tensor<1x1x3x3xf32>
   %out = graph.matmul %p, %v : (tensor<1x1x3x3xf32>, tensor<1x1x3x4xf32>) -> tensor<1x1x3x4xf32>
   func.return %out : tensor<1x1x3x4xf32>
+}
+
+// BERT exported without an attention mask: the folded (1 - ones) · min adds zeros, and a
+// masked_fill on an all-false mask fills nothing. Both are dropped: the kernel reads no bias.
+// CHECK-LABEL: func.func @masks_that_mask_nothing
+func.func @masks_that_mask_nothing(%q: tensor<1x2x3x4xf32>, %kt: tensor<1x2x4x3xf32>, %v: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  // CHECK-NEXT: %[[K:.*]] = graph.transpose %kt
+  // CHECK-NEXT: %[[A:.*]] = graph.attention %q, %[[K]], %v {scale = 1.000000e+00 : f32}
+  // CHECK-NEXT: func.return %[[A]]
+  %s = graph.matmul %q, %kt : (tensor<1x2x3x4xf32>, tensor<1x2x4x3xf32>) -> tensor<1x2x3x3xf32>
+  %none = graph.constant dense<false> : tensor<1x1x1x3xi1>
+  %min = graph.constant dense<-3.40282347e+38> : tensor<f32>
+  %filled = graph.where %none, %min, %s : (tensor<1x1x1x3xi1>, tensor<f32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  %zeros = graph.constant dense<0.0> : tensor<1x1x1x3xf32>
+  %masked = graph.add %filled, %zeros : (tensor<1x2x3x3xf32>, tensor<1x1x1x3xf32>) -> tensor<1x2x3x3xf32>
+  %p = graph.softmax %masked : tensor<1x2x3x3xf32>
+  %out = graph.matmul %p, %v : (tensor<1x2x3x3xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  func.return %out : tensor<1x2x3x4xf32>
 }
 
 // masked_fill(mask, -inf): Where(mask, -inf, S) attends where the mask is false; with an

@@ -180,7 +180,7 @@ def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Ti
     big tiles); a 2x1 cluster (two CTAs of one column share B's tile by TMA multicast)
     once the grid is two waves or more of an even number of tile rows; split-k (the
     stream-K scheduler, cooperative; reduced in f32, so any epilogue) when the grid is
-    under half a wave, K is long and M is over 128."""
+    under half a wave, K is long and M is over 256."""
     best = None
     for threadblock, schedule in HOPPER_GEMM_TILES:
         score, tiles = tile_score(m, n, batch, threadblock[0], threadblock[1], sms)
@@ -190,10 +190,10 @@ def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Ti
     rows = math.ceil(m / threadblock[0])
     cluster = (2, 1, 1) if tiles >= 2 * sms and rows % 2 == 0 else (1, 1, 1)
     split_k = 1
-    # Not at M <= 128 (one row of tiles: BERT at batch 1): there BERT-base's 128x768x3072 with six
-    # stream-K slices took 0.024 ms per launch in the model's graph on the H200, where its
-    # 64-row tiles stream the weight in about 1.5 µs (bench/RESULTS.md).
-    if tiles * 2 <= sms and k >= 16 * threadblock[2] and m > 128:
+    # Not at M <= 256: in BERT-base's graph on the H200, FFN2 (K = 3072, N = 768) with six
+    # stream-K slices took 24 µs per launch at M = 128 and 25 µs at M = 256, where 64x64
+    # ping-pong tiles with no split took 11.9 µs at M = 512 (bench/RESULTS.md).
+    if tiles * 2 <= sms and k >= 16 * threadblock[2] and m > 256:
         threadblock, schedule = (128, 128, 64), "cooperative"
         tiles = math.ceil(m / 128) * math.ceil(n / 128) * batch
         split_k = max(1, min(round(sms / tiles), k // (threadblock[2] * 8), 8))
