@@ -113,7 +113,7 @@ EXAMPLE_PLUGIN = Path(__file__).resolve().parents[2] / "examples" / "plugins" / 
 def test_print_pipeline_follows_dtype_and_arch(capsys):
     assert boltc.main(["--print-pipeline"]) == 0
     default = capsys.readouterr().out.strip()
-    assert default.startswith("canonicalize,fold-constants,recognize-activations,recognize-attention,fold-batchnorm,"
+    assert default.startswith("canonicalize,cse,fold-constants,recognize-activations,recognize-attention,fold-batchnorm,"
                               "reparameterize-branches,space-to-depth-stem,")
     assert "fuse-epilogue,merge-qkv,form-persistent-kernels,fuse-elementwise" in default
     assert "convert-layout{layout=NHWC},convert-precision{dtype=f16},lower-graph-to-op,pad-alignment{arch=sm90}" in default
