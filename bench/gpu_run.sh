@@ -10,7 +10,7 @@
 # tune (bench/tune.py $TUNE_ARGS), sanitize (compute-sanitizer memcheck on one run of $SANITIZE_DIR, made by models),
 # buckets (bench/buckets.py $BUCKETS_ARGS, default ResNet-50), users (bench/users_path.py $USERS_ARGS; carry .whl_cupy
 # from bench/fetch_cupy.sh for its CuPy rows), corpus (bench/corpus.py $CORPUS_ARGS, default the first tenth),
-# usertests (pytest -m gpu tests/test_users_path_gpu.py). Each stage's full log goes to $OUT/<stage>.log;
+# usertests (pytest -m gpu tests/test_users_path_gpu.py), bertshapes (bench/bert_shapes.py $BERT_SHAPES: BERT launch profiles per shape). Each stage's full log goes to $OUT/<stage>.log;
 # the summaries are printed last, in stage order.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +32,7 @@ declare -A commands=(
   [sanitize]="compute-sanitizer --tool memcheck --error-exitcode 1 python3 -m bench.run_once ${SANITIZE_DIR:-/tmp/boltir-models/resnet50_b1}"
   [buckets]="python3 -m bench.buckets ${BUCKETS_ARGS:---models resnet50}"
   [users]="python3 -m bench.users_path ${USERS_ARGS:-}"
+  [bertshapes]="python3 -m bench.bert_shapes ${BERT_SHAPES:-1x128 8x32 8x64}"
   [corpus]="python3 -m bench.corpus ${CORPUS_ARGS:---part 1/10 --frontends onnx}"
   [usertests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_users_path_gpu.py"
 )
