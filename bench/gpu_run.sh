@@ -7,7 +7,7 @@
 # the selection sweep emits), data / compute (the op-kernel checks), attention (bench/check_attention.py
 # $ATTENTION_ARGS: the fused attention against the interpreter, then timed against torch's SDPA), tests
 # (pytest -m gpu), kernels (bench/kernels.py $KERNELS_ARGS), models (bench/models.py $MODELS_ARGS),
-# tune (bench/tune.py $TUNE_ARGS), sanitize (compute-sanitizer memcheck on one run of $SANITIZE_DIR, made by models),
+# tune (bench/tune.py $TUNE_ARGS), sanitize (bench/sanitize.py $SANITIZE_ARGS: memcheck and racecheck on whole models),
 # buckets (bench/buckets.py $BUCKETS_ARGS, default ResNet-50), users (bench/users_path.py $USERS_ARGS; carry .whl_cupy
 # from bench/fetch_cupy.sh for its CuPy rows), corpus (bench/corpus.py $CORPUS_ARGS, default the first tenth),
 # usertests (pytest -m gpu tests/test_users_path_gpu.py), bertshapes (bench/bert_shapes.py $BERT_SHAPES: BERT launch profiles per shape). Each stage's full log goes to $OUT/<stage>.log;
@@ -29,7 +29,7 @@ declare -A commands=(
   [models]="python3 -m bench.models ${MODELS_ARGS:-}"
   [debug]="python3 -m bench.debug_model ${DEBUG_ARGS:-resnet50 1}"
   [tune]="python3 -m bench.tune ${TUNE_ARGS:-}"
-  [sanitize]="compute-sanitizer --tool memcheck --error-exitcode 1 python3 -m bench.run_once ${SANITIZE_DIR:-/tmp/boltir-models/resnet50_b1}"
+  [sanitize]="python3 -m bench.sanitize ${SANITIZE_ARGS:-}"
   [buckets]="python3 -m bench.buckets ${BUCKETS_ARGS:---models resnet50}"
   [users]="python3 -m bench.users_path ${USERS_ARGS:-}"
   [bertshapes]="python3 -m bench.bert_shapes ${BERT_SHAPES:-1x128 8x32 8x64}"
