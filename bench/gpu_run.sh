@@ -32,7 +32,7 @@ declare -A commands=(
   [sanitize]="python3 -m bench.sanitize ${SANITIZE_ARGS:-}"
   [buckets]="python3 -m bench.buckets ${BUCKETS_ARGS:---models resnet50}"
   [users]="python3 -m bench.users_path ${USERS_ARGS:-}"
-  [bertshapes]="python3 -m bench.bert_shapes ${BERT_SHAPES:-1x128 8x32 8x64}"
+  [bertshapes]="python3 -m bench.bert_shapes ${BERT_SHAPES:-1x128 8x32 32x128}"
   [corpus]="python3 -m bench.corpus ${CORPUS_ARGS:---part 1/10 --frontends onnx}"
   [usertests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_users_path_gpu.py"
 )
