@@ -31,11 +31,12 @@ fuse).
 Guarantees: the same function, with every leading transpose adjacent to a row-wise
 chain at its data-movement end where there is one; two transposes that meet are one
 (none where they cancel); no reshape between a GEMM and an add, a multiply or an
-epilogue activation. Every
+epilogue activation; no reshape of a reshape, none to its input's own shape. Every
 rewrite keeps the number of launches or lowers it.
 
 Statistics: "transposes moved down", "transposes moved up", "reshapes moved up",
-"transposes composed", "transposes cancelled".
+"transposes composed", "transposes cancelled", "reshapes composed", "reshapes removed"
+(a reshape of a reshape is one reshape, and a reshape to its input's shape is none).
 """
 
 from __future__ import annotations
@@ -268,6 +269,32 @@ class MeetTheResidual(RewritePattern):
             statistics.count(self.owner, "reshapes moved up")
 
 
+class ComposeReshapes(RewritePattern):
+    """reshape(reshape(x)) -> reshape(x), and a reshape to x's own shape -> x: the chains
+    of views torch.export writes (a `view` to 2-D before each addmm and back to 3-D after
+    it), and those the moves above leave, read as one reshape or none."""
+
+    def __init__(self, owner: ModulePass):
+        self.owner = owner
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ops.ReshapeOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner if isinstance(op.input.owner, ops.ReshapeOp) else None
+        source = inner.input if inner is not None else op.input
+        if source.type == op.output.type:
+            rewriter.replace_matched_op([], [source])
+            statistics.count(self.owner, "reshapes removed")
+        elif inner is not None:
+            composed = ops.ReshapeOp(source, tensor_shape(op.output.type))
+            composed.location = op.location
+            rewriter.replace_matched_op(composed)
+            statistics.count(self.owner, "reshapes composed")
+        else:
+            return
+        if inner is not None and inner.parent is not None and not inner.output.uses:
+            rewriter.erase_op(inner)
+
+
 def computed_by_gemm(value: SSAValue) -> bool:
     """Whether `value` is a GEMM's result, through row-wise ops (its bias, its activation)
     whose results are used once."""
@@ -288,5 +315,5 @@ class CommuteTransposesPass(ModulePass):
     name = "commute-transposes"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = GreedyRewritePatternApplier([CommuteTransposes(self), MeetTheResidual(self)])
+        patterns = GreedyRewritePatternApplier([CommuteTransposes(self), MeetTheResidual(self), ComposeReshapes(self)])
         PatternRewriteWalker(patterns, apply_recursively=True).rewrite_module(op)
