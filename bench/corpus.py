@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from bench.interpreter_reference import launch_check
 from bench.models import HEURISTIC_DB, calibrate_batchnorm, export, print_table, replay_ms, time_ms
 
 ARCH, DTYPE = "sm90", "f16"
@@ -318,6 +319,9 @@ def run_build(build: Build, source, work: Path, mode: str, inputs: dict, referen
         build.error, build.correct = verdict.error[0], verdict.cell()
         if verdict.explanation:
             print(f"  {verdict.explanation}", flush=True)
+        if not verdict.correct and verdict.explains_by_noise(verdict.worst):
+            stage = "launch-by-launch check"
+            build.correct += f"; {launch_check(Path(result.directory), inputs)}"
     except Exception as error:  # noqa: BLE001 - one failure is one cell
         build.failure = f"{stage}: {one_line(error)}"
 

@@ -1,10 +1,13 @@
 """The op-level interpreter as the criterion's same-precision reference, shared by
 bench/models.py, bench/corpus.py and bench/public_onnx.py: the module boltir.compile
-lowers (the default pipeline at `dtype`), run by `boltir.interp` on the CPU."""
+lowers (the default pipeline at `dtype`), run by `boltir.interp` on the CPU; and, where a
+build misses it by the model's own rounding noise, the same check launch by launch
+(`launch_check`, on the GPU)."""
 
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 import numpy as np
 
@@ -32,3 +35,18 @@ def run_interpreter(module, inputs: dict, wide: bool = False) -> list[np.ndarray
     arrays = {name: np.asarray(v.numpy() if hasattr(v, "numpy") else v) for name, v in zip(names, values, strict=True)}
     with wide_arithmetic() if wide else contextlib.nullcontext():
         return list(run(module, arrays))
+
+
+def launch_check(directory: Path, inputs: dict) -> str:
+    """Where the end-to-end miss is the model's own rounding noise, the kernels' own error:
+    the build run launch by launch (`load(debug=True)`), each launch fed the GPU's values
+    before it and set against the interpreter's value of the same op, so that nothing is
+    amplified through the model. The criterion's verdict is unchanged; this is evidence."""
+    from boltir.runtime import load
+
+    model = load(directory, debug=True)
+    try:
+        model(**{spec.name: v.numpy() for spec, v in zip(model.inputs, inputs.values(), strict=True)})
+        return f"every launch within {model.last_launch_error:.1e} of the interpreter"
+    finally:
+        model.close()

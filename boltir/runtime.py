@@ -292,10 +292,11 @@ class CompiledModel:
 
     def _run_debug(self, inputs, pointers, host) -> None:
         """Launch by launch, each result against the interpreter's value of the same op;
-        raises at the first that diverges."""
+        raises at the first that diverges, else keeps the largest launch error in
+        `last_launch_error`."""
         from boltir.debugger import compare_launches
 
-        compare_launches(self, inputs, pointers, host)
+        self.last_launch_error = compare_launches(self, inputs, pointers, host)
 
     def close(self) -> None:
         """Frees the model's device memory. Output buffers a call handed out stay valid

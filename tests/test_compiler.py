@@ -137,6 +137,7 @@ def test_runs_and_matches_the_interpreter(compiled, small_resnet):
     debug = load(compiled, debug=True)
     (again,) = debug(image=image)
     np.testing.assert_allclose(again, got, rtol=0, atol=0)
+    assert 0.0 <= debug.last_launch_error <= 1e-2  # the largest launch's own error against the interpreter
 
 
 @pytest.mark.gpu
