@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bench.interpreter_reference import launch_check
+from bench.interpreter_reference import verdict_cell
 from bench.models import HEURISTIC_DB, calibrate_batchnorm, export, print_table, replay_ms, time_ms
 
 ARCH, DTYPE = "sm90", "f16"
@@ -316,12 +316,10 @@ def run_build(build: Build, source, work: Path, mode: str, inputs: dict, referen
         if not verdict.matches_interpreter:  # is it the model's own rounding noise?
             verdict = judge(ours, reference, interpreter, framework_error=framework_error, dtype=DTYPE,
                             wide_interpreter=interpreter_output(source, inputs, wide=True))
-        build.error, build.correct = verdict.error[0], verdict.cell()
         if verdict.explanation:
             print(f"  {verdict.explanation}", flush=True)
-        if not verdict.correct and verdict.explains_by_noise(verdict.worst):
-            stage = "launch-by-launch check"
-            build.correct += f"; {launch_check(Path(result.directory), inputs)}"
+        stage = "launch-by-launch check"
+        build.error, build.correct = verdict.error[0], verdict_cell(verdict, Path(result.directory), inputs)
     except Exception as error:  # noqa: BLE001 - one failure is one cell
         build.failure = f"{stage}: {one_line(error)}"
 
@@ -375,6 +373,16 @@ def peer_figures(row: Row, module, inputs: dict, image: bool, reduce_overhead: b
                 torch._dynamo.reset()
 
 
+def exported(arch: Architecture, batch: int, small: bool, onnx_path: Path, to_onnx: bool = True):
+    """(the model taking positional inputs, its inputs, `onnx_path`), the ONNX file written
+    there first when `to_onnx` and not there yet."""
+    model, inputs = arch.make(batch, small)
+    module = adapted(model, list(inputs), keywords=arch.kind == "text")
+    if to_onnx and not onnx_path.exists():
+        export(f"corpus {arch.name}", module, inputs, onnx_path)
+    return module, inputs, onnx_path
+
+
 def measure(arch: Architecture, batch: int, args, reduce_overhead: bool) -> Row:
     import torch
 
@@ -383,11 +391,7 @@ def measure(arch: Architecture, batch: int, args, reduce_overhead: bool) -> Row:
     tag = f"{arch.name}_b{batch}{'_small' if args.small else ''}"
     work = Path(args.work)
     try:
-        model, inputs = arch.make(batch, args.small)
-        module = adapted(model, list(inputs), keywords=arch.kind == "text")
-        onnx_path = work / f"{tag}.onnx"
-        if "onnx" in args.frontends and not onnx_path.exists():
-            export(f"corpus {arch.name}", module, inputs, onnx_path)  # `module` takes positional inputs
+        module, inputs, onnx_path = exported(arch, batch, args.small, work / f"{tag}.onnx", "onnx" in args.frontends)
     except Exception as error:  # noqa: BLE001 - one model's failure is a row
         row.failure = f"build or export: {one_line(error)}"
         return row

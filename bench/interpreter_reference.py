@@ -37,6 +37,15 @@ def run_interpreter(module, inputs: dict, wide: bool = False) -> list[np.ndarray
         return list(run(module, arrays))
 
 
+def verdict_cell(verdict, directory: Path, inputs: dict) -> str:
+    """The verdict's table cell; where the build misses the interpreter half within the
+    model's own rounding noise, with the kernels' own error after it (`launch_check`)."""
+    cell = verdict.cell()
+    if not verdict.correct and verdict.explains_by_noise(verdict.worst):
+        cell += f"; {launch_check(directory, inputs)}"
+    return cell
+
+
 def launch_check(directory: Path, inputs: dict) -> str:
     """Where the end-to-end miss is the model's own rounding noise, the kernels' own error:
     the build run launch by launch (`load(debug=True)`), each launch fed the GPU's values

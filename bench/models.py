@@ -289,11 +289,9 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     verdict = judge(ours.numpy(), reference.numpy(), interpreter, framework_error=eager_error, wide_interpreter=wide)
     if verdict.explanation:
         print(f"{name} b{batch}: {verdict.explanation}", flush=True)
-    correct = verdict.cell()
-    if not verdict.correct and verdict.explains_by_noise(verdict.worst):
-        from bench.interpreter_reference import launch_check
+    from bench.interpreter_reference import verdict_cell
 
-        correct += f"; {launch_check(Path(result.directory), inputs)}"
+    correct = verdict_cell(verdict, Path(result.directory), inputs)
     return (f"{name} b{batch}", f"{ours_ms:.3f}", f"{graph_ms:.3f}", f"{eager_ms:.3f}", f"{compile_ms:.3f}", f"{overhead_ms:.3f}",
             f"{error:.1e}", f"{eager_error:.1e}", correct, f"{ours_bytes / 2**20:.0f} / {eager_bytes / 2**20:.0f}",
             f"{compile_s:.0f}/{warm_s:.0f}", str(len(result.fallbacks)), f"{bounds_ms:.3f}",

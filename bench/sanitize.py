@@ -33,14 +33,9 @@ def benchmark_build(name: str, work: Path) -> Path:
 
 def corpus_build(name: str, work: Path) -> Path:
     import boltir.compiler
-    from bench.corpus import ARCH, DTYPE, adapted, registry
-    from bench.models import export
+    from bench.corpus import ARCH, DTYPE, exported, registry
 
-    arch = registry()[name]
-    model, inputs = arch.make(1, False)
-    onnx_path = work / f"{name}_b1.onnx"
-    if not onnx_path.exists():
-        export(f"corpus {name}", adapted(model, list(inputs), keywords=arch.kind == "text"), inputs, onnx_path)
+    _, _, onnx_path = exported(registry()[name], 1, False, work / f"{name}_b1.onnx")
     result = boltir.compiler.compile(onnx_path, work / f"{name}_b1_sanitize", arch=ARCH, dtype=DTYPE, progress=False)
     return Path(result.directory)
 

@@ -120,6 +120,8 @@ class CompiledModel:
         self.inputs = [TensorSpec.from_manifest(t) for t in self.manifest["inputs"]]
         self.outputs = [TensorSpec.from_manifest(t) for t in self.manifest["outputs"]]
         self.debug = debug
+        self.last_launch_error: float | None = None
+        """After a debug call, the largest launch's relative error against the interpreter."""
         try:
             self.library = ctypes.CDLL(str(directory / self.manifest["library"]))
         except OSError as error:
