@@ -48,6 +48,8 @@ class GpuTarget:
     """Tensor-core kernels load 16 bytes per access along the contiguous axis."""
     fixed_channels: tuple[int, ...] = (1, 2, 4)
     """Input channel counts CUTLASS 2.x's fixed-channels conv (an image's first conv) takes as is."""
+    nvcc_defines: tuple[str, ...] = ()
+    """Macros every kernel for this arch is compiled with."""
 
     def peak_flops(self, element: str) -> float:
         """Tensor-core FLOP/s for `element` ("f16", "bf16", "f32"); f16's for others."""
@@ -82,6 +84,9 @@ TARGETS: dict[str, GpuTarget] = {
         nvcc_arch_flags=("-gencode=arch=compute_90a,code=sm_90a",),
         compile_memory_bytes=4_000_000_000,
         cutlass_generations=("2.x", "3.x"),
+        # Programmatic dependent launch: our kernels (templates/boltir_pdl.h) and CUTLASS
+        # 3.x GEMMs let the next launch overlap their tail.
+        nvcc_defines=("-DBOLTIR_PDL=1", "-DCUTLASS_ENABLE_GDC_FOR_SM90"),
     ),
 }
 

@@ -64,7 +64,7 @@ def test_plans(shape, element, axis, strided, vector, launch):
     context = ck._cumsum_context(cumsum_op(shape, element, axis))
     assert (context["strided"], context["vector"]) == (strided, vector)
     instance = ck.emit_instance(cumsum_op(shape, element, axis)).source
-    assert f"<<<{launch[0]}, {launch[1]}, 0, stream>>>" in instance
+    assert f"::kernel, {launch[0]}, {launch[1]}, 0, stream, " in instance
 
 
 def test_integers_sum_unsigned_and_floats_in_f32():

@@ -205,7 +205,7 @@ def test_the_instance():
     assert "using T = __half;" in source and "load<T, V>(bias + c, bias_v);" in source
     assert "load<T, V>(residual + o, residual_v);" not in source
     assert "x = boltir_compute::clip(x, 0.0f, 6.0f);" in source
-    assert f"kernel<<<{-(-225792 // dk.BLOCK_THREADS)}, kBlock, 0, stream>>>" in source
+    assert f"launch(kernel, {-(-225792 // dk.BLOCK_THREADS)}, kBlock, 0, stream, " in source
     assert f"extern \"C\" size_t {instance.name}_workspace_size(" in source
     assert "const int baked[15] = {32, 56, 56, 144, 144, 3, 3, 56, 56, 1, 1, 1, 1, 1, 1};" in source
     arguments = dk.launch_arguments(op)

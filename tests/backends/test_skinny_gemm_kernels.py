@@ -172,7 +172,7 @@ def test_the_instance_bakes_the_problem_and_has_the_gemm_launcher_abi():
     assert "if (bias == nullptr) return 2003;" in source and "residual == nullptr" not in source
     assert "row < rows_left" in source  # 37 rows: the last CTA is cut
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in source
-    assert "kernel<<<5, kBlock, 0, stream>>>" in source  # ceil(37 / 8) CTAs
+    assert "launch(kernel, 5, kBlock, 0, stream, " in source  # ceil(37 / 8) CTAs
     arguments = sk.launch_arguments(op)
     assert arguments.problem == (1, 3, 37, 72) and arguments.workspace
     assert arguments.operands == (op.a, op.b, op.bias, None, op.output)

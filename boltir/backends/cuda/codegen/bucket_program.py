@@ -34,6 +34,7 @@ from boltir.backends.cuda.codegen.host_program import (
     _bytes,
     _Pointers,
     _ProgramBuilder,
+    own_kernel_arch,
 )
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
@@ -71,8 +72,8 @@ class _SharedState:
 
 
 class _BucketBuilder(_ProgramBuilder):
-    def __init__(self, pointers: _Pointers, shared: _SharedState):
-        super().__init__(pointers, PLAIN_CUDA_ARCH)
+    def __init__(self, pointers: _Pointers, shared: _SharedState, arch: str):
+        super().__init__(pointers, arch)
         self.shared = shared
         self.weights, self.declarations = shared.weights, shared.declarations
 
@@ -96,9 +97,9 @@ class _BucketBuilder(_ProgramBuilder):
         self.sources.clear()
 
 
-def _bucket_calls(module: ModuleOp, shared: _SharedState) -> tuple[_BucketBuilder, int]:
+def _bucket_calls(module: ModuleOp, shared: _SharedState, arch: str) -> tuple[_BucketBuilder, int]:
     entry = find_entry(module)
-    builder = _BucketBuilder(_Pointers(entry), shared)
+    builder = _BucketBuilder(_Pointers(entry), shared, arch)
     for op in entry.body.block.ops:
         if isinstance(op, func.ReturnOp):
             builder.outputs = [{"pointer": builder.pointers[v], "bytes": _bytes(v)} for v in op.operands]
@@ -112,7 +113,9 @@ def _bucket_calls(module: ModuleOp, shared: _SharedState) -> tuple[_BucketBuilde
 def build_bucketed_program(modules: Sequence[ModuleOp], labels: Sequence[str]) -> BucketedProgram:
     """One host program for the buckets' modules (`labels` name them in the source)."""
     shared = _SharedState()
-    built = [_bucket_calls(module, shared) for module in modules]
+    archs = {own_kernel_arch(find_entry(module).body.block.ops) for module in modules}
+    arch = "sm90" if "sm90" in archs else PLAIN_CUDA_ARCH  # one arch for the kernels the buckets share
+    built = [_bucket_calls(module, shared, arch) for module in modules]
     queries = list(dict.fromkeys(query for builder, _ in built for query in builder.workspace_queries))
     buckets = [{"label": label, "steps": builder.calls, "output_copies": builder.outputs,
                 "inputs": len(find_entry(module).function_type.inputs), "outputs": len(builder.outputs)}
@@ -127,6 +130,6 @@ def build_bucketed_program(modules: Sequence[ModuleOp], labels: Sequence[str]) -
         max_inputs=max(1, *(b["inputs"] for b in buckets)),
         max_outputs=max(1, *(b["outputs"] for b in buckets)),
     )
-    units = [*shared.sources.values(), CompileJob("host", source, PLAIN_CUDA_ARCH)]
+    units = [*shared.sources.values(), CompileJob("host", source, arch)]
     programs = [BucketProgram(builder.steps, arena, builder.workspace_kernels) for builder, arena in built]
     return BucketedProgram(units, bytes(shared.weights), programs)

@@ -88,7 +88,8 @@ class CompileJob:
     @property
     def flags(self) -> tuple[str, ...]:
         """nvcc's flags for this job, without the include paths and file names."""
-        return NVCC_FLAGS + get_target(self.arch).nvcc_arch_flags + SHARED_OBJECT_FLAGS + self.extra_flags
+        target = get_target(self.arch)
+        return NVCC_FLAGS + target.nvcc_arch_flags + target.nvcc_defines + SHARED_OBJECT_FLAGS + self.extra_flags
 
     @property
     def memory_bytes(self) -> int:

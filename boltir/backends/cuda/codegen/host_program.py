@@ -18,6 +18,7 @@ The C ABI of the generated unit is in `templates/host.cu.j2`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,8 +44,8 @@ from boltir.ir import find_entry
 from boltir.weights import constant_array
 
 PLAIN_CUDA_ARCH = "sm80"
-"""Plain CUDA (data and compute kernels, the host unit) compiles with the sm80 record's
-flags, which emit SASS for sm_80 and sm_90: one object serves both targets."""
+"""Plain CUDA (our kernels, the host unit) compiles with the sm80 record's flags, which
+emit SASS for sm_80 and sm_90, except in a Hopper build (`own_kernel_arch`)."""
 ALIGNMENT = 256
 MEMORY_ATTR = "memory"
 ARENA_ATTR = "arena_bytes"
@@ -53,6 +54,26 @@ ARENA_ATTR = "arena_bytes"
 GENERATORS: tuple[KernelGenerator, ...] = (cutlass_kernels, attention_kernels, depthwise_kernels, skinny_gemm_kernels,
                                          stem_conv_kernels, data_kernels, compute_kernels)
 """Each op is launched by the first generator that supports it."""
+
+OWN_GENERATORS: tuple[KernelGenerator, ...] = (depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels, data_kernels,
+                                             compute_kernels)
+"""The generators of plain-CUDA kernels (no CUTLASS), which compile for `own_kernel_arch`."""
+
+
+def generator_of(op: Operation) -> KernelGenerator | None:
+    return next((g for g in GENERATORS if g.supports(op)), None)
+
+
+def own_kernel_arch(entry_ops: Iterable[Operation]) -> str:
+    """The arch our own kernels compile for: "sm90" (sm_90a) in a Hopper build, one with
+    any CUTLASS 3.x or Hopper attention unit, so that they take part in programmatic
+    dependent launch (templates/boltir_pdl.h needs sm_90 code); else `PLAIN_CUDA_ARCH`."""
+    for op in entry_ops:
+        generator = generator_of(op)
+        kernel_arch = getattr(generator, "kernel_arch", None)
+        if generator not in OWN_GENERATORS and kernel_arch is not None and kernel_arch(op) == "sm90":
+            return "sm90"
+    return PLAIN_CUDA_ARCH
 
 
 @dataclass
@@ -116,7 +137,7 @@ def build_program(module: ModuleOp) -> Program:
     """The model's host program, kernels and weights. A CUTLASS unit compiles for its
     instance's arch; plain-CUDA units and the host unit for `PLAIN_CUDA_ARCH`."""
     entry = find_entry(module)
-    builder = _ProgramBuilder(_Pointers(entry), PLAIN_CUDA_ARCH)
+    builder = _ProgramBuilder(_Pointers(entry), own_kernel_arch(entry.body.block.ops))
     for op in entry.body.block.ops:
         if isinstance(op, func.ReturnOp):
             builder.outputs = [{"pointer": builder.pointers[v], "bytes": _bytes(v)} for v in op.operands]
@@ -158,7 +179,7 @@ class _ProgramBuilder:
             pointers.expressions[result] = f"(A + {offset})"
         if isinstance(op, ops.ReshapeOp) and pointers[op.operands[0]] == pointers[op.results[0]]:
             return  # aliased by plan-memory: no copy
-        generator = next((g for g in GENERATORS if g.supports(op)), None)
+        generator = generator_of(op)
         if generator is None:
             raise BoltError(f"no CUDA kernel computes '{op.name}'", format_location(op.location))
         arguments = generator.launch_arguments(op)
@@ -174,9 +195,9 @@ class _ProgramBuilder:
         else:
             call = f"{name}({', '.join(ptrs)}, stream)"
         if name not in self.sources:
-            # a generator whose units are not all plain CUDA says each op's arch (3.x: sm_90a)
+            # a CUTLASS generator says each op's arch (3.x: sm_90a); our own kernels follow the build
             kernel_arch = getattr(generator, "kernel_arch", None)
-            arch = kernel_arch(op) if kernel_arch is not None else self.arch
+            arch = kernel_arch(op) if kernel_arch is not None and generator not in OWN_GENERATORS else self.arch
             self.sources[name] = CompileJob(name, generator.emit_translation_unit([op]), arch)
         generation = None
         if generator is cutlass_kernels:

@@ -1,0 +1,63 @@
+// boltir_pdl.h: programmatic dependent launch (PDL) for the kernels boltir writes itself.
+// On sm_90 a grid launched with cudaLaunchAttributeProgrammaticStreamSerialization may begin
+// while the previous grid in the stream still runs, so launch latency overlaps that grid's
+// tail instead of following it. Every kernel that is launched this way must call enter()
+// before it touches global memory; a kernel that does not is launched with <<<>>>.
+#ifndef BOLTIR_PDL_H
+#define BOLTIR_PDL_H
+
+#include <stdlib.h>
+
+#include <utility>
+
+namespace boltir_pdl {
+
+/// The first statement of every boltir kernel: waits until the grids it depends on have
+/// completed and their writes are visible, then lets the next grid start launching (it
+/// waits in turn, so the chain stays ordered). No-ops for a plain launch and below sm_90.
+__device__ __forceinline__ void enter() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/// Whether this unit launches with PDL: compiled for sm_90a (which defines BOLTIR_PDL), and
+/// not switched off with BOLTIR_PDL=0 in the environment (read once per process).
+inline bool enabled() {
+#if defined(BOLTIR_PDL) && BOLTIR_PDL
+  static bool const on = [] {
+    char const *value = getenv("BOLTIR_PDL");
+    return value == nullptr || value[0] != '0';
+  }();
+  return on;
+#else
+  return false;
+#endif
+}
+
+/// kernel<<<grid, block, shared_bytes, stream>>>(args...), with PDL where enabled(). A
+/// failed launch is left for cudaGetLastError, as with <<<>>>.
+template <typename... Params, typename... Args>
+inline void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
+                   Args &&...args) {
+  if (!enabled()) {
+    kernel<<<grid, block, shared_bytes, stream>>>(std::forward<Args>(args)...);
+    return;
+  }
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+}  // namespace boltir_pdl
+
+#endif  // BOLTIR_PDL_H
