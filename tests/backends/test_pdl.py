@@ -1,0 +1,51 @@
+"""Programmatic dependent launch (templates/boltir_pdl.h): every kernel we write waits on
+the grids before it first, every launch of ours goes through boltir_pdl::launch, and a
+Hopper build compiles our kernels for sm_90a with PDL on (an A100 build keeps them plain)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from boltir.backends.cuda.codegen import host_program
+from boltir.backends.cuda.codegen.generator import TEMPLATES, CompileJob
+from boltir.compiler import lower
+from tests.support.bucket_models import bert_layer
+
+KERNEL_TEMPLATES = sorted(p for p in TEMPLATES.rglob("*.j2") if "__global__" in p.read_text())
+
+
+@pytest.mark.parametrize("path", KERNEL_TEMPLATES, ids=lambda p: str(p.relative_to(TEMPLATES)))
+def test_every_kernel_enters_first(path):
+    """A kernel launched with PDL may start before its predecessor ends: its first
+    statement must be the wait (enter), before any global memory access."""
+    text = path.read_text()
+    for match in re.finditer(r"__global__[^{]*?\)\s*\{\n", text):
+        assert text[match.end():].lstrip().startswith("boltir_pdl::enter();"), text[match.start():match.end() + 80]
+    assert "<<<" not in text, "launch through boltir_pdl::launch, which decides whether PDL applies"
+
+
+def test_the_header_is_in_every_unit_kind():
+    for unit in ("translation_unit.cu.j2", "compute/unit.cu.j2", "data/translation_unit.cu.j2"):
+        assert '{% include "boltir_pdl.h" %}' in (TEMPLATES / unit).read_text()
+
+
+def test_flags():
+    sm90, sm80 = CompileJob("k", "", "sm90").flags, CompileJob("k", "", "sm80").flags
+    assert "-DBOLTIR_PDL=1" in sm90 and "-DCUTLASS_ENABLE_GDC_FOR_SM90" in sm90
+    assert not any(flag.startswith("-DBOLTIR_PDL") for flag in sm80)
+
+
+@pytest.mark.parametrize("arch", ["sm90", "sm80"])
+def test_own_kernels_follow_the_build(tmp_path, arch):
+    lowered = lower(bert_layer(tmp_path / "layer.onnx", hidden=256, heads=4), arch=arch, dtype="f16",
+                    input_shapes={"x": (2, 128, 256)})
+    program = host_program.build_program(lowered.module)
+    own = {step.kernel for step in program.steps
+           if host_program.generator_of(step.op) in host_program.OWN_GENERATORS}
+    archs = {unit.name: unit.arch for unit in program.units}
+    assert own and {archs[name] for name in own} == {arch}
+    assert archs["host"] == arch
+    if arch == "sm90":
+        assert any(unit.arch == "sm90" and unit.name not in own | {"host"} for unit in program.units)
