@@ -163,9 +163,10 @@ def roofline_figures(result, onnx_path: Path) -> tuple[float, float, float]:
     bounds_ms = sum(bound for _, _, bound in launch_bounds(manifest) if bound is not None)
     try:
         model_flops = 2.0 * multiply_adds(onnx_path)
-    except KeyError as missing:  # a product whose operand shape ONNX's inference left open: one column, not the row
-        print(f"the FLOPs of {onnx_path.name} are unknown: ONNX inferred no shape for {missing}", flush=True)
-        model_flops = float("nan")
+    except KeyError as missing:  # a product whose operand shape ONNX's inference left open
+        model_flops = float(sum(launch.get("flops", 0) for launch in manifest["launches"]))
+        print(f"ONNX inferred no shape for {missing} in {onnx_path.name}: the model's FLOPs are its launches' "
+              f"({model_flops / 1e9:.2f} GFLOP, padding included)", flush=True)
     return bounds_ms, model_flops, get_target(manifest["arch"]).peak_flops("f16")
 
 
