@@ -361,7 +361,8 @@ def test_what_the_hopper_kernel_refuses_goes_to_example_41_or_the_fallback(kwarg
     op = _sm90(attention_module("BHSD", arguments.pop("batch"), 4, arguments.pop("seq_q"), arguments.pop("seq_k"),
                                 arguments.pop("dim"), **arguments)[1])
     assert ak.sm90_reason(op) == reason
-    assert not ak.is_sm90(op) and ak.kernel_arch(op) == "sm80"
+    # in a Hopper build the other kernels compile for sm_90a too (programmatic dependent launch)
+    assert not ak.is_sm90(op) and ak.kernel_arch(op) == "sm90"
     assert ak.instance_key(op).split()[0] == kind
 
 

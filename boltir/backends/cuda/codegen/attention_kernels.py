@@ -292,9 +292,10 @@ def is_sm90(op: Operation) -> bool:
 
 
 def kernel_arch(op: Operation) -> str:
-    """The unit's arch for the nvcc driver: "sm90" (sm_90a) for the Hopper kernel, "sm80"
-    (SASS for sm_80 and sm_90) for example 41's and the fallback."""
-    return "sm90" if is_sm90(op) else "sm80"
+    """The unit's arch for the nvcc driver: "sm90" (sm_90a) in a Hopper build, for the
+    Hopper kernel and also for example 41's and the fallback (so that they take part in
+    programmatic dependent launch); "sm80" (SASS for sm_80 and sm_90) otherwise."""
+    return "sm90" if type(op) in FAMILIES and _target(op)[0] == "sm90" else "sm80"
 
 
 # ------------------------------------------------------------- what is supported
@@ -470,5 +471,5 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
 
 
 def unit_arch(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
-    """The arch of `emit_translation_unit`'s unit: sm90 (sm_90a only) if a Hopper instance is in it."""
-    return "sm90" if any(is_sm90(op) for op in attention_ops(module_or_ops)) else "sm80"
+    """The arch of `emit_translation_unit`'s unit: sm90 (sm_90a only) if an op of it is in a Hopper build."""
+    return "sm90" if any(kernel_arch(op) == "sm90" for op in attention_ops(module_or_ops)) else "sm80"
