@@ -346,7 +346,6 @@ HOPPER_REFUSALS = [
     ({"element": "f32"}, "element type f32: the Hopper attention kernel takes f16 or bf16", "attention_fallback"),
     ({"dim": 96}, "head dims 96 and 96: the Hopper attention kernel takes D = Dv = 64 or 128", "attention"),
     ({"dim": 64, "dim_value": 128}, "head dims 64 and 128: the Hopper attention kernel takes D = Dv = 64 or 128", "attention"),
-    ({"seq_q": 77}, "77 queries: the Hopper attention kernel takes a multiple of 8", "attention"),
     ({"bias": (2, 1, 1, 72), "bias_element": "f32"},
      "the bias is f32 but q is f16: the Hopper kernel reads the bias as q's element type", "attention_fallback"),
     ({"bias": (2, 1, 40, 1)},
@@ -366,8 +365,10 @@ def test_what_the_hopper_kernel_refuses_goes_to_example_41_or_the_fallback(kwarg
     assert ak.instance_key(op).split()[0] == kind
 
 
-def test_hopper_takes_keys_not_a_multiple_of_8_and_decode_shapes():
-    for seq_q, seq_k, bias in ((128, 197, (2, 1, 1, 197)), (8, 1, None), (1024, 1024, (1024,))):
+def test_hopper_takes_any_sequence_lengths_and_decode_shapes():
+    """Queries and keys at any count: ViT's 197, Swin's windows of 49, CLIP's 77, decode."""
+    for seq_q, seq_k, bias in ((128, 197, (2, 1, 1, 197)), (8, 1, None), (1024, 1024, (1024,)), (197, 197, None),
+                               (49, 49, (1, 4, 49, 49)), (77, 77, None), (1, 333, None), (3, 5, None)):
         op = _sm90(attention_module("BHSD", 2, 4, seq_q, seq_k, 64, bias=bias)[1])
         assert ak.sm90_reason(op) is None and ak.is_sm90(op), (seq_q, seq_k)
 

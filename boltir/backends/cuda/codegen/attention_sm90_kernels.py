@@ -25,7 +25,7 @@ written and never read. A row whose keys are all masked is zeros, also when a -i
 masks it (the softmax's sum is 0).
 
 **What it does not take** (`reason`; those ops get example 41's kernel): f32, head dims
-other than 64 and 128 or D ≠ Dv, Sq not a multiple of 8 (the kernel's `can_implement`), a
+other than 64 and 128 or D ≠ Dv, a
 bias of another element type than q or broadcast along the keys, more than 65535 batches or
 heads, strides TMA cannot describe.
 """
@@ -53,7 +53,6 @@ FUSION_HEADER = "boltir_attention_sm90.h"
 INCLUDE_PATH = "<cutlass>/examples/88_hopper_fmha"
 TMA_ELEMENTS = 8
 """TMA takes strides and addresses in multiples of 16 bytes: 8 f16/bf16 elements."""
-QUERY_MULTIPLE = 8
 GRID_LIMIT = 65535
 
 
@@ -87,8 +86,6 @@ def reason(element: str, g: _Geometry, bias: tuple[tuple[int, ...], str] | None)
         return f"element type {element}: the Hopper attention kernel takes {' or '.join(ELEMENTS)}"
     if g.head_dim != g.head_dim_value or g.head_dim not in HEAD_DIMS:
         return f"head dims {g.head_dim} and {g.head_dim_value}: the Hopper attention kernel takes D = Dv = 64 or 128"
-    if g.seq_q % QUERY_MULTIPLE:
-        return f"{g.seq_q} queries: the Hopper attention kernel takes a multiple of {QUERY_MULTIPLE}"
     if g.seq_k == 0:
         return "no keys"
     if g.batch > GRID_LIMIT or g.heads > GRID_LIMIT:
