@@ -61,13 +61,15 @@ OWN_GENERATORS: tuple[KernelGenerator, ...] = (depthwise_kernels, skinny_gemm_ke
 
 
 def generator_of(op: Operation) -> KernelGenerator | None:
+    """The generator that launches the op (the first in `GENERATORS` that supports it)."""
     return next((g for g in GENERATORS if g.supports(op)), None)
 
 
 def own_kernel_arch(entry_ops: Iterable[Operation]) -> str:
-    """The arch our own kernels compile for: "sm90" (sm_90a) in a Hopper build, one with
-    any CUTLASS 3.x or Hopper attention unit, so that they take part in programmatic
-    dependent launch (templates/boltir_pdl.h needs sm_90 code); else `PLAIN_CUDA_ARCH`."""
+    """The arch our own kernels and the host unit compile for: "sm90" (sm_90a) in a Hopper
+    build, one with a CUTLASS 3.x unit or an attention marked for Hopper, so that they take
+    part in programmatic dependent launch (templates/boltir_pdl.h needs sm_90 code); else
+    `PLAIN_CUDA_ARCH`."""
     for op in entry_ops:
         generator = generator_of(op)
         kernel_arch = getattr(generator, "kernel_arch", None)
@@ -134,8 +136,8 @@ def launcher_declaration(name: str, pointers: int, ints: int, cutlass_abi: bool)
 
 
 def build_program(module: ModuleOp) -> Program:
-    """The model's host program, kernels and weights. A CUTLASS unit compiles for its
-    instance's arch; plain-CUDA units and the host unit for `PLAIN_CUDA_ARCH`."""
+    """The model's host program, kernels and weights. A CUTLASS or attention unit compiles
+    for its instance's arch; our own kernels and the host unit for `own_kernel_arch`."""
     entry = find_entry(module)
     builder = _ProgramBuilder(_Pointers(entry), own_kernel_arch(entry.body.block.ops))
     for op in entry.body.block.ops:
