@@ -17,8 +17,10 @@ located, never imported: importing it needs dependencies we do not install.
 
 **Flags** (`CompileJob.flags`): `-std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr
 -Xcompiler -fPIC`, plus the job's arch's `-gencode` flags from its `boltir.target` record:
-- `sm90` (CUTLASS 3.x, wgmma/TMA): `-gencode=arch=compute_90a,code=sm_90a`; plain sm_90
-  compiles the kernel body out and fails only at launch.
+- `sm90` (CUTLASS 3.x, wgmma/TMA, and our kernels in a Hopper build):
+  `-gencode=arch=compute_90a,code=sm_90a` (plain sm_90 compiles a 3.x kernel's body out and
+  fails only at launch), plus the record's `nvcc_defines`, `-DBOLTIR_PDL=1
+  -DCUTLASS_ENABLE_GDC_FOR_SM90` (programmatic dependent launch).
 - `sm80` (CUTLASS 2.x, mma.sync, and plain CUDA): `-gencode=arch=compute_80,code=[sm_80,sm_90]`:
   one front-end pass, then SASS for the A100 and the H100/H200 (two separate `-gencode`s
   would run the front end twice).
