@@ -21,9 +21,25 @@ def test_every_kernel_enters_first(path):
     """A kernel launched with PDL may start before its predecessor ends: its first
     statement must be the wait (enter), before any global memory access."""
     text = path.read_text()
-    for match in re.finditer(r"__global__[^{]*?\)\s*\{\n", text):
-        assert text[match.end():].lstrip().startswith("boltir_pdl::enter();"), text[match.start():match.end() + 80]
+    kernels = [match.start() for match in re.finditer("__global__", text)]
+    for start in kernels:
+        body = function_body(text, start)
+        assert text[body:].lstrip().startswith("boltir_pdl::enter();"), text[start:body + 80]
     assert "<<<" not in text, "launch through boltir_pdl::launch, which decides whether PDL applies"
+
+
+def function_body(text: str, start: int) -> int:
+    """Where the body of the function declared at `start` begins: after the first brace
+    outside its parentheses that does not open a jinja tag ({{, {%, {#)."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+        elif text[i] == "{" and depth == 0 and text[i + 1] not in "{%#":
+            return i + 1
+    raise AssertionError(f"no body after {text[start:start + 80]!r}")
 
 
 def test_the_header_is_in_every_unit_kind():
