@@ -190,9 +190,8 @@ def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Ti
     rows = math.ceil(m / threadblock[0])
     cluster = (2, 1, 1) if tiles >= 2 * sms and rows % 2 == 0 else (1, 1, 1)
     split_k = 1
-    # Not at M <= 256: in BERT-base's graph on the H200, FFN2 (K = 3072, N = 768) with six
-    # stream-K slices took 24 µs per launch at M = 128 and 25 µs at M = 256, where 64x64
-    # ping-pong tiles with no split took 11.9 µs at M = 512 (bench/RESULTS.md).
+    # Not at M <= 256: there stream-K slices measured over twice as slow as unsplit 64x64
+    # ping-pong tiles in BERT-base's graph on the H200 (its FFN2; bench/RESULTS.md).
     if tiles * 2 <= sms and k >= 16 * threadblock[2] and m > 256:
         threadblock, schedule = (128, 128, 64), "cooperative"
         tiles = math.ceil(m / 128) * math.ceil(n / 128) * batch
