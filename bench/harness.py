@@ -187,7 +187,7 @@ def hopper(threadblock: tuple[int, int, int], schedule: str, cluster=(1, 1, 1), 
             "alignment": (8, 8, 8), "split_k": split_k}
 
 
-SCHEDULE_SHORT = {"cooperative": "coop", "pingpong": "pingpong", "warpspecialized": "ws"}
+SCHEDULE_SHORT = {"cooperative": "coop", "pingpong": "pingpong", "warpspecialized": "ws", "streamk": "streamk"}
 
 
 def describe_choice(case: Case) -> str:

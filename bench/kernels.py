@@ -75,6 +75,15 @@ SMALL_M_CANDIDATES = [
 ]
 """For the transformers' batch-1 GEMMs (M of 128 or 197 rows): few tiles, so the choice is
 between narrow tiles (more CTAs, each with all of K) and stream-K slices of K."""
+PARTIAL_WAVE_CANDIDATES = [
+    ((128, 256, 64), "streamk", (2, 1, 1), 1),
+    ((128, 256, 64), "streamk", (1, 1, 1), 1),
+    ((256, 128, 64), "streamk", (1, 1, 1), 1),
+    ((128, 192, 64), "streamk", (1, 1, 1), 1),
+    ((128, 256, 64), "cooperative", (1, 1, 1), 1),
+]
+"""For GEMMs whose grid of big tiles ends in a partial wave (ViT-B/16 b32: M = 6304, N 768
+gives 150 tiles of 128x256 on 132 SMs): the stream-K scheduler against whole tiles."""
 CONV_CANDIDATES = [
     ((128, 128, 64), "warpspecialized", (1, 1, 1), 1),
     ((128, 64, 64), "warpspecialized", (1, 1, 1), 1),
@@ -124,6 +133,10 @@ def workloads():
     gemms = [(4096, 3072, 768), (4096, 768, 3072), (32, 4096, 4096), (8192, 8192, 8192), (25088, 64, 64), (1024, 1024, 1024)]
     for m, n, k in gemms:
         yield f"linear+bias+relu {m}x{n}x{k}", "gemm", (m, n, k)
+    # ViT-B/16 at batch 32 (197 tokens): QKV, output projection, FFN 1 and 2; tile counts
+    # that end in partial waves
+    for m, n, k in [(6304, 2304, 768), (6304, 768, 768), (6304, 3072, 768), (6304, 768, 3072)]:
+        yield f"vit b32 linear+bias+relu {m}x{n}x{k}", "gemm", (m, n, k)
     # batch 1 of BERT-base / GPT-2 (128 tokens) and ViT-B/16 (197): weight-read bound
     for m, n, k in [(128, 2304, 768), (128, 768, 768), (128, 3072, 768), (128, 768, 3072), (197, 2304, 768)]:
         yield f"b1 linear+bias+relu {m}x{n}x{k}", "gemm", (m, n, k)
@@ -246,7 +259,7 @@ def main() -> int:
                 ours = lower(Case(label, text, target="sm90", small_m="skinny"))
                 plans.append((label, kind, p, [lower(Case(label + " sm80", text)), ours, *skinny_candidates(ours)]))
                 continue
-            candidates = SMALL_M_CANDIDATES if m <= 256 else GEMM_CANDIDATES
+            candidates = SMALL_M_CANDIDATES if m <= 256 else PARTIAL_WAVE_CANDIDATES if label.startswith("vit ") else GEMM_CANDIDATES
             plans.append((label, kind, p, [lower(Case(label, text)), lower(Case(label + " sm90", text, target="sm90")),
                                            *([] if args.no_candidates else candidate_cases(label, text, candidates))]))
         elif kind == "conv":

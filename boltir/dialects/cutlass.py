@@ -56,10 +56,12 @@ MAX_ACCESS_BITS = 128
 """CUTLASS's widest vector access: alignment x element bits is at most 128."""
 CONV_ITERATORS = ("analytic", "optimized", "fixed_channels", "few_channels")
 RESIDENCIES = ("register", "shared")
-KERNEL_SCHEDULES = ("auto", "cooperative", "pingpong", "warpspecialized")
+KERNEL_SCHEDULES = ("auto", "cooperative", "pingpong", "warpspecialized", "streamk")
 """sm90 (3.x) kernel schedules: TMA warp-specialized with two consumer warpgroups on one
 tile (cooperative), on alternating tiles (pingpong), or one consumer (warpspecialized, the
-only one CUTLASS's 3.x implicit-GEMM conv has)."""
+only one CUTLASS's 3.x implicit-GEMM conv has); streamk is the cooperative kernel on the
+stream-K tile scheduler, which splits the K loops of a partial last wave's tiles across
+every SM (a GEMM whose tile count is a poor multiple of the SM count)."""
 SPLIT_K_MODES = ("serial", "parallel")
 
 

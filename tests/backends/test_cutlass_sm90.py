@@ -17,7 +17,7 @@ from tests.backends.test_cutlass_kernels import tensor
 
 
 def tile(m, n, k=64, schedule="cooperative", stages=0, warp=None, instruction=None) -> str:
-    warp = warp or ((m // 2, n, k) if schedule == "cooperative" else (m, n, k))
+    warp = warp or ((m // 2, n, k) if schedule in ("cooperative", "streamk") else (m, n, k))
     instruction = instruction or (64, n, 16)
     return (f"#cutlass.tile<threadblock = [{m}, {n}, {k}], warp = {list(warp)}, instruction = {list(instruction)}, "
             f"stages = {stages}>")
@@ -66,7 +66,7 @@ def the_op(text: str):
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        (gemm(schedule="auto"), "a 3.x gemm takes kernel_schedule 'cooperative' or 'pingpong' or 'warpspecialized', got 'auto'"),
+        (gemm(schedule="auto"), "a 3.x gemm takes kernel_schedule 'cooperative' or 'pingpong' or 'warpspecialized' or 'streamk', got 'auto'"),
         (gemm(tile_text=tile(64, 128, warp=(64, 128, 64))), "the tile's M must be 128 or 256, got 64"),
         (gemm(schedule="pingpong", tile_text=tile(256, 128, schedule="pingpong")), "one consumer warpgroup takes a tile M of 64 or 128, got 256"),
         (gemm(tile_text=tile(128, 128, warp=(128, 128, 64))), "a cooperative warpgroup computes [64, 128, 64] of a [128, 128, 64] tile"),
@@ -78,7 +78,11 @@ def the_op(text: str):
         (gemm(accumulator="f16"), "3.x instances accumulate in f32"),
         (gemm(cluster=(4, 2, 1)), "the cluster must be (1, 2 or 4) x (1, 2 or 4) x 1 with at most 4 CTAs"),
         (gemm(schedule="pingpong", tile_text=tile(128, 128, schedule="pingpong"), split_k=2),
-         "split-k (2 slices) runs on the stream-K scheduler, which only the cooperative schedule has"),
+         "split-k (2 slices) runs on the stream-K scheduler in split-K mode, which only the cooperative schedule takes"),
+        (gemm(schedule="streamk", tile_text=tile(128, 128, schedule="streamk"), split_k=2),
+         "which only the cooperative schedule takes (streamk chooses its own split)"),
+        (gemm(schedule="streamk", tile_text=tile(64, 128, warp=(64, 128, 64))),
+         "the streamk schedule splits M between two warpgroups: the tile's M must be 128 or 256, got 64"),
         (gemm(a=(512, 256), b=(3, 384, 256), out=(3, 512, 384), bias=False, epilogue=""),
          "a 3.x GEMM batches A and B together (or folds the batch into M); this one batches b alone"),
         (conv(schedule="cooperative", tile_text=tile(128, 64)), "a 3.x conv2d_fprop takes kernel_schedule 'warpspecialized'"),
@@ -134,6 +138,18 @@ def test_the_whole_epilogue_is_one_expression(epilogue, expected):
     assert ("using ElementC = void;" in source) == ("residual" not in epilogue)
 
 
+def test_streamk_is_the_cooperative_kernel_on_the_stream_k_scheduler():
+    """No split count: CUTLASS's own decomposition (whole tiles for the full waves, the
+    rest by stream-K); split-k stays split-K mode; the plain schedules stay persistent."""
+    streamk = cutlass_kernels.emit_instance(the_op(gemm(schedule="streamk", tile_text=tile(128, 256, schedule="streamk")))).source
+    assert "CollectiveEpilogue, cutlass::gemm::StreamKScheduler>;" in streamk
+    assert "KernelTmaWarpSpecializedCooperative" in streamk and "epilogue::TmaWarpSpecializedCooperative" in streamk
+    assert "args.scheduler.splits" not in streamk and "args.scheduler.max_swizzle_size" in streamk
+    split = cutlass_kernels.emit_instance(the_op(gemm(split_k=4))).source
+    assert "StreamKScheduler" in split and "args.scheduler.splits = 4;" in split
+    assert "StreamKScheduler" not in cutlass_kernels.emit_instance(the_op(gemm())).source
+
+
 def test_host_program_builds_3x_units_for_sm_90a():
     from boltir.target import get_target
 
@@ -144,8 +160,8 @@ def test_host_program_builds_3x_units_for_sm_90a():
 
 @pytest.mark.slow
 def test_nvcc_compiles_a_3x_gemm_and_conv(tmp_path):
-    """Two Hopper units (about 50 s each on 2 cores): the template instantiates with
-    CUTLASS 4.2's collective builders."""
+    """Three Hopper units (about 50 s each on 2 cores): the template instantiates with
+    CUTLASS 4.2's collective builders, the stream-K scheduler's too."""
     from boltir.backends.cuda.toolchain import nvcc
 
     try:
@@ -155,7 +171,8 @@ def test_nvcc_compiles_a_3x_gemm_and_conv(tmp_path):
         pytest.skip(f"no CUDA toolchain or CUTLASS headers here: {error}")
     jobs = []
     for text in (gemm(schedule="pingpong", tile_text=tile(64, 128, schedule="pingpong"), epilogue="bias, gelu, residual = mul, then relu",
-                      residual=True), conv(epilogue="bias, relu")):
+                      residual=True), conv(epilogue="bias, relu"),
+                 gemm(schedule="streamk", tile_text=tile(128, 256, schedule="streamk"), epilogue="bias, gelu")):
         op = the_op(text)
         jobs.append(nvcc.CompileJob(cutlass_kernels.kernel_name(op), cutlass_kernels.emit_translation_unit([op]), cutlass_kernels.kernel_arch(op)))
     library = nvcc.build_shared_library(jobs, tmp_path / "hopper.so", progress=False)

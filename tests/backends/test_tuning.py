@@ -21,6 +21,7 @@ from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import HeuristicSelector
 from boltir.backends.cuda.tune import tuner as profiler
 from boltir.backends.cuda.tune.database import (
+    describe_choice,
     FORMAT,
     Measurement,
     TuningDatabase,
@@ -103,6 +104,23 @@ def test_split_k_only_for_small_grids_with_long_k():
     big = candidates(op_of(gemm_text(8192, 8192, 8192)), "sm90", 132, 3).choices
     assert any(c.split_k > 1 for c in small)
     assert all(c.split_k == 1 for c in big)
+
+
+def test_stream_k_candidates_for_grids_whose_last_wave_idles():
+    """ViT-B/16 b32's output projection (M 6304, N = K = 768): every large tile leaves a
+    partial last wave (150 tiles of 128x256 on 132 SMs), so the stream-K scheduler's
+    versions are candidates, valid instances, and none of them splits K by hand. A grid of
+    whole waves (8192 x 8192: 2048 tiles of 128x256 = 15.5 waves, 97% busy) gets none."""
+    op = op_of(gemm_text(6304, 768, 768))
+    found = candidates(op, "sm90", 132, 3).choices
+    stream_k = [c for c in found if generation(c) == "3.x" and c.kernel_schedule == "streamk"]
+    assert stream_k and all(c.split_k == 1 and c.tile.threadblock[0] in (128, 256) for c in stream_k)
+    assert describe_choice(stream_k[0]).startswith("3.x ") and "streamk" in describe_choice(stream_k[0])
+    module = single_op_module(op)
+    for choice in stream_k:
+        lower_alone(module, choice)
+    whole = candidates(op_of(gemm_text(8192, 8192, 8192)), "sm90", 132, 3).choices
+    assert not any(getattr(c, "kernel_schedule", None) == "streamk" for c in whole)
 
 
 def test_convs_on_small_grids_get_2x_split_k_candidates():

@@ -14,7 +14,10 @@ brings into shared memory, in a warp-specialized kernel. Its parameters:
 - `kernel_schedule`: "cooperative" or "pingpong" (persistent) or "warpspecialized" (one
   consumer, the only schedule of CUTLASS's 3.x implicit-GEMM conv, which has no persistent
   one); a 1x1 conv (stride 1, no padding) with a persistent schedule runs as the GEMM it
-  is (below);
+  is (below); "streamk" (GEMMs): the cooperative kernel on the stream-K scheduler with
+  CUTLASS's own decomposition: whole tiles for the full waves, and the K loops of the
+  tiles left over shared by every SM (reduced in f32 in the workspace, in a fixed order),
+  so that a grid of 1.5 waves does not leave half the GPU idle for its last one;
 - `cluster`: thread-block cluster (M, N, 1), whose CTAs share A or B tiles by TMA multicast;
 - `swizzle`: the persistent scheduler's largest raster swizzle;
 - `split_k`: the stream-K scheduler in split-K mode (cooperative only), reduced in f32 in
@@ -49,13 +52,16 @@ from boltir.backends.cuda.codegen.epilogues import epilogue_expression, plan_pro
 from boltir.dialects import cutlass
 from boltir.dialects.graph import tensor_shape
 
-GEMM_SCHEDULES = ("cooperative", "pingpong", "warpspecialized")
+GEMM_SCHEDULES = ("cooperative", "pingpong", "warpspecialized", "streamk")
+COOPERATIVE = ("cooperative", "streamk")
+"""The schedules whose two consumer warpgroups split the tile's M."""
 CONV_SCHEDULES = ("warpspecialized",)
 POINTWISE_SCHEDULES = ("cooperative", "pingpong")
 KERNEL_SCHEDULE_TYPES = {
     ("gemm", "cooperative"): "cutlass::gemm::KernelTmaWarpSpecializedCooperative",
     ("gemm", "pingpong"): "cutlass::gemm::KernelTmaWarpSpecializedPingpong",
     ("gemm", "warpspecialized"): "cutlass::gemm::KernelTmaWarpSpecialized",
+    ("gemm", "streamk"): "cutlass::gemm::KernelTmaWarpSpecializedCooperative",
     ("conv2d_fprop", "warpspecialized"): "cutlass::conv::KernelImplicitTmaWarpSpecializedSm90",
     # a pointwise conv's persistent schedules are the GEMM's (the conv runs as a GEMM)
     ("conv2d_fprop", "cooperative"): "cutlass::gemm::KernelTmaWarpSpecializedCooperative",
@@ -65,11 +71,13 @@ EPILOGUE_SCHEDULE_TYPES = {
     "cooperative": "cutlass::epilogue::TmaWarpSpecializedCooperative",
     "pingpong": "cutlass::epilogue::TmaWarpSpecialized",
     "warpspecialized": "cutlass::epilogue::TmaWarpSpecialized",
+    "streamk": "cutlass::epilogue::TmaWarpSpecializedCooperative",
 }
 SCHEDULE_TEXT = {
     "cooperative": "TMA warp-specialized cooperative, persistent",
     "pingpong": "TMA warp-specialized ping-pong, persistent",
     "warpspecialized": "TMA warp-specialized",
+    "streamk": "TMA warp-specialized cooperative, persistent, stream-K tail",
 }
 HEADERS = {
     "gemm": ("cutlass/gemm/device/gemm_universal_adapter.h", "cutlass/gemm/kernel/gemm_universal.hpp",
@@ -99,7 +107,7 @@ def schedule_of(op) -> str:
 
 def expected_warp_tile(schedule: str, threadblock: tuple[int, int, int]) -> tuple[int, int, int]:
     m, n, k = threadblock
-    return (m // 2, n, k) if schedule == "cooperative" else (m, n, k)
+    return (m // 2, n, k) if schedule in COOPERATIVE else (m, n, k)
 
 
 def tile_reason(family: str, schedule: str, tile: cutlass.Tile) -> str | None:
@@ -108,9 +116,9 @@ def tile_reason(family: str, schedule: str, tile: cutlass.Tile) -> str | None:
     if schedule not in schedules:
         return f"a 3.x {family} takes kernel_schedule {' or '.join(repr(s) for s in schedules)}, got '{schedule}'"
     m, n, k = tile.threadblock
-    if schedule == "cooperative" and m not in (128, 256):
-        return f"the cooperative schedule splits M between two warpgroups: the tile's M must be 128 or 256, got {m}"
-    if schedule != "cooperative" and m not in (64, 128):
+    if schedule in COOPERATIVE and m not in (128, 256):
+        return f"the {schedule} schedule splits M between two warpgroups: the tile's M must be 128 or 256, got {m}"
+    if schedule not in COOPERATIVE and m not in (64, 128):
         return f"one consumer warpgroup takes a tile M of 64 or 128, got {m}"
     if n % 16 or not 16 <= n <= 256:
         return f"the tile's N must be a multiple of 16 up to 256 (wgmma's N), got {n}"
@@ -159,7 +167,8 @@ def gemm_reason(op: cutlass.GemmOp) -> str | None:
         return f"a 3.x GEMM batches A and B together (or folds the batch into M); this one batches {batching['batch_mode']} alone"
     split_k = op.prop_value("split_k")
     if split_k > 1 and schedule_of(op) != "cooperative":
-        return f"split-k ({split_k} slices) runs on the stream-K scheduler, which only the cooperative schedule has"
+        return (f"split-k ({split_k} slices) runs on the stream-K scheduler in split-K mode, which only the cooperative "
+                f"schedule takes (streamk chooses its own split)")
     return None
 
 

@@ -16,7 +16,8 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
 - 3.x (wgmma + TMA, arch "sm90", on an sm90 target with `cutlass=3`): CTA tiles the
   builder takes (M 64 / 128 / 256, N 64 to 256), the cooperative and ping-pong schedules
   (warp-specialized for convs), clusters 1x1, 2x1, 1x2, and stream-K split-k for small
-  grids (cooperative only). Stages are "as many as fit" (0).
+  grids (cooperative only); GEMM tiles whose last wave leaves SMs idle also on the
+  stream-K scheduler ("streamk"). Stages are "as many as fit" (0).
 - b2b ops: the fused kernel against its unfused pair (`UNFUSE`), whose halves are tuned
   as ops of their own.
 - GEMMs with few rows that our kernel takes (`skinny_gemm_kernels`): its weight rows per
@@ -61,6 +62,7 @@ from boltir.backends.cuda.select.heuristic import (
     batches_operands,
     depthwise_pixels,
     element_bits,
+    grid_efficiency,
     hopper_conv_problem,
     hopper_gemm_problem,
     hopper_tile,
@@ -348,14 +350,35 @@ def _hopper_ranked(shapes, schedules_for, rows: int, n: int, k: int, count: int,
                     found.prune("cluster on a partial wave")
                     continue
                 splits = _split_k_options(tiles, k, shape[2], sms, 8) if split and schedule == "cooperative" and count == 1 else [1]
+                # a cluster's multicast halves one operand's traffic: a small bonus on big grids
+                bonus = (1 + 0.03 * (cluster != (1, 1, 1))) * (1 + 0.02 * (schedule == "pingpong" and shape[0] == 64))
                 for split_k in splits:
-                    # a cluster's multicast halves one operand's traffic: a small bonus on big grids
-                    bonus = (1 + 0.03 * (cluster != (1, 1, 1))) * (1 + 0.02 * (schedule == "pingpong" and shape[0] == 64))
                     split_score = _split_score(score * bonus, tiles, split_k, sms)
                     choice = dataclasses.replace(base, family=family, arch="sm90", tile=hopper_tile(shape, schedule),
                                                  alignment=(8, 8, 8), split_k=split_k, cluster=cluster, kernel_schedule=schedule)
                     ranked.append(_Ranked(split_score, choice))
+                if split and schedule == "cooperative" and count == 1 and tiles >= sms and k >= STREAM_K_MIN_K_TILES * shape[2]:
+                    wave_use = grid_efficiency(rows, n, 1, shape[0], shape[1], sms)[0] / _edge_use(rows, n, shape[0], shape[1])
+                    if wave_use < STREAM_K_BELOW_WAVE_USE:
+                        choice = dataclasses.replace(base, family=family, arch="sm90", tile=hopper_tile(shape, "streamk"),
+                                                     alignment=(8, 8, 8), split_k=1, cluster=cluster, kernel_schedule="streamk")
+                        ranked.append(_Ranked(_stream_k_score(score * bonus, wave_use), choice))
     return ranked
+
+
+STREAM_K_BELOW_WAVE_USE = 0.9
+"""A grid of a wave or more whose last wave leaves more than a tenth of the SMs idle (over
+the whole grid) is tried on the stream-K scheduler too, which shares the left-over tiles'
+K loops among all SMs. Smaller grids are split-k's."""
+STREAM_K_MIN_K_TILES = 4
+STREAM_K_FIXUP = 0.92
+"""The score's guess at what stream-K's partial-tile reduction costs (workspace traffic and
+waits), relative to full waves of whole tiles."""
+
+
+def _stream_k_score(score: float, wave_use: float) -> float:
+    """A tile's score with its partial wave made whole by stream-K, less the fix-up."""
+    return score / wave_use * STREAM_K_FIXUP
 
 
 def hopper_gemm(op: ops.GemmOp, base: KernelChoice, sms: int, found: CandidateSet) -> list[KernelChoice]:

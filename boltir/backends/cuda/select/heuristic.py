@@ -171,7 +171,7 @@ def hopper_tile(threadblock: tuple[int, int, int], schedule: str) -> Tile:
     """The `cutlass.tile` of a 3.x instance: the warpgroup's share and the wgmma shape
     follow from the schedule; stages = 0 fills the shared memory the epilogue leaves."""
     m, n, k = threadblock
-    warp = (m // 2, n, k) if schedule == "cooperative" else (m, n, k)
+    warp = (m // 2, n, k) if schedule in ("cooperative", "streamk") else (m, n, k)
     return Tile(threadblock, warp, (64, n, 16), 0)
 
 

@@ -420,7 +420,7 @@ def describe_choice(choice: KernelChoice | str) -> str:
         return "unfused"
     tb = "x".join(map(str, choice.tile.threadblock))
     if choice.arch == "sm90":
-        schedule = {"cooperative": "coop", "pingpong": "pingpong", "warpspecialized": "ws"}.get(choice.kernel_schedule, "auto")
+        schedule = {"cooperative": "coop", "pingpong": "pingpong", "warpspecialized": "ws", "streamk": "streamk"}.get(choice.kernel_schedule, "auto")
         cluster = choice.cluster or (1, 1, 1)
         text = f"3.x {tb} {schedule} c{cluster[0]}x{cluster[1]}"
     elif choice.family.startswith("b2b"):
