@@ -23,11 +23,13 @@ of ours, CUTLASS's sm90 choice and F.linear (eager, no ReLU).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 import time
 from pathlib import Path
 
+from boltir.backends.cuda.tune.database import describe_choice as describe_tuner_choice
 from bench.harness import (
     SMS,
     BoundKernel,
@@ -116,6 +118,29 @@ def direct_candidates(ours: Case) -> list[Case]:
     return out
 
 
+CHOICE_FIELDS = ("family", "arch", "tile", "alignment", "swizzle", "split_k", "iterator_algorithm", "cluster", "kernel_schedule")
+
+
+def tuner_candidates(first: Case) -> list[Case]:
+    """The tuner's other candidates for a case's op (2.x split-k among them), each as a case."""
+    from boltir.dialects import op as ops
+
+    op = next(o for o in first.op_module.walk() if isinstance(o, ops.Conv2dOp | ops.GemmOp))
+    out = []
+    choices = candidates(op, "sm90", sms=SMS).choices[1:]
+    split = next((c for c in choices if c.split_k > 1), None)
+    if split is not None:  # the split-k curve around the tuner's count
+        choices += [dataclasses.replace(split, split_k=n) for n in (2, 4, 16) if dataclasses.replace(split, split_k=n) not in choices]
+    for choice in choices:
+        override = {name: getattr(choice, name) for name in CHOICE_FIELDS}
+        name = f"{first.label} cand {describe_tuner_choice(choice)}"
+        try:
+            out.append(lower(Case(name, first.text, override=override, target="sm90")))
+        except Exception as error:  # noqa: BLE001 - a candidate the rules refuse is skipped, said why
+            print(f"skipped {name}: {str(error).splitlines()[0]}")
+    return out
+
+
 def skinny_candidates(ours: Case) -> list[Case]:
     """CUTLASS's sm90 choice for a few-rows GEMM, then our kernel's other tiles."""
     out = [lower(Case(f"{ours.label} cutlass sm90", ours.text, target="sm90"))]
@@ -161,6 +186,16 @@ def workloads():
         ("mb conv3x3 N32 C64 224² K64", (32, 224, 224, 64, 64, 3, 1)),
         # ResNet-50's stem after space-to-depth-stem: 4x4/1 on 12 channels padded to 16, no padding
         ("stem s2d conv4x4 N32 C16 115² K64", (32, 115, 115, 16, 64, 4, 1, 0)),
+    ]
+    for label, params in convs:
+        yield label + " +bias+relu", "conv", params
+    # batch-1 convs whose 3.x grid is a fraction of a wave (VGG-16's and ResNet-50's deep
+    # layers): the tuner's candidates, 2.x split-k among them
+    convs = [
+        ("b1 conv3x3 N1 C512 14² K512", (1, 14, 14, 512, 512, 3, 1)),
+        ("b1 conv3x3 N1 C512 28² K512", (1, 28, 28, 512, 512, 3, 1)),
+        ("b1 conv3x3 N1 C256 14² K256", (1, 14, 14, 256, 256, 3, 1)),
+        ("b1 conv3x3 N1 C512 7² K512", (1, 7, 7, 512, 512, 3, 1)),
     ]
     for label, params in convs:
         yield label + " +bias+relu", "conv", params
@@ -268,8 +303,14 @@ def main() -> int:
             # the padded input, the peers the original. (C = 4 stays a 2.x kernel on sm90.)
             c_ours = 4 if c == 3 else c
             text = conv_text(n, h, w, c_ours, k, r, r, stride=stride, pad=padding[0] if padding else None)
-            candidates = [] if args.no_candidates or c_ours % 8 else candidate_cases(label, text, CONV_CANDIDATES)
-            plans.append((label, kind, p, [lower(Case(label, text)), lower(Case(label + " sm90", text, target="sm90")), *candidates]))
+            ours = lower(Case(label + " sm90", text, target="sm90"))
+            if args.no_candidates or c_ours % 8:
+                candidates = []
+            elif label.startswith("b1 "):
+                candidates = tuner_candidates(ours)
+            else:
+                candidates = candidate_cases(label, text, CONV_CANDIDATES)
+            plans.append((label, kind, p, [lower(Case(label, text)), ours, *candidates]))
         elif kind == "depthwise":
             # [CUTLASS's direct conv, ours (the heuristic's tile), our other tiles]
             n, h, w, c, r, stride = p
