@@ -204,6 +204,8 @@ def describe_choice(case: Case) -> str:
                 f"c{'x'.join(map(str, sm90.cluster_of(op)[:2]))}")
         if op.prop_value("split_k") > 1:
             text += f" splitk{op.prop_value('split_k')}"
+        if op.prop_value("swizzle") > 1:
+            text += f" sw{op.prop_value('swizzle')}"
         return text
     text = f"{'x'.join(map(str, tile.threadblock))}/{'x'.join(map(str, tile.warp))} s{tile.stages}"
     if "split_k" in op.properties and op.prop_value("split_k") > 1:
