@@ -672,9 +672,12 @@ def test_bad_cutlass_generation_is_an_error():
 @pytest.mark.parametrize(
     ("pixels", "k", "tile"),
     # the reference convs (bench/kernels.py) at batch 32 (the fastest of five tiles on the H200), and a narrow grid
-    # MobileNetV2's 1x1 16 -> 96 at 112² (128x128 0.0816 ms, 128x64 0.1240)
+    # MobileNetV2's 1x1 16 -> 96 at 112² (128x128 0.0816 ms, 128x64 0.1240);
+    # batch 1: 3x3 512 -> 512 at 28² keeps 64x128 (0.0149 against 0.0156), at 14² and 7² and 256 -> 256 at 14²
+    # (grids under a quarter wave) 64x64 (0.0124 against 0.0139, 0.0123 against 0.0136, 0.0073 against 0.0081)
     [(100352, 64, (128, 64, 64)), (25088, 128, (128, 128, 64)), (1568, 512, (64, 128, 64)), (196, 64, (64, 64, 64)),
-     (401408, 96, (128, 128, 64))],
+     (401408, 96, (128, 128, 64)), (784, 512, (64, 128, 64)), (196, 512, (64, 64, 64)), (49, 512, (64, 64, 64)),
+     (196, 256, (64, 64, 64))],
 )
 def test_sm90_conv_tiles(pixels, k, tile):
     from boltir.backends.cuda.select.heuristic import hopper_conv_tile

@@ -159,11 +159,16 @@ def hopper_conv_tile(pixels: int, k: int, sms: int) -> tuple[int, int, int]:
     """The 3.x implicit-GEMM conv's tile (one consumer warpgroup: M is 64 or 128): N = 128
     once K is over 64 channels (filter reuse, and an input pixel read by fewer column
     tiles: at K = 96 one 128-wide tile instead of two 64-wide ones), else 64; M = 128
-    unless that leaves fewer tiles than SMs. On the H200 this picked the fastest tile of
+    unless that leaves fewer tiles than SMs; N = 64 after all where the grid is under a
+    quarter wave. On the H200 this picked the fastest tile of
     the reference and memory-bound convs in bench/RESULTS.md; the wave-quantization score
     of the GEMMs did not (this kernel is not persistent: two CTAs share an SM)."""
     n = 128 if k > 64 else 64
     m = 128 if math.ceil(pixels / 128) * math.ceil(k / n) >= sms else 64
+    if m == 64 and n == 128 and math.ceil(pixels / 64) * math.ceil(k / 128) * 4 <= sms:
+        # Under a quarter wave each CTA walks the whole reduction alone: twice the CTAs of
+        # 64 columns finish sooner (batch-1 3x3 convs at 7² and 14², bench/RESULTS.md).
+        n = 64
     return (m, n, 64)
 
 
