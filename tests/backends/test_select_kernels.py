@@ -168,14 +168,16 @@ def test_sms_fills_the_gpu_the_kernels_run_on(rng):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_big_gemm_needs_no_split_k_and_is_swizzled(rng, arch):
+def test_big_gemm_needs_no_split_k_and_is_swizzled_on_2x(rng, arch):
     m = OpModel(rng, np.float16)
     x = m.input("x", (2048, 256))
     module = m.finish([m.gemm(x, 2048, act="relu", layout_b="col")])
 
     after, _ = select(module, rng, arch, tolerance=2e-2)
     (choice,) = choices(after)
-    assert choice.split_k == 1 and choice.swizzle > 1
+    # 2.x tiles rasterize in groups; the 3.x persistent scheduler measured fastest without
+    # a swizzle (bench/RESULTS.md, ViT-B/16 b32's GEMMs)
+    assert choice.split_k == 1 and (choice.swizzle == 1 if choice.arch == "sm90" else choice.swizzle > 1)
     assert choice.tile.threadblock[0] * choice.tile.threadblock[1] >= 128 * 64
 
 
