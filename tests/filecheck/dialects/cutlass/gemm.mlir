@@ -108,6 +108,12 @@ func.func @gemm_sm90(%a: tensor<4096x768xf16>, %w: tensor<3072x768xf16>, %c: ten
         tile = #cutlass.tile<threadblock = [128, 128, 64], warp = [64, 128, 64], instruction = [64, 128, 16], stages = 5>,
         alignment = array<i64: 8, 8, 8>, cluster = array<i64: 1, 2, 1>, kernel_schedule = "pingpong", layout_b = "col",
         epilogue = #op.epilogue<bias>} : (tensor<4096x768xf16>, tensor<3072x768xf16>, tensor<3072xf16>) -> tensor<4096x3072xf16>
+  // The cooperative kernel on the stream-K scheduler.
+  // CHECK: %{{.*}} = cutlass.gemm %a, %w bias %c {arch = "sm90", accumulator = f32, tile = #cutlass.tile<threadblock = [128, 256, 64], warp = [64, 256, 64], instruction = [64, 256, 16], stages = 0>, alignment = array<i64: 8, 8, 8>, cluster = array<i64: 1, 1, 1>, kernel_schedule = "streamk", layout_b = "col", epilogue = #op.epilogue<bias>} : (tensor<4096x768xf16>, tensor<3072x768xf16>, tensor<3072xf16>) -> tensor<4096x3072xf16>
+  %3 = cutlass.gemm %a, %w bias %c {arch = "sm90", accumulator = f32,
+        tile = #cutlass.tile<threadblock = [128, 256, 64], warp = [64, 256, 64], instruction = [64, 256, 16], stages = 0>,
+        alignment = array<i64: 8, 8, 8>, cluster = array<i64: 1, 1, 1>, kernel_schedule = "streamk", layout_b = "col",
+        epilogue = #op.epilogue<bias>} : (tensor<4096x768xf16>, tensor<3072x768xf16>, tensor<3072xf16>) -> tensor<4096x3072xf16>
   // Without a cluster or a schedule, CUTLASS picks ("auto").
   // CHECK: %{{.*}} = cutlass.gemm %a, %w {arch = "sm90", accumulator = f32, tile = #cutlass.tile<threadblock = [256, 128, 64], warp = [64, 128, 64], instruction = [64, 128, 16], stages = 3>, alignment = array<i64: 8, 8, 8>, kernel_schedule = "auto", layout_b = "col"} : (tensor<4096x768xf16>, tensor<3072x768xf16>) -> tensor<4096x3072xf16>
   %2 = cutlass.gemm %a, %w {arch = "sm90", accumulator = f32,

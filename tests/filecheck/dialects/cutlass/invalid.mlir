@@ -157,7 +157,7 @@ func.func @bad_cluster(%a: tensor<256x64xf16>, %b: tensor<64x128xf16>) -> tensor
 // -----
 
 func.func @bad_kernel_schedule(%a: tensor<256x64xf16>, %b: tensor<64x128xf16>) -> tensor<256x128xf16> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'cutlass.gemm' op kernel_schedule must be one of auto, cooperative, pingpong, warpspecialized, got 'warp_specialized'
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'cutlass.gemm' op kernel_schedule must be one of auto, cooperative, pingpong, warpspecialized, streamk, got 'warp_specialized'
   %0 = cutlass.gemm %a, %b {arch = "sm90", accumulator = f32, tile = #cutlass.tile<threadblock = [128, 128, 32], warp = [64, 64, 32], instruction = [16, 8, 16], stages = 3>, alignment = array<i64: 8, 8, 8>, kernel_schedule = "warp_specialized"} : (tensor<256x64xf16>, tensor<64x128xf16>) -> tensor<256x128xf16>
   func.return %0 : tensor<256x128xf16>
 }
