@@ -106,6 +106,9 @@ HOPPER_GEMM_SHAPES = tuple((m, n, 64) for m in (64, 128, 256) for n in (64, 128,
 HOPPER_CONV_SHAPES = ((64, 64, 64), (64, 128, 64), (128, 64, 64), (128, 128, 64), (64, 256, 64), (128, 256, 64))
 CLUSTERS = ((1, 1, 1), (2, 1, 1), (1, 2, 1))
 SPLIT_K = (2, 4, 8)
+MAX_ACCUMULATORS = 128
+"""f32 accumulators per consumer thread (a warpgroup's share of the tile over its 128
+threads) beyond which the tile spills."""
 
 MIN_RELATIVE_EFFICIENCY = 0.5
 """A tile whose grid is less than half as efficient as the best tile's is pruned."""
@@ -342,6 +345,9 @@ def _hopper_ranked(shapes, schedules_for, rows: int, n: int, k: int, count: int,
         tiles_m, tiles_n = math.ceil(rows / shape[0]), math.ceil(n / shape[1])
         score, tiles = tile_score(rows, n, count, shape[0], shape[1], sms)
         for schedule in schedules_for(shape):
+            if (shape[0] // 2 if schedule == "cooperative" else shape[0]) * shape[1] // 128 > MAX_ACCUMULATORS:
+                found.prune("accumulators")  # a 128x256 ping-pong tile ran 10-20x slower on the H200
+                continue
             for cluster in CLUSTERS:
                 if cluster[0] > tiles_m or cluster[1] > tiles_n:
                     found.prune("cluster wider than the grid")
@@ -406,9 +412,6 @@ def hopper_conv(op: ops.Conv2dOp, base: KernelChoice, sms: int, found: Candidate
 
 POINTWISE_SCHEDULES = (("pingpong", 64), ("pingpong", 128), ("cooperative", 128), ("cooperative", 256))
 """(schedule, tile M) of the persistent GEMM candidates of a pointwise conv."""
-MAX_ACCUMULATORS = 128
-"""f32 accumulators per consumer thread (a warpgroup's share of the tile over its 128
-threads) beyond which the tile spills."""
 
 
 def pointwise_tiles(c: int, k: int) -> list[tuple[int, int, int]]:
