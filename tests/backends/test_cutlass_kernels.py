@@ -527,7 +527,7 @@ def test_empty_module():
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        (gemm_ir(arch="sm90"), "a 3.x gemm takes kernel_schedule 'cooperative' or 'pingpong' or 'warpspecialized', got 'auto'"),
+        (gemm_ir(arch="sm90"), "a 3.x gemm takes kernel_schedule 'cooperative' or 'pingpong' or 'warpspecialized' or 'streamk', got 'auto'"),
         (gemm_ir(op_class="simt", tile=TILE_F16), "tensor-op kernels"),
         (gemm_ir(accumulator="f16"), "the accumulator must be f32"),
         (gemm_ir(tile=TILE_TF32), "instruction shape is [16, 8, 16]"),
