@@ -203,6 +203,10 @@ def workloads():
         ("b1 conv3x3 N1 C512 28² K512", (1, 28, 28, 512, 512, 3, 1)),
         ("b1 conv3x3 N1 C256 14² K256", (1, 14, 14, 256, 256, 3, 1)),
         ("b1 conv3x3 N1 C512 7² K512", (1, 7, 7, 512, 512, 3, 1)),
+        # ResNet-50's deep 1x1 convs: the 3.x GEMM split along C among the candidates
+        ("b1 conv1x1 N1 C2048 7² K512", (1, 7, 7, 2048, 512, 1, 1)),
+        ("b1 conv1x1 N1 C1024 14² K256", (1, 14, 14, 1024, 256, 1, 1)),
+        ("b1 conv1x1 N1 C512 7² K2048", (1, 7, 7, 512, 2048, 1, 1)),
     ]
     for label, params in convs:
         yield label + " +bias+relu", "conv", params

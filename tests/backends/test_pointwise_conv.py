@@ -213,6 +213,37 @@ def lowered_alone(op, choice):
     return template
 
 
+@pytest.mark.parametrize(("side", "c", "k", "epilogue"), [(7, 2048, 512, "bias, relu"), (14, 1024, 256, "bias, relu"),
+                                                    (7, 512, 2048, "bias, residual = add, then relu")])
+def test_batch_1_deep_1x1_convs_get_split_k_gemm_candidates(side, c, k, epilogue):
+    """ResNet-50's deep 1x1 convs at batch 1 have a few output tiles and a long C, which the
+    implicit-GEMM conv cannot split: their GEMM on the cooperative kernel, split along C
+    (the stream-K scheduler in split-K mode, reduced in f32 before the whole epilogue, the
+    residual's too), is a candidate; the heuristic's choice still leads."""
+    residual = "residual" in epilogue
+    op = the_conv(conv_text(1, side, side, c, k, 1, 1, pad=0, epilogue=epilogue))
+    found = candidates(op, "sm90", 132, 3)
+    assert found.choices[0] == HeuristicSelector(sms=132).select(op, "sm90")
+    split = [ch for ch in found.choices if ch.arch == "sm90" and ch.split_k > 1]
+    assert split and all(ch.kernel_schedule == "cooperative" and ch.family == "conv2d_fprop" for ch in split)
+    for choice in split:
+        instance = lowered_alone(op, choice)
+        assert cutlass_kernels.unsupported_reason(instance) is None and sm90.is_pointwise_gemm(instance)
+        source = cutlass_kernels.emit_translation_unit([instance])
+        assert "cutlass::gemm::StreamKScheduler>;" in source and f"args.scheduler.splits = {choice.split_k};" in source
+        assert ("Sm90SrcFetch<ElementD>" in source) == residual
+
+
+def test_split_k_is_for_the_cooperative_gemm_of_a_1x1_conv_only():
+    cooperative = the_template(pointwise(schedule="cooperative", threadblock=(128, 96, 32)).replace(
+        'kernel_schedule = "cooperative"', 'split_k = 2, kernel_schedule = "cooperative"'))
+    assert cutlass_kernels.unsupported_reason(cooperative) is None
+    pingpong = the_template(pointwise().replace('kernel_schedule = "pingpong"', 'split_k = 2, kernel_schedule = "pingpong"'))
+    assert "which only the cooperative schedule takes" in cutlass_kernels.unsupported_reason(pingpong)
+    implicit = the_template(conv().replace('kernel_schedule = "warpspecialized"', 'split_k = 2, kernel_schedule = "warpspecialized"'))
+    assert cutlass_kernels.unsupported_reason(implicit) == "the 3.x implicit-GEMM conv has no split-k"
+
+
 def test_wide_1x1_convs_get_no_persistent_candidates():
     op = the_conv(conv_text(32, 7, 7, 160, 960, 1, 1, pad=0))
     assert not [ch for ch in candidates(op, "sm90", 132, 3).choices if ch.kernel_schedule in sm90.POINTWISE_SCHEDULES]

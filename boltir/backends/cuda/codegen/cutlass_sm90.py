@@ -37,7 +37,9 @@ the 3.x GEMM instance of the same tile, schedule and epilogue (`gemm_sm90.cu.j2`
 the conv's launcher ABI. The persistent kernel's producer warp loads the next tiles'
 inputs while the consumers store this tile's output (TMA, asynchronous), which a
 memory-bound conv (few channels: one or two K tiles per output tile) needs to stream at
-DRAM bandwidth; the non-persistent implicit-GEMM conv does not overlap the two.
+DRAM bandwidth; the non-persistent implicit-GEMM conv does not overlap the two. As a GEMM
+it also takes split-k (cooperative): a batch-1 1x1 conv of few pixels and many channels
+has too few output tiles to fill the GPU, and the implicit-GEMM conv cannot split C.
 """
 
 from __future__ import annotations
@@ -192,8 +194,12 @@ def conv_reason(op: cutlass.Conv2dFpropOp) -> str | None:
                 f"'{schedule_of(op)}' runs 1x1 convs as GEMMs, and {reason}")
     if (reason := _common_reason(op, "conv2d_fprop", (op.input, op.filter))) is not None:
         return reason
-    if op.prop_value("split_k") != 1:
+    split_k = op.prop_value("split_k")
+    if split_k != 1 and not is_pointwise_gemm(op):
         return "the 3.x implicit-GEMM conv has no split-k"
+    if split_k != 1 and schedule_of(op) != "cooperative":
+        return (f"split-k ({split_k} slices) of a 1x1 conv's GEMM runs on the stream-K scheduler in split-K mode, "
+                f"which only the cooperative schedule takes")
     return conv_problem_reason(tensor_shape(op.input.type), tensor_shape(op.filter.type), tensor_shape(op.output.type),
                                op.prop_value("pads"), op.prop_value("strides"), op.prop_value("dilations"))
 

@@ -34,6 +34,9 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
   persistent GEMM's tiles on the conv's buffers (`cutlass_sm90`'s pointwise convs): K
   tiles 32 and 64 for narrow C, N tiles covering K and the usual 64 / 128 / 256, M 64 /
   128 / 256 under both persistent schedules, each thread at most 128 accumulators.
+- Other 1x1 convs whose output tiles are under half a wave (batch 1, deep layers): the
+  cooperative GEMM on the conv's buffers split along C, 2 to 8 slices
+  (`split_pointwise_gemms`), which the implicit-GEMM conv cannot do.
 
 **Pruning**, before anything compiles: shared-memory fit; tiles that waste more than half
 of the edge tiles; grids much less efficient than the best tile's (waves per SM, idle
@@ -54,7 +57,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
+from boltir.backends.cuda.codegen import cutlass_sm90, depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
 from boltir.backends.cuda.codegen.epilogues import plan_epilogue
 from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import (
@@ -411,7 +414,8 @@ def hopper_conv(op: ops.Conv2dOp, base: KernelChoice, sms: int, found: Candidate
 
 
 POINTWISE_SCHEDULES = (("pingpong", 64), ("pingpong", 128), ("cooperative", 128), ("cooperative", 256))
-"""(schedule, tile M) of the persistent GEMM candidates of a pointwise conv."""
+"""(schedule, tile M) of the persistent GEMM candidates of a pointwise conv; the
+cooperative ones also split K where the grid is under half a wave."""
 
 
 def pointwise_tiles(c: int, k: int) -> list[tuple[int, int, int]]:
@@ -434,12 +438,39 @@ def pointwise_gemms(op: ops.Conv2dOp, first: KernelChoice, sms: int, found: Cand
             if (m // 2 if schedule == "cooperative" else m) * n // 128 > MAX_ACCUMULATORS:
                 found.prune("accumulators")
                 continue
-            score, _ = tile_score(pixels, k, 1, m, n, sms)
+            score, tiles = tile_score(pixels, k, 1, m, n, sms)
             # a K tile that covers C without padding moves no zeros through shared memory
             score *= 1 + 0.02 * (depth >= c) + 0.01 * (schedule == "pingpong")
-            ranked.append(_Ranked(score, pointwise_choice((m, n, depth), schedule)))
+            # split-k for grids under half a wave (batch-1 1x1 convs of few pixels, long C)
+            for split_k in _split_k_options(tiles, c, depth, sms, 8) if schedule == "cooperative" else [1]:
+                choice = dataclasses.replace(pointwise_choice((m, n, depth), schedule), split_k=split_k)
+                ranked.append(_Ranked(_split_score(score, tiles, split_k, sms), choice))
     leader = first if first.arch == "sm90" and first.kernel_schedule != "warpspecialized" else None
     return _keep_best(found, ranked, MAX_POINTWISE, pixels, k, 1, sms, leader)
+
+
+def split_pointwise_gemms(op: ops.Conv2dOp, sms: int, found: CandidateSet) -> list[KernelChoice]:
+    """A 1x1 conv (stride 1, no padding) of any channels whose output tiles are under half
+    a wave (batch 1, few pixels, long C): its GEMM on the cooperative kernel, split along C.
+    The implicit-GEMM conv cannot split, so each of its few CTAs walks all of C alone."""
+    problem = hopper_conv_problem(op)
+    if problem is None or cutlass_sm90.pointwise_shape_reason(tensor_shape(op.filter.type), op.prop_value("pads"),
+                                                              op.prop_value("strides")):
+        return []
+    pixels, c, k = problem
+    ranked = []
+    for n in (64, 128):
+        score, tiles = tile_score(pixels, k, 1, 128, n, sms)
+        for split_k in _split_k_options(tiles, c, 64, sms, 4)[1:]:
+            choice = dataclasses.replace(pointwise_choice((128, n, 64), "cooperative"), split_k=split_k)
+            ranked.append(_Ranked(_split_score(score, tiles, split_k, sms), choice))
+    ranked.sort(key=lambda r: -r.score)
+    for _ in ranked[MAX_SPLIT_POINTWISE:]:
+        found.prune("rank")
+    return [r.choice for r in ranked[:MAX_SPLIT_POINTWISE]]
+
+
+MAX_SPLIT_POINTWISE = 4
 
 
 # --------------------------------------------------------------------------- entry
@@ -483,6 +514,8 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3) -> Cand
             choices = hopper_conv(op, first, sms, found) + choices
         if hopper and pointwise_problem(op) is not None:
             choices = pointwise_gemms(op, first, sms, found) + choices
+        elif hopper:
+            choices = split_pointwise_gemms(op, sms, found) + choices
     # the heuristic's own choice leads, so an empty search still has the heuristic's answer
     choices = ours + choices
     choices.sort(key=lambda choice: choice != leader)
