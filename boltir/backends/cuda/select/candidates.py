@@ -349,7 +349,7 @@ def _hopper_ranked(shapes, schedules_for, rows: int, n: int, k: int, count: int,
         score, tiles = tile_score(rows, n, count, shape[0], shape[1], sms)
         for schedule in schedules_for(shape):
             if (shape[0] // 2 if schedule == "cooperative" else shape[0]) * shape[1] // 128 > MAX_ACCUMULATORS:
-                found.prune("accumulators")  # a 128x256 ping-pong tile ran 10-20x slower on the H200
+                found.prune("accumulators")  # it spills (a 128x256 ping-pong tile: bench/RESULTS.md)
                 continue
             for cluster in CLUSTERS:
                 if cluster[0] > tiles_m or cluster[1] > tiles_n:
