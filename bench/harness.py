@@ -30,6 +30,7 @@ from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.backends.cuda.toolchain.kernel_library import KernelLibrary, launch_arguments
 from boltir.backends.cuda.toolchain.nvcc import build_shared_library
+from boltir.backends.cuda.tune.database import SCHEDULE_SHORT
 from boltir.dialects import cutlass
 from boltir.dialects.cutlass import Tile
 from boltir.dtypes import numpy_dtype
@@ -187,7 +188,6 @@ def hopper(threadblock: tuple[int, int, int], schedule: str, cluster=(1, 1, 1), 
             "alignment": (8, 8, 8), "split_k": split_k}
 
 
-SCHEDULE_SHORT = {"cooperative": "coop", "pingpong": "pingpong", "warpspecialized": "ws", "streamk": "streamk"}
 
 
 def describe_choice(case: Case) -> str:

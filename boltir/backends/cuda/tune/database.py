@@ -414,13 +414,17 @@ def shipped_tuning() -> ShippedTuning:
     return _shipped
 
 
+SCHEDULE_SHORT = {"cooperative": "coop", "pingpong": "pingpong", "warpspecialized": "ws", "streamk": "streamk"}
+"""The 3.x kernel schedules as choice descriptions name them."""
+
+
 def describe_choice(choice: KernelChoice | str) -> str:
     """A short name for a choice: `3.x 128x256x64 coop c2x1`, `2.x 128x128x32 s3 splitk2`."""
     if choice == UNFUSE:
         return "unfused"
     tb = "x".join(map(str, choice.tile.threadblock))
     if choice.arch == "sm90":
-        schedule = {"cooperative": "coop", "pingpong": "pingpong", "warpspecialized": "ws", "streamk": "streamk"}.get(choice.kernel_schedule, "auto")
+        schedule = SCHEDULE_SHORT.get(choice.kernel_schedule, "auto")
         cluster = choice.cluster or (1, 1, 1)
         text = f"3.x {tb} {schedule} c{cluster[0]}x{cluster[1]}"
     elif choice.family.startswith("b2b"):
