@@ -5,7 +5,7 @@ fallback, and the Hopper kernel (attention_sm90_kernels; cases labelled "sm90", 
 marked as an sm90 build marks it, each checked to reach that kernel); then their speed at
 issue 16's shapes (batch 32, 12 heads, sequence 128 and 512, head dim 64, with and without
 an additive [B, 1, 1, S] mask; GPT-2's causal prefill and BERT at batch 1 besides), one
-column per kernel (example 41, Hopper persistent, Hopper cooperative), against
+column per kernel (example 41, Hopper persistent, cooperative and tma), against
 torch.nn.functional.scaled_dot_product_attention on each of its backends (flash,
 memory-efficient, cuDNN, math; a backend that refuses a case is skipped). Both sides are
 timed as CUDA-graph replays (`bench.kernels.graph_time_ms`). Prints the correctness table,
@@ -43,7 +43,7 @@ from tests.support.torch_arrays import to_numpy_f32, to_torch
 
 TOLERANCE = {"f16": 5e-3, "bf16": 1e-2, "f32": 1e-4}
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
-KERNELS = {"sm80": "example 41", "sm90": "sm90", "sm90:cooperative": "sm90 coop"}
+KERNELS = {"sm80": "example 41", "sm90": "sm90", "sm90:cooperative": "sm90 coop", "sm90:tma": "sm90 tma"}
 """The timing table's kernels: the op's `kernel_arch` mark (none: example 41) -> column."""
 
 
@@ -163,6 +163,15 @@ def sm90_correctness_cases() -> list[Case]:
         Case("sm90 coop BSHD 2x3 Sq=80 Sk=136 causal + key_lengths", "BSHD", 2, 3, 80, 136, 64,
              {"causal": True, "key_lengths": True}, "sm90:cooperative"),
         Case("sm90 coop BS3HD 2x3 S=136 padding mask", "BS3HD", 2, 3, 136, 136, 64, {"bias": (2, 1, 1, 136)}, "sm90:cooperative"),
+        # the "tma" schedule: 64-query tiles of 128 keys (not warp-specialized)
+        Case("sm90 tma BS3HD 2x3 S=197 D=64 (ViT)", "BS3HD", 2, 3, 197, 197, 64, {}, "sm90:tma"),
+        Case("sm90 tma BSHD 2x3 Sq=80 Sk=136 causal + key_lengths", "BSHD", 2, 3, 80, 136, 64,
+             {"causal": True, "key_lengths": True}, "sm90:tma"),
+        Case("sm90 tma BS3HD 2x3 S=136 padding mask", "BS3HD", 2, 3, 136, 136, 64, {"bias": (2, 1, 1, 136)}, "sm90:tma"),
+        Case("sm90 tma BHSD 2x3 Sq=77 Sk=136 full bias [B,H,Sq,Sk]", "BHSD", 2, 3, 77, 136, 64, {"bias": (2, 3, 77, 136)},
+             "sm90:tma"),
+        Case("sm90 tma BHSD 3x2 Sq=1 Sk=333 (decode)", "BHSD", 3, 2, 1, 333, 64, {}, "sm90:tma"),
+        Case("sm90 tma BS3HD 1x2 S=1024 D=64 causal", "BS3HD", 1, 2, 1024, 1024, 64, {"causal": True}, "sm90:tma"),
     ]
     return out
 
@@ -429,7 +438,7 @@ def main() -> int:
     print(f"\n{len(rows) - failed} passed, {failed} failed")
     if timed:
         print("\nf16; ms per call, CUDA-graph replays on both sides; one column per boltir kernel (example 41, the Hopper "
-              "kernel's persistent and cooperative schedules); TFLOP/s = 4·B·H·S²·D / the Hopper kernel's time; SDPA on "
+              "kernel's persistent, cooperative and tma schedules); TFLOP/s = 4·B·H·S²·D / the Hopper kernel's time; SDPA on "
               "[B, H, S, D] views of the same tensors; fastest/X = fastest SDPA time / X's (≥ 1: X is as fast); "
               "rel err: the largest of ours against SDPA in f32")
         print_table(TIMING_HEADER, timing_rows(timed))

@@ -283,7 +283,8 @@ def sm90_schedule(op: Operation) -> str:
 def sm90_reason(op: ops.AttentionOp) -> str | None:
     """Why the Hopper kernel does not compute the op, or None (the target aside)."""
     bias = None if op.bias is None else (tensor_shape(op.bias.type), _element(op.bias))
-    return _size_reason(op) or sm90.reason(_element(op.q), geometry(op), bias)
+    return (_size_reason(op) or sm90.reason(_element(op.q), geometry(op), bias)
+            or sm90.schedule_reason(_target(op)[1], _head_dims(op)[0]))
 
 
 def is_sm90(op: Operation) -> bool:

@@ -10,8 +10,10 @@ mainloop's `before_softmax` hook).
 extent), whether a bias is read, and the schedule:
 - "persistent" (the example's "ping-pong": `KernelTmaWarpSpecializedPingpong`, a grid of
   one block per SM walking the tiles, Q loaded by its own warp): the default;
-- "cooperative" (`KernelTmaWarpSpecializedCooperative`, one block per query tile).
-Tiles: 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the example's). The
+- "cooperative" (`KernelTmaWarpSpecializedCooperative`, one block per query tile);
+- "tma" (`KernelTma`, not warp-specialized, one block per query tile; D = 64 only).
+Tiles: 128 queries × 64 keys for D = 64, 128 × 128 for D = 128; 64 × 128 for "tma" (the
+example's). The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
 masks and scales share an instance.
 
@@ -40,11 +42,16 @@ from boltir.target import get_target
 ELEMENTS = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t"}
 HEAD_DIMS = (64, 128)
 TILES = {64: (128, 64), 128: (128, 128)}
-"""Head dim -> (queries, keys) per tile."""
+"""Head dim -> (queries, keys) per tile of the warp-specialized schedules."""
 SCHEDULES = {
     "persistent": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong", "persistent: one block per SM walks the tiles"),
     "cooperative": ("cutlass::gemm::KernelTmaWarpSpecializedCooperative", "cooperative: one block per query tile"),
+    "tma": ("cutlass::gemm::KernelTma", "TMA, not warp-specialized: one block per 64-query tile"),
 }
+TMA_TILES = {64: (64, 128)}
+"""Head dim -> (queries, keys) per tile of the "tma" schedule (example 88's, D = 64 only):
+half the queries of a block (twice the blocks: a batch-1 attention of 12 heads and 128
+queries fills 24 SMs instead of 12) and twice the keys per step."""
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
 """From the wheel's `examples/88_hopper_fmha` (an nvcc include path)."""
@@ -102,18 +109,25 @@ def reason(element: str, g: _Geometry, bias: tuple[tuple[int, ...], str] | None)
     return None
 
 
-def tile(head_dim: int) -> tuple[int, int]:
-    return TILES[head_dim]
+def tile(head_dim: int, schedule: str = DEFAULT_SCHEDULE) -> tuple[int, int]:
+    return (TMA_TILES if schedule == "tma" else TILES)[head_dim]
+
+
+def schedule_reason(schedule: str, head_dim: int) -> str | None:
+    """Why the schedule does not take this head dim, or None."""
+    if schedule == "tma" and head_dim not in TMA_TILES:
+        return f"the Hopper attention's 'tma' schedule takes D = {' or '.join(map(str, TMA_TILES))}, got {head_dim}"
+    return None
 
 
 def instance_key(element: str, head_dim: int, bias: bool, schedule: str) -> str:
-    queries, keys = tile(head_dim)
+    queries, keys = tile(head_dim, schedule)
     return f"attention_sm90 {element} tile {queries}x{keys} head_dim {head_dim} {schedule} bias={'yes' if bias else 'no'}"
 
 
 def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule: str) -> str:
     """The instance's kernel and launcher (`common`: the family's name, key and ABI fields)."""
-    queries, keys = tile(head_dim)
+    queries, keys = tile(head_dim, schedule)
     kernel_schedule, schedule_text = SCHEDULES[schedule]
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=kernel_schedule, schedule_text=schedule_text,
