@@ -183,22 +183,14 @@ def workloads():
         ("conv3x3 N32 C128 28² K128", (32, 28, 28, 128, 128, 3, 1)),
         ("conv3x3 N32 C512 7² K512", (32, 7, 7, 512, 512, 3, 1)),
         ("conv7x7/2 N32 C3 224² K64", (32, 224, 224, 3, 64, 7, 2)),
-    ]
-    for label, params in convs:
-        yield label + " +bias+relu", "conv", params
-    # issue 15's memory-bound and compute-bound convs of the benchmark models
-    convs = [
+        # issue 15's memory-bound and compute-bound convs of the benchmark models
         ("mb conv1x1 N32 C64 56² K256", (32, 56, 56, 64, 256, 1, 1)),
         ("mb conv1x1 N32 C16 112² K96", (32, 112, 112, 16, 96, 1, 1)),
         ("mb conv3x3 N32 C64 224² K64", (32, 224, 224, 64, 64, 3, 1)),
         # ResNet-50's stem after space-to-depth-stem: 4x4/1 on 12 channels padded to 16, no padding
         ("stem s2d conv4x4 N32 C16 115² K64", (32, 115, 115, 16, 64, 4, 1, 0)),
-    ]
-    for label, params in convs:
-        yield label + " +bias+relu", "conv", params
-    # batch-1 convs whose 3.x grid is a fraction of a wave (VGG-16's and ResNet-50's deep
-    # layers): the tuner's candidates, 2.x split-k among them
-    convs = [
+        # batch-1 convs whose 3.x grid is a fraction of a wave (VGG-16's and ResNet-50's deep
+        # layers): the tuner's candidates, 2.x split-k among them
         ("b1 conv3x3 N1 C512 14² K512", (1, 14, 14, 512, 512, 3, 1)),
         ("b1 conv3x3 N1 C512 28² K512", (1, 28, 28, 512, 512, 3, 1)),
         ("b1 conv3x3 N1 C256 14² K256", (1, 14, 14, 256, 256, 3, 1)),

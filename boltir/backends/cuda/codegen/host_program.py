@@ -65,16 +65,20 @@ def generator_of(op: Operation) -> KernelGenerator | None:
     return next((g for g in GENERATORS if g.supports(op)), None)
 
 
+def instance_arch(generator: KernelGenerator | None, op: Operation) -> str | None:
+    """The arch a CUTLASS or attention generator names for the op's unit (3.x: sm_90a);
+    None for our own kernels, which follow the build (`own_kernel_arch`)."""
+    kernel_arch = getattr(generator, "kernel_arch", None)
+    return kernel_arch(op) if kernel_arch is not None and generator not in OWN_GENERATORS else None
+
+
 def own_kernel_arch(entry_ops: Iterable[Operation]) -> str:
     """The arch our own kernels and the host unit compile for: "sm90" (sm_90a) in a Hopper
     build, one with a CUTLASS 3.x unit or an attention marked for Hopper, so that they take
     part in programmatic dependent launch (templates/boltir_pdl.h needs sm_90 code); else
     `PLAIN_CUDA_ARCH`."""
-    for op in entry_ops:
-        generator = generator_of(op)
-        kernel_arch = getattr(generator, "kernel_arch", None)
-        if generator not in OWN_GENERATORS and kernel_arch is not None and kernel_arch(op) == "sm90":
-            return "sm90"
+    if any(instance_arch(generator_of(op), op) == "sm90" for op in entry_ops):
+        return "sm90"
     return PLAIN_CUDA_ARCH
 
 
@@ -197,9 +201,7 @@ class _ProgramBuilder:
         else:
             call = f"{name}({', '.join(ptrs)}, stream)"
         if name not in self.sources:
-            # a CUTLASS generator says each op's arch (3.x: sm_90a); our own kernels follow the build
-            kernel_arch = getattr(generator, "kernel_arch", None)
-            arch = kernel_arch(op) if kernel_arch is not None and generator not in OWN_GENERATORS else self.arch
+            arch = instance_arch(generator, op) or self.arch
             self.sources[name] = CompileJob(name, generator.emit_translation_unit([op]), arch)
         generation = None
         if generator is cutlass_kernels:

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import cutlass_sm90, depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
+from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
 from boltir.backends.cuda.codegen.epilogues import plan_epilogue
 from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import (
@@ -65,13 +65,13 @@ from boltir.backends.cuda.select.heuristic import (
     batches_operands,
     depthwise_pixels,
     element_bits,
-    grid_efficiency,
     hopper_conv_problem,
     hopper_gemm_problem,
     hopper_tile,
     instruction_shape,
     pointwise_choice,
     pointwise_problem,
+    pointwise_shape,
     tile_for_bits,
     tile_score,
 )
@@ -347,6 +347,7 @@ def _hopper_ranked(shapes, schedules_for, rows: int, n: int, k: int, count: int,
     for shape in shapes:
         tiles_m, tiles_n = math.ceil(rows / shape[0]), math.ceil(n / shape[1])
         score, tiles = tile_score(rows, n, count, shape[0], shape[1], sms)
+        wave_use = tiles / (math.ceil(tiles / sms) * sms)  # the busy share of the last wave's SMs, over the grid
         for schedule in schedules_for(shape):
             if (shape[0] // 2 if schedule == "cooperative" else shape[0]) * shape[1] // 128 > MAX_ACCUMULATORS:
                 found.prune("accumulators")  # it spills (a 128x256 ping-pong tile: bench/RESULTS.md)
@@ -366,12 +367,11 @@ def _hopper_ranked(shapes, schedules_for, rows: int, n: int, k: int, count: int,
                     choice = dataclasses.replace(base, family=family, arch="sm90", tile=hopper_tile(shape, schedule),
                                                  alignment=(8, 8, 8), split_k=split_k, cluster=cluster, kernel_schedule=schedule)
                     ranked.append(_Ranked(split_score, choice))
-                if split and schedule == "cooperative" and count == 1 and tiles >= sms and k >= STREAM_K_MIN_K_TILES * shape[2]:
-                    wave_use = grid_efficiency(rows, n, 1, shape[0], shape[1], sms)[0] / _edge_use(rows, n, shape[0], shape[1])
-                    if wave_use < STREAM_K_BELOW_WAVE_USE:
-                        choice = dataclasses.replace(base, family=family, arch="sm90", tile=hopper_tile(shape, "streamk"),
-                                                     alignment=(8, 8, 8), split_k=1, cluster=cluster, kernel_schedule="streamk")
-                        ranked.append(_Ranked(_stream_k_score(score * bonus, wave_use), choice))
+                if (split and schedule == "cooperative" and count == 1 and tiles >= sms and wave_use < STREAM_K_BELOW_WAVE_USE
+                        and k >= STREAM_K_MIN_K_TILES * shape[2]):
+                    choice = dataclasses.replace(base, family=family, arch="sm90", tile=hopper_tile(shape, "streamk"),
+                                                 alignment=(8, 8, 8), split_k=1, cluster=cluster, kernel_schedule="streamk")
+                    ranked.append(_Ranked(_stream_k_score(score * bonus, wave_use), choice))
     return ranked
 
 
@@ -453,9 +453,8 @@ def split_pointwise_gemms(op: ops.Conv2dOp, sms: int, found: CandidateSet) -> li
     """A 1x1 conv (stride 1, no padding) of any channels whose output tiles are under half
     a wave (batch 1, few pixels, long C): its GEMM on the cooperative kernel, split along C.
     The implicit-GEMM conv cannot split, so each of its few CTAs walks all of C alone."""
-    problem = hopper_conv_problem(op)
-    if problem is None or cutlass_sm90.pointwise_shape_reason(tensor_shape(op.filter.type), op.prop_value("pads"),
-                                                              op.prop_value("strides")):
+    problem = pointwise_shape(op)
+    if problem is None:
         return []
     pixels, c, k = problem
     ranked = []

@@ -216,15 +216,21 @@ persistent kernel's setup weigh more than streaming: the heuristic keeps the con
 A first guess, not a measurement: bench/pointwise.py times both routes."""
 
 
-def pointwise_problem(op: ops.Conv2dOp) -> tuple[int, int, int] | None:
-    """(output pixels, C, K) of a memory-bound 1x1 conv (stride 1, no padding, C or K at
-    most POINTWISE_MAX_CHANNELS) that a 3.x GEMM can run on its own buffers; else None."""
+def pointwise_shape(op: ops.Conv2dOp) -> tuple[int, int, int] | None:
+    """(output pixels, C, K) of a 1x1 conv (stride 1, no padding) that a 3.x GEMM can run
+    on its own buffers, whatever its channels; else None."""
     problem = hopper_conv_problem(op)
-    if problem is None or min(problem[1:]) > POINTWISE_MAX_CHANNELS:
-        return None
-    if cutlass_sm90.pointwise_shape_reason(tensor_shape(op.filter.type), op.prop_value("pads"), op.prop_value("strides")):
+    if problem is None or cutlass_sm90.pointwise_shape_reason(tensor_shape(op.filter.type), op.prop_value("pads"),
+                                                              op.prop_value("strides")):
         return None
     return problem
+
+
+def pointwise_problem(op: ops.Conv2dOp) -> tuple[int, int, int] | None:
+    """`pointwise_shape` of a memory-bound 1x1 conv (C or K at most POINTWISE_MAX_CHANNELS);
+    else None."""
+    problem = pointwise_shape(op)
+    return None if problem is None or min(problem[1:]) > POINTWISE_MAX_CHANNELS else problem
 
 
 def pointwise_bytes(pixels: int, c: int, k: int, residual: bool) -> int:
