@@ -326,22 +326,25 @@ def test_hopper_instances_are_shared_across_layouts_masks_and_scales():
     (128, "f16", "", "attention_sm90 f16 tile 128x128 head_dim 128 persistent bias=no"),
     (128, "bf16", "cooperative", "attention_sm90 bf16 tile 128x128 head_dim 128 cooperative bias=no"),
     (64, "f16", "tma", "attention_sm90 f16 tile 64x128 head_dim 64 tma bias=no"),
+    (64, "f16", "wide", "attention_sm90 f16 tile 128x128 head_dim 64 wide bias=no"),
 ])
 def test_hopper_tile_and_schedule(dim, element, schedule, key):
     op = _sm90(attention_module("BSHD", 2, 4, 40, 72, dim, element=element)[1], schedule)
     assert ak.instance_key(op) == key
     source = ak.emit_instance(op).source
-    tile = "Shape<_64, _128, _64>" if schedule == "tma" else f"Shape<_128, _{64 if dim == 64 else 128}, _{dim}>"
+    tile = {"tma": "Shape<_64, _128, _64>", "wide": "Shape<_128, _128, _64>"}.get(
+        schedule, f"Shape<_128, _{64 if dim == 64 else 128}, _{dim}>")
     assert tile in source
     kernel = {"": "KernelTmaWarpSpecializedPingpong", "cooperative": "KernelTmaWarpSpecializedCooperative",
-              "tma": "KernelTma"}[schedule]
+              "tma": "KernelTma", "wide": "KernelTmaWarpSpecializedPingpong"}[schedule]
     assert f"cutlass::gemm::{kernel}>::Kernel;" in source
 
 
-def test_the_tma_schedule_takes_head_dim_64_only():
-    """Example 88 builds its 64x128 TMA tile for D = 64; at D = 128 the op keeps example 41's kernel, and says why."""
-    op = _sm90(attention_module("BSHD", 2, 4, 40, 72, 128)[1], "tma")
-    assert not ak.is_sm90(op) and "the Hopper attention's 'tma' schedule takes D = 64, got 128" in ak.sm90_reason(op)
+@pytest.mark.parametrize("schedule", ["tma", "wide"])
+def test_the_tma_and_wide_schedules_take_head_dim_64_only(schedule):
+    """Their 64x128 and 128x128 tiles are built for D = 64; at D = 128 the op keeps example 41's kernel, and says why."""
+    op = _sm90(attention_module("BSHD", 2, 4, 40, 72, 128)[1], schedule)
+    assert not ak.is_sm90(op) and f"the Hopper attention's '{schedule}' schedule takes D = 64, got 128" in ak.sm90_reason(op)
     assert ak.instance_key(op).startswith("attention ")  # example 41's instance
 
 
@@ -349,7 +352,7 @@ def test_an_unknown_schedule_is_one_line():
     op = _sm90(_op("BHSD")[1], "sideways")
     with pytest.raises(BoltError) as error:
         ak.instance_key(op)
-    assert error.value.message == "unknown Hopper attention schedule 'sideways'; known: persistent, cooperative, tma"
+    assert error.value.message == "unknown Hopper attention schedule 'sideways'; known: persistent, cooperative, tma, wide"
 
 
 HOPPER_REFUSALS = [

@@ -11,9 +11,11 @@ extent), whether a bias is read, and the schedule:
 - "persistent" (the example's "ping-pong": `KernelTmaWarpSpecializedPingpong`, a grid of
   one block per SM walking the tiles, Q loaded by its own warp): the default;
 - "cooperative" (`KernelTmaWarpSpecializedCooperative`, one block per query tile);
-- "tma" (`KernelTma`, not warp-specialized, one block per query tile; D = 64 only).
-Tiles: 128 queries × 64 keys for D = 64, 128 × 128 for D = 128; 64 × 128 for "tma" (the
-example's). The
+- "tma" (`KernelTma`, not warp-specialized, one block per query tile; D = 64 only);
+- "wide" (the persistent schedule on 128-key tiles; D = 64 only): half the key steps, each
+  with twice the work between the two products' softmax.
+Tiles (`SCHEDULE_TILES`): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
+example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
 masks and scales share an instance.
 
@@ -41,17 +43,22 @@ from boltir.target import get_target
 
 ELEMENTS = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t"}
 HEAD_DIMS = (64, 128)
-TILES = {64: (128, 64), 128: (128, 128)}
-"""Head dim -> (queries, keys) per tile of the warp-specialized schedules."""
 SCHEDULES = {
     "persistent": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong", "persistent: one block per SM walks the tiles"),
     "cooperative": ("cutlass::gemm::KernelTmaWarpSpecializedCooperative", "cooperative: one block per query tile"),
     "tma": ("cutlass::gemm::KernelTma", "TMA, not warp-specialized: one block per 64-query tile"),
+    "wide": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong", "persistent on 128-key tiles"),
 }
-TMA_TILES = {64: (64, 128)}
-"""Head dim -> (queries, keys) per tile of the "tma" schedule (example 88's, D = 64 only):
-half the queries of a block (twice the blocks: a batch-1 attention of 12 heads and 128
-queries fills 24 SMs instead of 12) and twice the keys per step."""
+TILES = {64: (128, 64), 128: (128, 128)}
+SCHEDULE_TILES = {
+    "persistent": TILES,
+    "cooperative": TILES,
+    # half the queries of a block (twice the blocks: a batch-1 attention of 12 heads and 128
+    # queries fills 24 SMs instead of 12) and twice the keys per step
+    "tma": {64: (64, 128)},
+    "wide": {64: (128, 128)},
+}
+"""Schedule -> head dim -> (queries, keys) per tile; a schedule takes the head dims it lists."""
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
 """From the wheel's `examples/88_hopper_fmha` (an nvcc include path)."""
@@ -110,13 +117,15 @@ def reason(element: str, g: _Geometry, bias: tuple[tuple[int, ...], str] | None)
 
 
 def tile(head_dim: int, schedule: str = DEFAULT_SCHEDULE) -> tuple[int, int]:
-    return (TMA_TILES if schedule == "tma" else TILES)[head_dim]
+    return SCHEDULE_TILES[schedule][head_dim]
 
 
 def schedule_reason(schedule: str, head_dim: int) -> str | None:
-    """Why the schedule does not take this head dim, or None."""
-    if schedule == "tma" and head_dim not in TMA_TILES:
-        return f"the Hopper attention's 'tma' schedule takes D = {' or '.join(map(str, TMA_TILES))}, got {head_dim}"
+    """Why the schedule does not take this head dim, or None (an unknown schedule is
+    `attention_kernels.sm90_schedule`'s error)."""
+    tiles = SCHEDULE_TILES.get(schedule, TILES)
+    if head_dim not in tiles:
+        return f"the Hopper attention's '{schedule}' schedule takes D = {' or '.join(map(str, tiles))}, got {head_dim}"
     return None
 
 

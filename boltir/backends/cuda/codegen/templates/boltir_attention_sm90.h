@@ -137,25 +137,35 @@ struct Fusion {
   template <class AccQK, class IndexQK, class ProblemSize>
   CUTLASS_DEVICE void before_softmax(AccQK &acc_qk, IndexQK const &index_qk, ProblemSize const &problem_size) {
     BlockState const &state = block_state();
-    FusionArguments const &arguments = state.arguments;
+    FusionArguments const arguments = state.arguments;
     TileState const tile = state.tiles[threadIdx.x];
     bool const causal = arguments.causal != 0;
     if constexpr (kBias) {
-      Element const *bias = static_cast<Element const *>(arguments.bias) + int64_t(tile.batch) * arguments.bias_b +
-                            int64_t(tile.head) * arguments.bias_h;
-      int const rows = cute::get<2>(problem_size);
+      // Every load first, at clamped (always valid) positions and outside any branch, so
+      // that they are all in flight at once; the masks are selects afterwards. Loads under
+      // the mask's branches each waited out their own latency, one after another.
+      uint16_t const *bias = static_cast<uint16_t const *>(arguments.bias) + int64_t(tile.batch) * arguments.bias_b +
+                             int64_t(tile.head) * arguments.bias_h;
+      int64_t const bias_m = arguments.bias_m;
+      int const last_row = cute::get<2>(problem_size) - 1;
+      int const last_key = cute::get<3>(problem_size) - 1;
       float const scale = arguments.scale;
+      constexpr int kElements = decltype(cute::size(acc_qk))::value;
+      float added[kElements];
       CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < cute::size(acc_qk); i++) {
+      for (int i = 0; i < kElements; i++) {
+        auto const position = index_qk(i);
+        int const row = ::min(int(cute::get<0>(position)), last_row);
+        int const key = ::min(int(cute::get<1>(position)), last_key);
+        added[i] = float(Element::bitcast(__ldg(bias + row * bias_m + key)));
+      }
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kElements; i++) {
         auto const position = index_qk(i);
         int const row = cute::get<0>(position);
         int const key = cute::get<1>(position);
-        if (key >= tile.keys || (causal && key > row)) {
-          acc_qk(i) = -INFINITY;
-        } else {
-          float const added = row < rows ? float(bias[row * arguments.bias_m + key]) : 0.0f;
-          acc_qk(i) = acc_qk(i) * scale + added;
-        }
+        bool const masked = key >= tile.keys || (causal && key > row);
+        acc_qk(i) = masked ? -INFINITY : acc_qk(i) * scale + added[i];
       }
     } else {
       CUTLASS_PRAGMA_UNROLL
