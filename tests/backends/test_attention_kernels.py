@@ -243,8 +243,8 @@ def test_the_host_program_reports_a_fallback():
 # ------------------------------------------------------------ the Hopper kernel
 
 
-def _sm90(op, schedule: str = ""):
-    """The op as an sm90 build marks it (select-kernels), optionally with a schedule."""
+def _sm90(op, schedule: str = "persistent"):
+    """The op as an sm90 build marks it (select-kernels), with a schedule ("": select-kernels')."""
     ak.mark_target(op, "sm90")
     if schedule:
         from xdsl.dialects.builtin import StringAttr
@@ -274,13 +274,14 @@ def test_select_kernels_marks_attention_on_sm90():
         assert ak.is_sm90(op) is marked, (arch, cutlass)
 
 
-def test_select_kernels_keeps_a_biased_attention_on_example_41():
-    """With a bias (a padding mask) example 41's kernel measured faster than the Hopper one."""
+def test_select_kernels_puts_a_biased_attention_on_the_hopper_kernel():
+    """With a bias (a padding mask) too: the Hopper kernel measured faster than example 41's
+    once its bias loads no longer waited one by one."""
     from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
 
     module, op = _op("BS3HD", (2, 1, 1, "k"))
     SelectKernelsPass(selector="heuristic", arch="sm90", cutlass=3).apply(make_context(), module)
-    assert not ak.is_sm90(op) and not ak.is_fallback(op) and ak.kernel_arch(op) == "sm80"
+    assert ak.is_sm90(op) and ak.kernel_arch(op) == "sm90" and ak.sm90_schedule(op) == "tma"
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -322,8 +323,8 @@ def test_hopper_instances_are_shared_across_layouts_masks_and_scales():
 
 
 @pytest.mark.parametrize("dim, element, schedule, key", [
-    (64, "f16", "", "attention_sm90 f16 tile 128x64 head_dim 64 persistent bias=no"),
-    (128, "f16", "", "attention_sm90 f16 tile 128x128 head_dim 128 persistent bias=no"),
+    (64, "f16", "persistent", "attention_sm90 f16 tile 128x64 head_dim 64 persistent bias=no"),
+    (128, "f16", "persistent", "attention_sm90 f16 tile 128x128 head_dim 128 persistent bias=no"),
     (128, "bf16", "cooperative", "attention_sm90 bf16 tile 128x128 head_dim 128 cooperative bias=no"),
     (64, "f16", "tma", "attention_sm90 f16 tile 64x128 head_dim 64 tma bias=no"),
     (64, "f16", "wide", "attention_sm90 f16 tile 128x128 head_dim 64 wide bias=no"),
@@ -335,7 +336,7 @@ def test_hopper_tile_and_schedule(dim, element, schedule, key):
     tile = {"tma": "Shape<_64, _128, _64>", "wide": "Shape<_128, _128, _64>"}.get(
         schedule, f"Shape<_128, _{64 if dim == 64 else 128}, _{dim}>")
     assert tile in source
-    kernel = {"": "KernelTmaWarpSpecializedPingpong", "cooperative": "KernelTmaWarpSpecializedCooperative",
+    kernel = {"persistent": "KernelTmaWarpSpecializedPingpong", "cooperative": "KernelTmaWarpSpecializedCooperative",
               "tma": "KernelTma", "wide": "KernelTmaWarpSpecializedPingpong"}[schedule]
     assert f"cutlass::gemm::{kernel}>::Kernel;" in source
 
@@ -346,6 +347,20 @@ def test_the_tma_and_wide_schedules_take_head_dim_64_only(schedule):
     op = _sm90(attention_module("BSHD", 2, 4, 40, 72, 128)[1], schedule)
     assert not ak.is_sm90(op) and f"the Hopper attention's '{schedule}' schedule takes D = 64, got 128" in ak.sm90_reason(op)
     assert ak.instance_key(op).startswith("attention ")  # example 41's instance
+
+
+@pytest.mark.parametrize("batch, heads, seq, dim, schedule", [
+    (1, 12, 128, 64, "tma"),      # BERT b1: 12 query tiles of 128 on 132 SMs
+    (8, 12, 128, 64, "tma"),      # GPT-2's prefill at b8: 96 tiles
+    (11, 12, 128, 64, "wide"),    # 132 tiles: a wave
+    (32, 12, 128, 64, "wide"),
+    (32, 12, 197, 64, "wide"),    # ViT-B/16
+    (32, 12, 128, 128, "persistent"),  # D = 128: the example's tiles
+])
+def test_select_kernels_picks_the_hopper_schedule(batch, heads, seq, dim, schedule):
+    op = attention_module("BHSD", batch, heads, seq, seq, dim)[1]
+    ak.mark_target(op, "sm90", sms=132)
+    assert ak.sm90_schedule(op) == schedule and ak.is_sm90(op)
 
 
 def test_an_unknown_schedule_is_one_line():

@@ -94,12 +94,14 @@ def test_what_it_refuses_and_why(text, reason):
     (1, 1000, 2048, (8, 16, 4)),
     (1, 1000, 1280, (8, 16, 4)),
     # VGG-16's FC layers: 16 rows once that still gives every multiprocessor a CTA
-    (1, 4096, 25088, (16, 8, 2)),
-    (1, 4096, 4096, (16, 8, 2)),
+    (1, 4096, 25088, (16, 16, 2)),
+    (1, 4096, 4096, (16, 16, 2)),
+    # a warp per chunk of K where chunks are few (12 here: 16 warps, one round of loads)
+    (1, 2304, 768, (16, 16, 2)),
     (1, 1000, 4096, (8, 16, 4)),
     # 9 to 16 rows: two column blocks, a shallower unroll
     (16, 1000, 2048, (8, 16, 2)),
-    # a short K: no more warps than chunks
+    # a short K: no more warps than the power of two that covers its chunks
     (1, 37, 72, (8, 2, 4)),
 ])
 def test_the_heuristic_picks_it(arch, m, n, k, tile):

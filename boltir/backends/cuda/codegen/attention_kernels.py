@@ -81,6 +81,7 @@ from boltir.backends.cuda.codegen.generator import (
     render,
 )
 from boltir.diagnostics import BoltError, format_location
+from boltir.target import get_target
 from boltir.dialects import op as ops
 from boltir.dialects.graph import tensor_shape
 
@@ -258,11 +259,25 @@ Hopper kernel computes the op where it can, `sm90_reason`), optionally with the 
 "sm90:cooperative"; absent or "sm80": example 41's kernel."""
 
 
-def mark_target(op: Operation, arch: str, cutlass: int = 3) -> None:
+def mark_target(op: Operation, arch: str, cutlass: int = 3, sms: int = 0) -> None:
     """Records the build's target on an attention op (select-kernels calls it): Hopper
-    kernels on sm90 unless `cutlass` = 2 keeps every kernel a 2.x-generation one."""
+    kernels on sm90, with `hopper_schedule`'s schedule for `sms` multiprocessors (0: the
+    arch's), unless `cutlass` = 2 keeps every kernel a 2.x-generation one."""
     if type(op) in FAMILIES and arch == "sm90" and cutlass >= 3:
-        op.attributes[KERNEL_ARCH_ATTR] = StringAttr("sm90")
+        schedule = hopper_schedule(op, sms or get_target(arch).multiprocessors)
+        op.attributes[KERNEL_ARCH_ATTR] = StringAttr("sm90" if schedule == sm90.DEFAULT_SCHEDULE else f"sm90:{schedule}")
+
+
+def hopper_schedule(op: ops.AttentionOp, sms: int) -> str:
+    """The Hopper schedule for D = 64, from the H200's timings (bench/RESULTS.md, sixth
+    session): where the 128-query tiles are fewer than the multiprocessors (BERT at batch 1,
+    GPT-2's prefill at batch 8), "tma"'s 64-query tiles, twice the blocks; else "wide"'s
+    128-key steps. Other head dims: the persistent schedule on the example's tiles."""
+    (b, h, sq, d), _, _ = op.head_shapes()
+    if d not in sm90.SCHEDULE_TILES["wide"] or d not in sm90.SCHEDULE_TILES["tma"]:
+        return sm90.DEFAULT_SCHEDULE
+    query_tiles = b * h * -(-sq // sm90.tile(d, "wide")[0])
+    return "tma" if query_tiles < sms else "wide"
 
 
 def _target(op: Operation) -> tuple[str, str]:

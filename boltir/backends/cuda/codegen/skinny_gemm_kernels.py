@@ -216,15 +216,17 @@ def computes(op: Operation) -> bool:
 # ------------------------------------------------------------------ the heuristic
 
 
-WARPS_PER_SM = 16
+WARPS_PER_SM = 32
 """Warps the heuristic aims at per multiprocessor: with 64 bytes of the weight in flight per
-lane and chunk, enough to cover DRAM's latency."""
+lane and chunk, enough to cover DRAM's latency (16 was too few: bench/RESULTS.md, the
+skinny rows of the sixth session)."""
 
 
 def default_tile(op: ops.GemmOp, sms: int) -> SkinnyTile:
     """16 weight rows per CTA where that still gives a CTA to every multiprocessor (A read
     half as often), else 8; warps so that the GPU holds about WARPS_PER_SM warps per
-    multiprocessor, no more than K has chunks; the deepest unroll the registers allow."""
+    multiprocessor, and up to one warp per chunk of K (the first power of two that covers
+    them: a single round of loads); the deepest unroll the registers allow."""
     _, _, n, k = problem_of(op)
     blocks = column_blocks(op)
     rows = 16 if math.ceil(n / 16) >= sms else 8
@@ -232,7 +234,7 @@ def default_tile(op: ops.GemmOp, sms: int) -> SkinnyTile:
     chunks = math.ceil(k / CHUNK)
     warps = WARPS[0]
     for candidate in WARPS:
-        if candidate <= max(WARPS[0], chunks) and ctas * candidate <= max(WARPS_PER_SM * sms, ctas * WARPS[0]):
+        if candidate < max(WARPS[0] + 1, 2 * chunks) and ctas * candidate <= max(WARPS_PER_SM * sms, ctas * WARPS[0]):
             warps = candidate
     unroll = max(u for u in UNROLLS if u * load_registers(rows, blocks) <= MAX_LOAD_REGISTERS)
     return SkinnyTile(rows, warps, unroll)

@@ -17,8 +17,8 @@ Requires: op-level IR (after the op-level passes).
 Guarantees: every op.gemm, op.conv2d and op.b2b_* carries a `kernel` attribute with its
 template parameters (see boltir/backends/cuda/select/heuristic.py), except b2b ops the selector
 answers "unfuse" for, which are split back into their two GEMMs or convs, each with its
-own choice. On sm90 with cutlass=3, every op.attention without a bias carries `kernel_arch = "sm90"`
-(its Hopper kernel where that takes it: attention_kernels). The computation is
+own choice. On sm90 with cutlass=3, every op.attention carries `kernel_arch = "sm90"`, or "sm90:SCHEDULE"
+(its Hopper kernel where that takes it, and the schedule: attention_kernels.hopper_schedule). The computation is
 unchanged. Only a profiling selector may touch a GPU; the heuristic one never does, so replaying a pipeline with bolt-opt stays deterministic.
 """
 
@@ -131,11 +131,10 @@ class SelectKernelsPass(ModulePass):
                 continue
             target.attributes[KERNEL_ATTR] = choice.to_attr()
             statistics.count(self, f"{target.name} kernels chosen")
-        # op.attention: the Hopper kernel where it takes the op on an sm90 build
-        # (attention_kernels), but not with a bias: there example 41's kernel measured
-        # faster on the H200 (BERT's padding mask at S = 128: 0.0255 ms against 0.0323).
-        for attention in (o for o in op.walk() if isinstance(o, ops.AttentionOp) and o.bias is None):
-            attention_kernels.mark_target(attention, self.arch, self.cutlass)
+        # op.attention: the Hopper kernel where it takes the op on an sm90 build, with a
+        # bias too since its bias loads no longer wait one by one (attention_kernels)
+        for attention in (o for o in op.walk() if isinstance(o, ops.AttentionOp)):
+            attention_kernels.mark_target(attention, self.arch, self.cutlass, self.sms)
         for what, count in getattr(selector, "counts", {}).items():
             statistics.count(self, what, count)
         for note in getattr(selector, "notes", []):
