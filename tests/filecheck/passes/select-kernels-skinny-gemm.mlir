@@ -17,7 +17,7 @@
 // CHECK:       op.gemm %x, %w bias %b
 // CHECK-SAME:  kernel = {family = "skinny_gemm", arch = "sm80", threadblock = array<i64: 8, 16, 4>
 // SM80-LABEL: func.func @classifier
-// SM80:       kernel = {family = "skinny_gemm", arch = "sm80", threadblock = array<i64: 8, 8, 4>
+// SM80:       kernel = {family = "skinny_gemm", arch = "sm80", threadblock = array<i64: 8, 16, 4>
 // SM80-LABEL: func.func @batch32
 // SM80:       kernel = {family = "gemm"
 // LOWERED-LABEL: func.func @classifier
