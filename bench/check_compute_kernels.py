@@ -9,6 +9,9 @@ Prints a pass/fail table last; exits 1 if any case fails.
     python3 -m bench.check_compute_kernels --list          # emit every case; no GPU, no nvcc
     python3 -m bench.check_compute_kernels --build-only    # compile and link; no GPU
 
+The cases marked "timed" (LayerNorm at BERT-base's and ViT-B/16's batch 32) are then
+graph-timed against F.layer_norm, with their effective TB/s (issue 16's 2.5 TB/s).
+
 Each case is one op in `func.func @main` whose operands are the function's arguments,
 built with the op dialect's constructors.
 """
@@ -152,6 +155,8 @@ def layer_norm_cases() -> list[Case]:
         out.append(Case(label, args, lambda x, g, *b: ops.LayerNormOp(x, g, b[0] if b else None, axis=axis, epsilon=epsilon), element))
 
     layer_norm((256, 768), "f16", bias=(768,), note=" (BERT)")
+    layer_norm((4096, 768), "f16", bias=(768,), epsilon=1e-12, note=" (BERT-base b32, timed)")
+    layer_norm((6304, 768), "f16", bias=(768,), epsilon=1e-6, note=" (ViT-B/16 b32, timed)")
     layer_norm((4, 8, 32), "bf16", axis=1, note=" (two axes, no bias)")
     layer_norm((3, 1000), "f32", bias=(1000,))
     layer_norm((6, 5, 7), "f16", axis=1, scale=(7,), bias=(5, 1), note=" (broadcast scale and bias)")
@@ -384,6 +389,7 @@ def main() -> int:
     parser.add_argument("--list", action="store_true", help="emit every case's kernel and list them; no GPU, no nvcc")
     parser.add_argument("--build-only", action="store_true", help="compile the library and stop (fills the object cache)")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--no-timing", action="store_true", help="skip the graph-replay timings of the 'timed' cases")
     parser.add_argument("--library", default="/tmp/boltir-check/compute_kernels.so")
     args = parser.parse_args()
 
@@ -448,7 +454,44 @@ def main() -> int:
         print(" | ".join(v.ljust(w) for v, w in zip(row, widths)))
     failed = sum(row[-1] != "pass" for row in rows)
     print(f"\n{len(rows) - failed} passed, {failed} failed")
+    timed = [case for case in built if "timed" in case.label]
+    if timed and not args.no_timing:
+        print("\nGraph replay (bench.kernels.graph_time_ms), inputs and outputs rotated past the L2; TB/s = the "
+              "input, scale, bias and output moved once over the time; F.layer_norm on the same tensors")
+        print_timing_table([time_layer_norm(library, case, stream) for case in timed])
     return 1 if failed else 0
+
+
+def time_layer_norm(library, case: Case, stream: int) -> tuple:
+    """One timed row: ours and F.layer_norm, ms and effective TB/s."""
+    import torch
+    import torch.nn.functional as F
+
+    from bench.kernels import graph_time_ms, rotations_for
+
+    shape = tuple(case.arguments[0].type.get_shape())
+    dtype = torch.float16 if isinstance(case.arguments[0].type.element_type, Float16Type) else torch.bfloat16
+    width = shape[-1]
+    nbytes = 2 * (2 * math.prod(shape) + 2 * width)
+    rotations = rotations_for(nbytes)
+    xs = [torch.randn(shape, dtype=dtype, device="cuda") for _ in range(rotations)]
+    ys = [torch.empty_like(x) for x in xs]
+    gamma = torch.randn(width, dtype=dtype, device="cuda")
+    beta = torch.randn(width, dtype=dtype, device="cuda")
+    ours = graph_time_ms(lambda i: launch(library, case, [xs[i], gamma, beta, ys[i]], torch.cuda.current_stream().cuda_stream),
+                         rotations)
+    peer = graph_time_ms(lambda i: F.layer_norm(xs[i], (width,), gamma, beta, 1e-12), rotations)
+    return (case.label, f"{ours:.4f}", f"{nbytes / ours / 1e9:.2f}", f"{peer:.4f}", f"{nbytes / peer / 1e9:.2f}",
+            f"{nbytes / 4.0e12 * 1e3:.4f}")
+
+
+def print_timing_table(rows: list[tuple]) -> None:
+    header = ("case", "ours ms", "ours TB/s", "F.layer_norm ms", "F.layer_norm TB/s", "bound ms (4.0 TB/s)")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("-|-".join("-" * w for w in widths))
+    for row in rows:
+        print(" | ".join(v.ljust(w) for v, w in zip(row, widths)))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 #   run: bash bench/gpu_run.sh check kernels tests      carry: [".whl", ".kcache/objects", ".kcache/members"]
 # (bench/carry_objects.py first trims .kcache/objects to what the stages need: 64 MiB in all)
 # Stages: check (bench/check_kernels.py), sweep (bench/compile_sweep.py: nvcc on every instance
-# the selection sweep emits), data / compute (the op-kernel checks), attention (bench/check_attention.py
+# the selection sweep emits), data / compute (the op-kernel checks; compute takes $COMPUTE_ARGS), attention (bench/check_attention.py
 # $ATTENTION_ARGS: the fused attention against the interpreter, then timed against torch's SDPA), tests
 # (pytest -m gpu), kernels (bench/kernels.py $KERNELS_ARGS), models (bench/models.py $MODELS_ARGS),
 # tune (bench/tune.py $TUNE_ARGS), sanitize (bench/sanitize.py $SANITIZE_ARGS: memcheck and racecheck on whole models),
@@ -22,7 +22,7 @@ declare -A commands=(
   [check]="python3 -m bench.check_kernels"
   [sweep]="python3 -m bench.compile_sweep ${SWEEP_ARGS:-}"
   [data]="python3 -m bench.check_data_kernels"
-  [compute]="python3 -m bench.check_compute_kernels"
+  [compute]="python3 -m bench.check_compute_kernels ${COMPUTE_ARGS:-}"
   [attention]="python3 -m bench.check_attention ${ATTENTION_ARGS:-}"
   [tests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_compiler.py tests/backends"
   [kernels]="python3 -m bench.kernels ${KERNELS_ARGS:-}"
