@@ -9,8 +9,8 @@ softmax), included from the wheel; the launcher is ours (`templates/attention.cu
     source = emit_translation_unit(ops)    # one unit, instances deduplicated
 
 **Three instance kinds**, the first that takes the op computes it:
-- on sm90 builds (`select-kernels` marks the op `kernel_arch = "sm90"`), the Hopper kernel
-  of CUTLASS example 88 (`attention_sm90_kernels`: wgmma, TMA, warp-specialized; f16/bf16,
+- on sm90 builds (`select-kernels` marks the op `kernel_arch = "sm90"`, or
+  "sm90:SCHEDULE" with `hopper_schedule`'s choice), the Hopper kernel of CUTLASS example 88 (`attention_sm90_kernels`: wgmma, TMA, warp-specialized; f16/bf16,
   D = Dv = 64 or 128), compiled for sm_90a (`kernel_arch`);
 - example 41's kernel (below), on every target;
 - the plain fallback.

@@ -37,6 +37,7 @@ struct FusionArguments {
   int64_t bias_b, bias_h, bias_m;  ///< the bias's (batch, head, query) strides in elements (0: broadcast)
   float scale;
   int causal;
+  int paired;  ///< the bias takes 4-byte loads: its pointer, strides and Sk are even
 };
 
 /// A thread's current tile: its key count, batch and head (at most 65535 of each).
@@ -134,6 +135,46 @@ struct Fusion {
            get_unmasked_trip_count(blk_coord, tile_shape, problem_size);
   }
 
+  CUTLASS_DEVICE static float to_float(uint16_t bits) { return float(Element::bitcast(bits)); }
+
+  /// `added[i]` = the bias at element i's (row, key), two keys per 4-byte load; with
+  /// kKeysOnly (every row the same), an element whose key an earlier element already
+  /// loaded takes that value. Requires: Sk, the pointer and the strides even, and
+  /// index_qk(0)'s key even.
+  template <bool kKeysOnly, class IndexQK, int kElements>
+  CUTLASS_DEVICE static void load_pairs(uint16_t const *bias, int64_t bias_m, IndexQK const &index_qk, int last_row,
+                                        int last_key, float (&added)[kElements]) {
+    bool loaded[kElements] = {};
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < kElements; i++) {
+      int const key = int(cute::get<1>(index_qk(i)));
+      int const row = int(cute::get<0>(index_qk(i)));
+      CUTLASS_PRAGMA_UNROLL
+      for (int j = 0; j < i; j++) {  // compile-time: positions differ by constants
+        if (kKeysOnly && !loaded[i] && int(cute::get<1>(index_qk(j))) == key) {
+          added[i] = added[j];
+          loaded[i] = true;
+        }
+      }
+      if (loaded[i]) {
+        continue;
+      }
+      bool const next_is_pair = i + 1 < kElements && int(cute::get<0>(index_qk(i + 1))) == row &&
+                                int(cute::get<1>(index_qk(i + 1))) == key + 1 && key % 2 == 0;
+      int const r = kKeysOnly ? 0 : ::min(row, last_row);
+      if (next_is_pair) {
+        int const k = ::min(key, last_key - 1);  // even: last_key is odd (Sk even)
+        uint32_t const two = __ldg(reinterpret_cast<uint32_t const *>(bias + r * bias_m + k));
+        added[i] = to_float(uint16_t(two & 0xffffu));
+        added[i + 1] = to_float(uint16_t(two >> 16));
+        loaded[i + 1] = true;
+      } else {
+        added[i] = to_float(__ldg(bias + r * bias_m + ::min(key, last_key)));
+      }
+      loaded[i] = true;
+    }
+  }
+
   template <class AccQK, class IndexQK, class ProblemSize>
   CUTLASS_DEVICE void before_softmax(AccQK &acc_qk, IndexQK const &index_qk, ProblemSize const &problem_size) {
     BlockState const &state = block_state();
@@ -152,12 +193,24 @@ struct Fusion {
       float const scale = arguments.scale;
       constexpr int kElements = decltype(cute::size(acc_qk))::value;
       float added[kElements];
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kElements; i++) {
-        auto const position = index_qk(i);
-        int const row = ::min(int(cute::get<0>(position)), last_row);
-        int const key = ::min(int(cute::get<1>(position)), last_key);
-        added[i] = float(Element::bitcast(__ldg(bias + row * bias_m + key)));
+      // Paired loads where the bias rows allow 4-byte loads (Sk, strides and pointer even):
+      // the accumulator holds keys in adjacent pairs, and with a bias broadcast over the
+      // queries (a padding mask, bias_m = 0) its rows repeat the same keys. Both facts are
+      // checked on index_qk's static layout (the checks fold away), so the loads per thread
+      // drop from one per element to one per distinct pair of keys.
+      bool const pairs = arguments.paired && int(cute::get<1>(index_qk(0))) % 2 == 0;
+      if (pairs && bias_m == 0) {
+        load_pairs<true>(bias, bias_m, index_qk, last_row, last_key, added);
+      } else if (pairs) {
+        load_pairs<false>(bias, bias_m, index_qk, last_row, last_key, added);
+      } else {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < kElements; i++) {
+          auto const position = index_qk(i);
+          int const row = ::min(int(cute::get<0>(position)), last_row);
+          int const key = ::min(int(cute::get<1>(position)), last_key);
+          added[i] = to_float(__ldg(bias + row * bias_m + key));
+        }
       }
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < kElements; i++) {
