@@ -44,7 +44,7 @@ from tests.support.torch_arrays import to_numpy_f32, to_torch
 TOLERANCE = {"f16": 5e-3, "bf16": 1e-2, "f32": 1e-4}
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
 KERNELS = {"sm80": "example 41", "sm90": "sm90", "sm90:cooperative": "sm90 coop", "sm90:tma": "sm90 tma",
-           "sm90:wide": "sm90 wide"}
+           "sm90:wide": "sm90 wide", "sm90:locked": "sm90 locked"}
 """The timing table's kernels: the op's `kernel_arch` mark (none: example 41) -> column."""
 
 
@@ -183,6 +183,14 @@ def sm90_correctness_cases() -> list[Case]:
         Case("sm90 wide BHSD 3x2 Sq=1 Sk=333 (decode)", "BHSD", 3, 2, 1, 333, 64, {}, "sm90:wide"),
         Case("sm90 wide BS3HD 1x2 S=1024 D=64 causal + padding mask", "BS3HD", 1, 2, 1024, 1024, 64,
              {"causal": True, "bias": (1, 1, 1, 1024)}, "sm90:wide"),
+        # "locked": wide, the warp groups taking turns at the softmax
+        Case("sm90 locked BS3HD 2x3 S=197 D=64 (ViT)", "BS3HD", 2, 3, 197, 197, 64, {}, "sm90:locked"),
+        Case("sm90 locked BSHD 2x3 Sq=80 Sk=136 causal + key_lengths", "BSHD", 2, 3, 80, 136, 64,
+             {"causal": True, "key_lengths": True}, "sm90:locked"),
+        Case("sm90 locked BHSD 2x3 Sq=77 Sk=136 full bias [B,H,Sq,Sk]", "BHSD", 2, 3, 77, 136, 64, {"bias": (2, 3, 77, 136)},
+             "sm90:locked"),
+        Case("sm90 locked BS3HD 1x2 S=1024 D=64 causal + padding mask", "BS3HD", 1, 2, 1024, 1024, 64,
+             {"causal": True, "bias": (1, 1, 1, 1024)}, "sm90:locked"),
     ]
     return out
 

@@ -13,7 +13,9 @@ extent), whether a bias is read, and the schedule:
 - "cooperative" (`KernelTmaWarpSpecializedCooperative`, one block per query tile);
 - "tma" (`KernelTma`, not warp-specialized, one block per query tile; D = 64 only);
 - "wide" (the persistent schedule on 128-key tiles; D = 64 only): half the key steps, each
-  with twice the work between the two products' softmax.
+  with twice the work between the two products' softmax;
+- "locked" ("wide" with the example's kIsMainloopLocked option: the two MMA warp groups
+  take turns at the softmax; D = 64 only).
 Tiles (`SCHEDULE_TILES`): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -48,7 +50,15 @@ SCHEDULES = {
     "cooperative": ("cutlass::gemm::KernelTmaWarpSpecializedCooperative", "cooperative: one block per query tile"),
     "tma": ("cutlass::gemm::KernelTma", "TMA, not warp-specialized: one block per 64-query tile"),
     "wide": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong", "persistent on 128-key tiles"),
+    "locked": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong",
+               "persistent on 128-key tiles, the two MMA warp groups taking turns at the softmax"),
 }
+SCHEDULE_OPTIONS = {
+    "locked": ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",),
+}
+"""Schedule -> the example's kernel options (fmha_options.hpp) beyond the schedule's own.
+"locked" orders the warp groups' softmax steps (one at a time), so that one warp group's
+softmax runs while the other's products do, as FlashAttention-3's ping-pong does."""
 TILES = {64: (128, 64), 128: (128, 128)}
 SCHEDULE_TILES = {
     "persistent": TILES,
@@ -57,6 +67,7 @@ SCHEDULE_TILES = {
     # queries fills 24 SMs instead of 12) and twice the keys per step
     "tma": {64: (64, 128)},
     "wide": {64: (128, 128)},
+    "locked": {64: (128, 128)},
 }
 """Schedule -> head dim -> (queries, keys) per tile; a schedule takes the head dims it lists."""
 DEFAULT_SCHEDULE = "persistent"
@@ -140,6 +151,7 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
     kernel_schedule, schedule_text = SCHEDULES[schedule]
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=kernel_schedule, schedule_text=schedule_text,
+                  kernel_options=SCHEDULE_OPTIONS.get(schedule, ()),
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 
