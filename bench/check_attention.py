@@ -44,7 +44,7 @@ from tests.support.torch_arrays import to_numpy_f32, to_torch
 TOLERANCE = {"f16": 5e-3, "bf16": 1e-2, "f32": 1e-4}
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
 KERNELS = {"sm80": "example 41", "sm90": "sm90", "sm90:cooperative": "sm90 coop", "sm90:tma": "sm90 tma",
-           "sm90:wide": "sm90 wide", "sm90:locked": "sm90 locked"}
+           "sm90:wide": "sm90 wide", "sm90:locked": "sm90 locked", "sm90:overlap": "sm90 overlap"}
 """The timing table's kernels: the op's `kernel_arch` mark (none: example 41) -> column."""
 
 
@@ -191,6 +191,18 @@ def sm90_correctness_cases() -> list[Case]:
              "sm90:locked"),
         Case("sm90 locked BS3HD 1x2 S=1024 D=64 causal + padding mask", "BS3HD", 1, 2, 1024, 1024, 64,
              {"causal": True, "bias": (1, 1, 1, 1024)}, "sm90:locked"),
+        # "overlap": our mainloop (each step's softmax beside the previous P.V product)
+        Case("sm90 overlap BS3HD 2x3 S=197 D=64 (ViT)", "BS3HD", 2, 3, 197, 197, 64, {}, "sm90:overlap"),
+        Case("sm90 overlap BHSD 2x3 Sq=128 Sk=128 (one key step)", "BHSD", 2, 3, 128, 128, 64, {}, "sm90:overlap"),
+        Case("sm90 overlap BSHD 2x3 Sq=80 Sk=136 causal + key_lengths", "BSHD", 2, 3, 80, 136, 64,
+             {"causal": True, "key_lengths": True}, "sm90:overlap"),
+        Case("sm90 overlap BS3HD 2x3 S=136 padding mask", "BS3HD", 2, 3, 136, 136, 64, {"bias": (2, 1, 1, 136)}, "sm90:overlap"),
+        Case("sm90 overlap BHSD 2x3 Sq=77 Sk=136 full bias [B,H,Sq,Sk]", "BHSD", 2, 3, 77, 136, 64, {"bias": (2, 3, 77, 136)},
+             "sm90:overlap"),
+        Case("sm90 overlap BHSD 3x2 Sq=1 Sk=333 (decode)", "BHSD", 3, 2, 1, 333, 64, {}, "sm90:overlap"),
+        Case("sm90 overlap BS3HD 1x2 S=1024 D=64 causal + padding mask", "BS3HD", 1, 2, 1024, 1024, 64,
+             {"causal": True, "bias": (1, 1, 1, 1024)}, "sm90:overlap"),
+        Case("sm90 overlap BHSD 2x3 Sq=256 Sk=640 D=64", "BHSD", 2, 3, 256, 640, 64, {}, "sm90:overlap"),
     ]
     return out
 

@@ -475,12 +475,13 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
             instances[name] = emit_instance(op)
     kinds = {i.key.split()[0] for i in instances.values()}
     hopper = "attention_sm90" in kinds
+    own_mainloop = any(is_sm90(op) and sm90_schedule(op) in sm90.OWN_MAINLOOP for op in attention_ops(module_or_ops))
     return render(
         "translation_unit.cu.j2",
         instances=list(instances.values()),
         hopper=hopper,
         headers=([HEADER] if "attention" in kinds else []) + ([sm90.HEADER] if hopper else []),
-        epilogue_header=header_text("boltir_epilogue.h") + (sm90.fusion_header() if hopper else ""),
+        epilogue_header=header_text("boltir_epilogue.h") + (sm90.fusion_header(own_mainloop) if hopper else ""),
         include_paths=["<cutlass>/include", "<cutlass>/examples/41_fused_multi_head_attention"]
         + (["<cutlass>/tools/util/include", sm90.INCLUDE_PATH] if hopper else []),
     )

@@ -15,7 +15,10 @@ extent), whether a bias is read, and the schedule:
 - "wide" (the persistent schedule on 128-key tiles; D = 64 only): half the key steps, each
   with twice the work between the two products' softmax;
 - "locked" ("wide" with the example's kIsMainloopLocked option: the two MMA warp groups
-  take turns at the softmax; D = 64 only).
+  take turns at the softmax; D = 64 only);
+- "overlap" ("wide"'s tiles and persistent kernel with our own mainloop,
+  `templates/boltir_attention_sm90_overlap.h`: each key step's softmax runs while the
+  previous step's P·V product does, inside a warp group; D = 64 only).
 Tiles (`SCHEDULE_TILES`): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -52,7 +55,12 @@ SCHEDULES = {
     "wide": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong", "persistent on 128-key tiles"),
     "locked": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong",
                "persistent on 128-key tiles, the two MMA warp groups taking turns at the softmax"),
+    "overlap": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong",
+                "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous P.V product"),
 }
+OWN_MAINLOOP = frozenset({"overlap"})
+"""Schedules whose kernel runs our mainloop (templates/boltir_attention_sm90_overlap.h) on
+the example's loads and epilogue, instead of the example's compute."""
 SCHEDULE_OPTIONS = {
     "locked": ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",),
 }
@@ -68,6 +76,7 @@ SCHEDULE_TILES = {
     "tma": {64: (64, 128)},
     "wide": {64: (128, 128)},
     "locked": {64: (128, 128)},
+    "overlap": {64: (128, 128)},
 }
 """Schedule -> head dim -> (queries, keys) per tile; a schedule takes the head dims it lists."""
 DEFAULT_SCHEDULE = "persistent"
@@ -75,6 +84,8 @@ HEADER = "kernel/fmha_kernel_builder.hpp"
 """From the wheel's `examples/88_hopper_fmha` (an nvcc include path)."""
 FUSION_HEADER = "boltir_attention_sm90.h"
 """Our fusion, pasted into the unit."""
+MAINLOOP_HEADER = "boltir_attention_sm90_overlap.h"
+"""Our mainloop (the "overlap" schedule), pasted into the unit after the fusion."""
 INCLUDE_PATH = "<cutlass>/examples/88_hopper_fmha"
 TMA_ELEMENTS = 8
 """TMA takes strides and addresses in multiples of 16 bytes: 8 f16/bf16 elements."""
@@ -151,9 +162,10 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
     kernel_schedule, schedule_text = SCHEDULES[schedule]
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=kernel_schedule, schedule_text=schedule_text,
-                  kernel_options=SCHEDULE_OPTIONS.get(schedule, ()),
+                  kernel_options=SCHEDULE_OPTIONS.get(schedule, ()), own_mainloop=schedule in OWN_MAINLOOP,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 
-def fusion_header() -> str:
-    return header_text(FUSION_HEADER)
+def fusion_header(own_mainloop: bool = False) -> str:
+    """Our fusion, and our mainloop where a unit's instance runs it."""
+    return header_text(FUSION_HEADER) + (header_text(MAINLOOP_HEADER) if own_mainloop else "")

@@ -1,0 +1,242 @@
+#pragma once
+// boltir's mainloop for CUTLASS example 88's Hopper attention, the "overlap" schedule: the
+// example's collective (FmhaMainloopTmaWarpSpecialized: its loads, shared storage, MMAs and
+// types) with our own `compute`, which overlaps each key step's softmax with the previous
+// step's P·V product inside a warp group.
+//
+// The example's compute waits for both products of a step before its softmax, so a warp
+// group's tensor cores idle while it computes exponentials. Here, at key step j:
+//   issue S_j = Q·K_jᵀ; issue O += P_{j-1}·V_{j-1}; wait for S_j only;
+//   softmax(S_j) -> P_j and the rows' correction exp(m_old - m_new)  (the P·V product runs);
+//   wait for O; O *= correction.
+// P_j lives in registers next to P_{j-1} (the A operand of the product in flight), which the
+// MMA warp groups' 240 registers hold. The online softmax's state (row maxima, the thread's
+// partial row sums) is the example's, so its `tail` finishes the rows.
+//
+// Shared-memory stages: the producer loads K_0, V_0, K_1, V_1, ... into one pipeline; step j
+// waits for K_j before V_{j-1} (a later stage first, which the barriers allow) and releases
+// each stage once its product has completed.
+
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+
+namespace boltir {
+namespace attention_sm90 {
+
+template <class Base, class Fusion>
+struct OverlappedMainloop : Base {
+  using typename Base::Element;
+  using typename Base::ElementAccumulatorQK;
+  using typename Base::MainloopPipeline;
+  using typename Base::MainloopPipelineQ;
+  using typename Base::Params;
+  using typename Base::PipelineState;
+  using typename Base::PipelineStateQ;
+  using typename Base::SharedStorage;
+  using typename Base::SmemLayoutK;
+  using typename Base::SmemLayoutQ;
+  using typename Base::SmemLayoutV;
+  using typename Base::TiledMmaPV;
+  using typename Base::TiledMmaQK;
+  using typename Base::TileShape;
+  using typename Base::TileShapePV;
+  using typename Base::TileShapeQK;
+
+  /// Row maxima and the thread's partial row sums: the example's softmax state.
+  template <class AccQK, class State>
+  CUTLASS_DEVICE static void reduce_max(AccQK &acc_qk_mn, State &row_max) {
+    auto const target = cutlass::fmha::collective::reduction_target_n(TiledMmaQK{});
+    constexpr int kRank = decltype(cute::rank(target))::value;
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < cute::size<0>(acc_qk_mn); i++) {
+      CUTLASS_PRAGMA_UNROLL
+      for (int j = 0; j < cute::size<1>(acc_qk_mn); j++) {
+        row_max(i) = ::fmaxf(row_max(i), acc_qk_mn(i, j));
+      }
+    }
+    cute::for_each(cute::make_seq<kRank>{}, [&](auto r) {
+      CUTLASS_PRAGMA_UNROLL
+      for (int step = 1; step < cute::shape<r>(target); step *= 2) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < cute::size<0>(acc_qk_mn); i++) {
+          row_max(i) = ::fmaxf(row_max(i), __shfl_xor_sync(0xffffffffu, row_max(i), cute::stride<r>(target) * step));
+        }
+      }
+    });
+  }
+
+  /// Scores -> exponentials in place (against the new maxima), the rows' corrections
+  /// exp(m_old - m_new), and the partial sums rescaled and extended.
+  template <class AccQK, class State, class Corrections>
+  CUTLASS_DEVICE static void exponentiate(AccQK &acc_qk, State &state, Corrections &correction, float scale_log2) {
+    auto acc_qk_mn = cute::make_tensor(acc_qk.data(), cutlass::fmha::collective::layout_acc_mn(TiledMmaQK{}, acc_qk.layout()));
+    auto &row_max = cute::get<0>(state);
+    auto &row_sum = cute::get<1>(state);
+    auto previous = cute::make_fragment_like(row_max);
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < cute::size(row_max); i++) {
+      previous(i) = row_max(i);
+    }
+    reduce_max(acc_qk_mn, row_max);
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < cute::size<0>(acc_qk_mn); i++) {
+      // a row with every score -inf so far keeps 0 as its maximum (no inf - inf)
+      float const current = row_max(i) == -INFINITY ? 0.0f : row_max(i);
+      float const before = previous(i) == -INFINITY ? current : previous(i);
+      correction(i) = ::exp2f((before - current) * scale_log2);
+      float const offset = current * scale_log2;
+      float sum = 0.0f;
+      CUTLASS_PRAGMA_UNROLL
+      for (int j = 0; j < cute::size<1>(acc_qk_mn); j++) {
+        acc_qk_mn(i, j) = ::exp2f(acc_qk_mn(i, j) * scale_log2 - offset);
+        sum += acc_qk_mn(i, j);
+      }
+      row_sum(i) = row_sum(i) * correction(i) + sum;
+    }
+  }
+
+  template <class AccPV, class Corrections>
+  CUTLASS_DEVICE static void rescale(AccPV &acc_pv, Corrections const &correction) {
+    auto acc_pv_mn = cute::make_tensor(acc_pv.data(), cutlass::fmha::collective::layout_acc_mn(TiledMmaPV{}, acc_pv.layout()));
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < cute::size<0>(acc_pv_mn); i++) {
+      CUTLASS_PRAGMA_UNROLL
+      for (int j = 0; j < cute::size<1>(acc_pv_mn); j++) {
+        acc_pv_mn(i, j) *= correction(i);
+      }
+    }
+  }
+
+  template <class BlkCoord, class ProblemShape, class MainloopPipelineReducer, class PipelineStateReducer,
+            class MathWgOrderBarrier>
+  CUTLASS_DEVICE auto compute(BlkCoord const &blk_coord, BlkCoord const &wg_coord, Params const &params,
+                              ProblemShape const &problem_size, MainloopPipeline &pipeline, PipelineState &smem_pipe_read,
+                              MainloopPipelineQ &pipeline_q, PipelineStateQ &smem_pipe_read_q, MainloopPipelineReducer &,
+                              PipelineStateReducer &, SharedStorage &storage, MathWgOrderBarrier &math_wg_order_barrier) {
+    using namespace cute;
+    int const thread_idx = int(threadIdx.x);
+
+    TiledMmaQK tiled_mma_qk;
+    auto thr_mma_qk = tiled_mma_qk.get_thread_slice(thread_idx);
+    Tensor sQ = make_tensor(make_smem_ptr(storage.smem_q.data()), SmemLayoutQ{});
+    Tensor sK = make_tensor(make_smem_ptr(storage.smem_k.data()), SmemLayoutK{});
+    Tensor tSrQ = thr_mma_qk.make_fragment_A(thr_mma_qk.partition_A(sQ));
+    Tensor tSrK = thr_mma_qk.make_fragment_B(thr_mma_qk.partition_B(sK));
+
+    TiledMmaPV tiled_mma_pv;
+    auto thr_mma_pv = tiled_mma_pv.get_thread_slice(thread_idx);
+    Tensor sV = make_tensor(make_smem_ptr(storage.smem_v.data()), SmemLayoutV{});
+    Tensor tOrV = thr_mma_pv.make_fragment_B(thr_mma_pv.partition_B(sV));
+
+    // key tiles: the unmasked ones first (no fusion), then those the fusion masks
+    int const unmasked = Fusion{}.get_unmasked_trip_count(blk_coord, TileShape{}, problem_size);
+    int const steps = unmasked + Fusion{}.get_masked_trip_count(blk_coord, TileShape{}, problem_size);
+
+    // the query-key positions of this warp group's accumulator, for the fusion
+    Tensor cP = make_identity_tensor(take<0, 2>(TileShapeQK{}));
+    Tensor tPcP = thr_mma_qk.partition_C(cP);
+    tPcP.data() = tPcP.data() + E<0>{} * get<0>(wg_coord) * get<0>(TileShapeQK{});
+
+    // O starts at zero and every product accumulates: one code path for the first step
+    // and the rest (a branch between two wgmma forms made ptxas serialize them)
+    Tensor acc_pv = partition_fragment_C(tiled_mma_pv, take<0, 2>(TileShapePV{}));
+    clear(acc_pv);
+    tiled_mma_pv.accumulate_ = GMMA::ScaleOut::One;
+    cutlass::fmha::collective::CollectiveSoftmax<ElementAccumulatorQK, Fusion, Params> softmax{params};
+    auto state = softmax.init(acc_pv, tiled_mma_pv);
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < size(get<0>(state)); i++) {
+      get<0>(state)(i) = -INFINITY;
+      get<1>(state)(i) = 0.0f;
+    }
+    auto correction = make_fragment_like(get<1>(state));
+    float const scale_log2 = params.scale_softmax_log2;
+
+    pipeline_q.consumer_wait(smem_pipe_read_q);
+    int const q_stage = smem_pipe_read_q.index();
+
+    PipelineState const first = smem_pipe_read;
+    auto stage_of = [&](int position) {  // K_j at 2j, V_j at 2j + 1
+      PipelineState state_at = first;
+      state_at.advance(position);
+      return state_at;
+    };
+
+    // step 0: S_0 and its softmax; nothing to overlap yet
+    Tensor acc_qk = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
+    PipelineState k_state = stage_of(0);
+    pipeline.consumer_wait(k_state);
+    math_wg_order_barrier.wait();
+    warpgroup_fence_operand(acc_qk);
+    warpgroup_arrive();
+    cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, q_stage), tSrK(_, _, _, k_state.index()), acc_qk);
+    warpgroup_commit_batch();
+    math_wg_order_barrier.arrive();
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc_qk);
+    pipeline.consumer_release(k_state);
+    Fusion{}.before_softmax(acc_qk, tPcP, problem_size);
+    exponentiate(acc_qk, state, correction, scale_log2);
+    Tensor p = cutlass::fmha::collective::make_acc_into_op<Element>(acc_qk, typename TiledMmaPV::LayoutA_TV{});
+
+    CUTLASS_PRAGMA_NO_UNROLL
+    for (int step = 1; step < steps; step++) {
+      tPcP.data() = tPcP.data() + E<1>{} * get<1>(TileShapeQK{});
+      k_state = stage_of(2 * step);
+      PipelineState const v_state = stage_of(2 * step - 1);
+      Tensor scores = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
+
+      pipeline.consumer_wait(k_state);
+      warpgroup_fence_operand(scores);
+      warpgroup_arrive();
+      cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, q_stage), tSrK(_, _, _, k_state.index()), scores);
+      warpgroup_commit_batch();
+
+      pipeline.consumer_wait(v_state);
+      warpgroup_fence_operand(acc_pv);
+      warpgroup_fence_operand(p);
+      warpgroup_arrive();
+      cute::gemm(tiled_mma_pv, p, tOrV(_, _, _, v_state.index()), acc_pv);
+      warpgroup_commit_batch();
+
+      warpgroup_wait<1>();  // S_j (committed first) is done; O += P_{j-1} V_{j-1} runs on
+      warpgroup_fence_operand(scores);
+      pipeline.consumer_release(k_state);
+      if (step >= unmasked) {
+        Fusion{}.before_softmax(scores, tPcP, problem_size);
+      }
+      exponentiate(scores, state, correction, scale_log2);
+      Tensor p_next = cutlass::fmha::collective::make_acc_into_op<Element>(scores, typename TiledMmaPV::LayoutA_TV{});
+
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(acc_pv);
+      warpgroup_fence_operand(p);
+      pipeline.consumer_release(v_state);
+      rescale(acc_pv, correction);
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < size(p); i++) {
+        p(i) = p_next(i);
+      }
+    }
+
+    // the last product
+    PipelineState const v_state = stage_of(2 * steps - 1);
+    pipeline.consumer_wait(v_state);
+    warpgroup_fence_operand(acc_pv);
+    warpgroup_fence_operand(p);
+    warpgroup_arrive();
+    cute::gemm(tiled_mma_pv, p, tOrV(_, _, _, v_state.index()), acc_pv);
+    warpgroup_commit_batch();
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc_pv);
+    pipeline.consumer_release(v_state);
+    pipeline_q.consumer_release(smem_pipe_read_q);
+
+    smem_pipe_read = stage_of(2 * steps);
+    Tensor lse = softmax.tail(state, acc_pv, tiled_mma_pv);
+    return make_tuple(acc_pv, lse);
+  }
+};
+
+}  // namespace attention_sm90
+}  // namespace boltir
