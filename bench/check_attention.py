@@ -173,38 +173,31 @@ def sm90_correctness_cases() -> list[Case]:
              "sm90:tma"),
         Case("sm90 tma BHSD 3x2 Sq=1 Sk=333 (decode)", "BHSD", 3, 2, 1, 333, 64, {}, "sm90:tma"),
         Case("sm90 tma BS3HD 1x2 S=1024 D=64 causal", "BS3HD", 1, 2, 1024, 1024, 64, {"causal": True}, "sm90:tma"),
-        # the "wide" schedule: the persistent kernel on 128-key tiles
-        Case("sm90 wide BS3HD 2x3 S=197 D=64 (ViT)", "BS3HD", 2, 3, 197, 197, 64, {}, "sm90:wide"),
-        Case("sm90 wide BSHD 2x3 Sq=80 Sk=136 causal + key_lengths", "BSHD", 2, 3, 80, 136, 64,
-             {"causal": True, "key_lengths": True}, "sm90:wide"),
-        Case("sm90 wide BS3HD 2x3 S=136 padding mask", "BS3HD", 2, 3, 136, 136, 64, {"bias": (2, 1, 1, 136)}, "sm90:wide"),
-        Case("sm90 wide BHSD 2x3 Sq=77 Sk=136 full bias [B,H,Sq,Sk]", "BHSD", 2, 3, 77, 136, 64, {"bias": (2, 3, 77, 136)},
-             "sm90:wide"),
-        Case("sm90 wide BHSD 3x2 Sq=1 Sk=333 (decode)", "BHSD", 3, 2, 1, 333, 64, {}, "sm90:wide"),
-        Case("sm90 wide BS3HD 1x2 S=1024 D=64 causal + padding mask", "BS3HD", 1, 2, 1024, 1024, 64,
-             {"causal": True, "bias": (1, 1, 1, 1024)}, "sm90:wide"),
-        # "locked": wide, the warp groups taking turns at the softmax
-        Case("sm90 locked BS3HD 2x3 S=197 D=64 (ViT)", "BS3HD", 2, 3, 197, 197, 64, {}, "sm90:locked"),
-        Case("sm90 locked BSHD 2x3 Sq=80 Sk=136 causal + key_lengths", "BSHD", 2, 3, 80, 136, 64,
-             {"causal": True, "key_lengths": True}, "sm90:locked"),
-        Case("sm90 locked BHSD 2x3 Sq=77 Sk=136 full bias [B,H,Sq,Sk]", "BHSD", 2, 3, 77, 136, 64, {"bias": (2, 3, 77, 136)},
-             "sm90:locked"),
-        Case("sm90 locked BS3HD 1x2 S=1024 D=64 causal + padding mask", "BS3HD", 1, 2, 1024, 1024, 64,
-             {"causal": True, "bias": (1, 1, 1, 1024)}, "sm90:locked"),
-        # "overlap": our mainloop (each step's softmax beside the previous P.V product)
-        Case("sm90 overlap BS3HD 2x3 S=197 D=64 (ViT)", "BS3HD", 2, 3, 197, 197, 64, {}, "sm90:overlap"),
-        Case("sm90 overlap BHSD 2x3 Sq=128 Sk=128 (one key step)", "BHSD", 2, 3, 128, 128, 64, {}, "sm90:overlap"),
-        Case("sm90 overlap BSHD 2x3 Sq=80 Sk=136 causal + key_lengths", "BSHD", 2, 3, 80, 136, 64,
-             {"causal": True, "key_lengths": True}, "sm90:overlap"),
-        Case("sm90 overlap BS3HD 2x3 S=136 padding mask", "BS3HD", 2, 3, 136, 136, 64, {"bias": (2, 1, 1, 136)}, "sm90:overlap"),
-        Case("sm90 overlap BHSD 2x3 Sq=77 Sk=136 full bias [B,H,Sq,Sk]", "BHSD", 2, 3, 77, 136, 64, {"bias": (2, 3, 77, 136)},
-             "sm90:overlap"),
-        Case("sm90 overlap BHSD 3x2 Sq=1 Sk=333 (decode)", "BHSD", 3, 2, 1, 333, 64, {}, "sm90:overlap"),
-        Case("sm90 overlap BS3HD 1x2 S=1024 D=64 causal + padding mask", "BS3HD", 1, 2, 1024, 1024, 64,
-             {"causal": True, "bias": (1, 1, 1, 1024)}, "sm90:overlap"),
-        Case("sm90 overlap BHSD 2x3 Sq=256 Sk=640 D=64", "BHSD", 2, 3, 256, 640, 64, {}, "sm90:overlap"),
     ]
+    # the 128-key-tile schedules: "wide" (the persistent kernel), "locked" (its warp groups
+    # taking turns at the softmax), "overlap" (our mainloop: each step's softmax beside the
+    # previous P.V product)
+    for schedule in ("wide", "locked", "overlap"):
+        out += wide_tile_cases(schedule)
     return out
+
+
+def wide_tile_cases(schedule: str) -> list[Case]:
+    """One key step, several (the last partial), masks of every kind, decode, long causal."""
+    kernel = f"sm90:{schedule}"
+    return [
+        Case(f"sm90 {schedule} BS3HD 2x3 S=197 D=64 (ViT)", "BS3HD", 2, 3, 197, 197, 64, {}, kernel),
+        Case(f"sm90 {schedule} BHSD 2x3 Sq=128 Sk=128 (one key step)", "BHSD", 2, 3, 128, 128, 64, {}, kernel),
+        Case(f"sm90 {schedule} BSHD 2x3 Sq=80 Sk=136 causal + key_lengths", "BSHD", 2, 3, 80, 136, 64,
+             {"causal": True, "key_lengths": True}, kernel),
+        Case(f"sm90 {schedule} BS3HD 2x3 S=136 padding mask", "BS3HD", 2, 3, 136, 136, 64, {"bias": (2, 1, 1, 136)}, kernel),
+        Case(f"sm90 {schedule} BHSD 2x3 Sq=77 Sk=136 full bias [B,H,Sq,Sk]", "BHSD", 2, 3, 77, 136, 64,
+             {"bias": (2, 3, 77, 136)}, kernel),
+        Case(f"sm90 {schedule} BHSD 3x2 Sq=1 Sk=333 (decode)", "BHSD", 3, 2, 1, 333, 64, {}, kernel),
+        Case(f"sm90 {schedule} BS3HD 1x2 S=1024 D=64 causal + padding mask", "BS3HD", 1, 2, 1024, 1024, 64,
+             {"causal": True, "bias": (1, 1, 1, 1024)}, kernel),
+        Case(f"sm90 {schedule} BHSD 2x3 Sq=256 Sk=640 D=64", "BHSD", 2, 3, 256, 640, 64, {}, kernel),
+    ]
 
 
 def timing_workloads() -> list[Case]:

@@ -10,8 +10,9 @@ softmax), included from the wheel; the launcher is ours (`templates/attention.cu
 
 **Three instance kinds**, the first that takes the op computes it:
 - on sm90 builds (`select-kernels` marks the op `kernel_arch = "sm90"`, or
-  "sm90:SCHEDULE" with `hopper_schedule`'s choice), the Hopper kernel of CUTLASS example 88 (`attention_sm90_kernels`: wgmma, TMA, warp-specialized; f16/bf16,
-  D = Dv = 64 or 128), compiled for sm_90a (`kernel_arch`);
+  "sm90:SCHEDULE" with `hopper_schedule`'s choice), the Hopper kernel of CUTLASS example
+  88 (`attention_sm90_kernels`: wgmma, TMA, warp-specialized; f16/bf16, D = Dv = 64 or
+  128), compiled for sm_90a (`kernel_arch`);
 - example 41's kernel (below), on every target;
 - the plain fallback.
 All three have one launcher ABI, so the host program calls them alike.
@@ -81,9 +82,9 @@ from boltir.backends.cuda.codegen.generator import (
     render,
 )
 from boltir.diagnostics import BoltError, format_location
-from boltir.target import get_target
 from boltir.dialects import op as ops
 from boltir.dialects.graph import tensor_shape
+from boltir.target import get_target
 
 FAMILIES: dict[type, str] = {ops.AttentionOp: "attention"}
 

@@ -178,6 +178,14 @@ struct OverlappedMainloop : Base {
     Fusion{}.before_softmax(acc_qk, tPcP, problem_size);
     exponentiate(acc_qk, state, correction, scale_log2);
     Tensor p = cutlass::fmha::collective::make_acc_into_op<Element>(acc_qk, typename TiledMmaPV::LayoutA_TV{});
+    auto issue_pv = [&](PipelineState const &v_state) {  // O += P V, asynchronously
+      pipeline.consumer_wait(v_state);
+      warpgroup_fence_operand(acc_pv);
+      warpgroup_fence_operand(p);
+      warpgroup_arrive();
+      cute::gemm(tiled_mma_pv, p, tOrV(_, _, _, v_state.index()), acc_pv);
+      warpgroup_commit_batch();
+    };
 
     CUTLASS_PRAGMA_NO_UNROLL
     for (int step = 1; step < steps; step++) {
@@ -192,12 +200,7 @@ struct OverlappedMainloop : Base {
       cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, q_stage), tSrK(_, _, _, k_state.index()), scores);
       warpgroup_commit_batch();
 
-      pipeline.consumer_wait(v_state);
-      warpgroup_fence_operand(acc_pv);
-      warpgroup_fence_operand(p);
-      warpgroup_arrive();
-      cute::gemm(tiled_mma_pv, p, tOrV(_, _, _, v_state.index()), acc_pv);
-      warpgroup_commit_batch();
+      issue_pv(v_state);
 
       warpgroup_wait<1>();  // S_j (committed first) is done; O += P_{j-1} V_{j-1} runs on
       warpgroup_fence_operand(scores);
@@ -221,12 +224,7 @@ struct OverlappedMainloop : Base {
 
     // the last product
     PipelineState const v_state = stage_of(2 * steps - 1);
-    pipeline.consumer_wait(v_state);
-    warpgroup_fence_operand(acc_pv);
-    warpgroup_fence_operand(p);
-    warpgroup_arrive();
-    cute::gemm(tiled_mma_pv, p, tOrV(_, _, _, v_state.index()), acc_pv);
-    warpgroup_commit_batch();
+    issue_pv(v_state);
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_pv);
     pipeline.consumer_release(v_state);
