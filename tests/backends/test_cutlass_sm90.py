@@ -150,6 +150,19 @@ def test_streamk_is_the_cooperative_kernel_on_the_stream_k_scheduler():
     assert "StreamKScheduler" not in cutlass_kernels.emit_instance(the_op(gemm())).source
 
 
+@pytest.mark.parametrize("text", [gemm(), conv()], ids=["gemm", "conv"])
+def test_3x_kernels_launch_through_launch_3x(text):
+    """Not the adapters' run: launch_3x launches CUTLASS's kernel behind a PDL trigger at
+    entry (BOLTIR_PDL=late: CUTLASS's own device_kernel), with the adapter's params."""
+    op = the_op(text)
+    instance = cutlass_kernels.emit_instance(op).source
+    assert "boltir::rt::launch_3x<typename Operation::" in instance or "boltir::rt::run_conv(op, stream)" in instance
+    assert "op.run(" not in instance
+    unit = cutlass_kernels.emit_translation_unit([op])
+    assert "early_trigger_kernel<Kernel>" in unit and "cutlass::device_kernel<Kernel>" in unit
+    assert "boltir_pdl::early_trigger()" in unit
+
+
 def test_host_program_builds_3x_units_for_sm_90a():
     from boltir.target import get_target
 

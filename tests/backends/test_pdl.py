@@ -24,7 +24,13 @@ def test_every_kernel_enters_first(path):
     kernels = [match.start() for match in re.finditer("__global__", text)]
     for start in kernels:
         body = function_body(text, start)
-        assert text[body:].lstrip().startswith("boltir_pdl::enter();"), text[start:body + 80]
+        statements = text[body:].lstrip()
+        if statements.startswith("boltir_pdl::trigger();"):
+            # only a wrapper that runs a CUTLASS 3.x kernel, which waits itself
+            assert re.match(r"boltir_pdl::trigger\(\);\s*extern __shared__ char smem\[\];\s*Kernel op;\s*op\(params, smem\);",
+                            statements), text[start:body + 200]
+            continue
+        assert statements.startswith("boltir_pdl::enter();"), text[start:body + 80]
     assert "<<<" not in text, "launch through boltir_pdl::launch, which decides whether PDL applies"
 
 

@@ -7,6 +7,7 @@
 #define BOLTIR_PDL_H
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <utility>
 
@@ -18,6 +19,16 @@ namespace boltir_pdl {
 __device__ __forceinline__ void enter() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/// The first statement of a wrapper around a CUTLASS 3.x kernel, which waits on its
+/// predecessors itself (compiled with CUTLASS_ENABLE_GDC_FOR_SM90) but triggers its
+/// dependents only after its mainloop: lets the next grid start launching at once. It
+/// touches no memory; the next grid still waits for this one to complete.
+__device__ __forceinline__ void trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
@@ -34,6 +45,18 @@ inline bool enabled() {
 #else
   return false;
 #endif
+}
+
+/// Whether CUTLASS 3.x kernels let the next grid launch from their first instruction
+/// (boltir::rt::launch_3x), rather than where CUTLASS itself triggers it (after its
+/// mainloop, so that only the epilogue overlaps the next launch). BOLTIR_PDL=late keeps
+/// CUTLASS's placement, for A/B comparisons (read once per process).
+inline bool early_trigger() {
+  static bool const on = [] {
+    char const *value = getenv("BOLTIR_PDL");
+    return value == nullptr || strcmp(value, "late") != 0;
+  }();
+  return on;
 }
 
 /// kernel<<<grid, block, shared_bytes, stream>>>(args...), with PDL where enabled(). A
