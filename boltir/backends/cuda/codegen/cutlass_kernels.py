@@ -665,6 +665,7 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
     return render("translation_unit.cu.j2", 
         instances=list(instances.values()),
         hopper=any(instance.arch == "sm90" for instance in instances.values()),
+        launches_3x=any(instance.arch == "sm90" for instance in instances.values()),
         headers=headers,
         epilogue_header=header,
         include_paths=["<cutlass>/include"] + (["<cutlass>/tools/util/include"] if any(i.arch == "sm90" for i in instances.values()) else []) + (
