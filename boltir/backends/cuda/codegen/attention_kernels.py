@@ -481,6 +481,7 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
         "translation_unit.cu.j2",
         instances=list(instances.values()),
         hopper=hopper,
+        launches_3x=False,
         headers=([HEADER] if "attention" in kinds else []) + ([sm90.HEADER] if hopper else []),
         epilogue_header=header_text("boltir_epilogue.h") + (sm90.fusion_header(own_mainloop) if hopper else ""),
         include_paths=["<cutlass>/include", "<cutlass>/examples/41_fused_multi_head_attention"]
