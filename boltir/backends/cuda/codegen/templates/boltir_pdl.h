@@ -23,8 +23,8 @@ __device__ __forceinline__ void enter() {
 #endif
 }
 
-/// The first statement of a wrapper around a CUTLASS 3.x kernel, which waits on its
-/// predecessors itself (compiled with CUTLASS_ENABLE_GDC_FOR_SM90) but triggers its
+/// The first statement of a wrapper around a library's 3.x GEMM or conv kernel, which waits
+/// on its predecessors itself (compiled with the library's GDC switch) but triggers its
 /// dependents only after its mainloop: lets the next grid start launching at once. It
 /// touches no memory; the next grid still waits for this one to complete.
 __device__ __forceinline__ void trigger() {
@@ -47,10 +47,10 @@ inline bool enabled() {
 #endif
 }
 
-/// Whether CUTLASS 3.x kernels let the next grid launch from their first instruction
-/// (boltir::rt::launch_3x), rather than where CUTLASS itself triggers it (after its
-/// mainloop, so that only the epilogue overlaps the next launch). BOLTIR_PDL=late keeps
-/// CUTLASS's placement, for A/B comparisons (read once per process).
+/// Whether the 3.x GEMM and conv kernels let the next grid launch from their first
+/// instruction (boltir::rt::launch_3x), rather than where the library triggers it (after
+/// its mainloop, so that only the epilogue overlaps the next launch). BOLTIR_PDL=late keeps
+/// the library's placement, for A/B comparisons (read once per process).
 inline bool early_trigger() {
   static bool const on = [] {
     char const *value = getenv("BOLTIR_PDL");
