@@ -179,6 +179,14 @@ def hopper_cases() -> list[Case]:
     out.append(Case("3.x conv f16 3x3 2x7x7x512->512 c2x1 <bias, relu>", conv_text(2, 7, 7, 512, 512, 3, 3),
                     override=hopper((128, 128, 64), "warpspecialized", (2, 1, 1))))
     out.append(Case("3.x conv f16 3x3 32x28x28x128->128 heuristic <bias, relu>", conv_text(32, 28, 28, 128, 128, 3, 3), target="sm90"))
+    # windows that stop short of the input's end: the template describes the input cropped
+    # (ResNet-50's 1x1 stride-2 downsamples on even sizes; the heuristic keeps them 2.x until these pass)
+    out.append(Case("3.x conv f16 1x1/2 cropped 1x56x56x256->512 64x64 <bias>", conv_text(1, 56, 56, 256, 512, 1, 1, stride=2, pad=0, epilogue="bias"),
+                    override=hopper((64, 64, 64), "warpspecialized")))
+    out.append(Case("3.x conv f16 1x1/2 cropped 4x28x28x512->1024 <bias, relu, residual = add, then relu>",
+                    conv_text(4, 28, 28, 512, 1024, 1, 1, stride=2, pad=0, epilogue="bias, relu, residual = add, then relu"), override=ws))
+    out.append(Case("3.x conv bf16 3x3/2 cropped 2x16x20x64->64 <bias, relu>", conv_text(2, 16, 20, 64, 64, 3, 3, stride=2, pad=0, element="bf16"),
+                    "bf16", override=ws))
     return out
 
 

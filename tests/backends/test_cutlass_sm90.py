@@ -86,8 +86,6 @@ def the_op(text: str):
         (gemm(a=(512, 256), b=(3, 384, 256), out=(3, 512, 384), bias=False, epilogue=""),
          "a 3.x GEMM batches A and B together (or folds the batch into M); this one batches b alone"),
         (conv(schedule="cooperative", tile_text=tile(128, 64)), "a 3.x conv2d_fprop takes kernel_schedule 'warpspecialized'"),
-        (conv(x=(1, 8, 8, 64), w=(64, 3, 3, 64), out=(1, 3, 3, 64), pads=(0, 0, 0, 0), strides=(2, 2)),
-         "a negative bottom or right pad"),
     ],
 )
 def test_unsupported_3x_instances_say_why(text, reason):
@@ -161,6 +159,32 @@ def test_3x_kernels_launch_through_launch_3x(text):
     unit = cutlass_kernels.emit_translation_unit([op])
     assert "early_trigger_kernel<Kernel>" in unit and "cutlass::device_kernel<Kernel>" in unit
     assert "boltir_pdl::early_trigger()" in unit
+
+
+def test_a_window_that_stops_short_describes_the_input_cropped():
+    """ResNet's 1x1 stride-2 downsample on an even size reads rows 0, 2, ..., 54 of 56: TMA
+    im2col takes no negative bottom pad, so the template describes 55 rows with the full
+    strides. The instance exists; the heuristic keeps such convs 2.x until a GPU has run it."""
+    assert sm90.reached_extent(56, 28, 1, 0, 2, 1) == 55 and sm90.reached_extent(56, 28, 3, 1, 2, 1) == 56
+    assert sm90.crops_input((1, 56, 56, 256), (512, 1, 1, 256), (1, 28, 28, 512), (0, 0, 0, 0), (2, 2), (1, 1))
+    assert not sm90.crops_input((1, 56, 56, 64), (64, 3, 3, 64), (1, 28, 28, 64), (1, 1, 1, 1), (2, 2), (1, 1))
+    op = the_op(conv(x=(1, 8, 8, 64), w=(64, 3, 3, 64), out=(1, 3, 3, 64), pads=(0, 0, 0, 0), strides=(2, 2)))
+    assert cutlass_kernels.unsupported_reason(op) is None
+    source = cutlass_kernels.emit_instance(op).source
+    assert "{n, rows(), columns(), c}" in source and "int64_t(h) * w * c" in source
+
+
+def test_the_heuristic_keeps_a_cropped_conv_2x():
+    from boltir.backends.cuda.select.heuristic import HeuristicSelector
+    from boltir.ir import parse_module
+    from tests.support.op_modules import conv_text
+
+    module = parse_module(conv_text(1, 56, 56, 256, 512, 1, 1, stride=2, pad=0))
+    op = next(o for o in module.walk() if o.name == "op.conv2d")
+    assert HeuristicSelector().select(op, "sm90").arch == "sm80"
+    module = parse_module(conv_text(1, 57, 57, 256, 512, 1, 1, stride=2, pad=0))
+    op = next(o for o in module.walk() if o.name == "op.conv2d")
+    assert HeuristicSelector().select(op, "sm90").arch == "sm90"
 
 
 def test_host_program_builds_3x_units_for_sm_90a():

@@ -181,11 +181,25 @@ def conv_problem_reason(input_shape, filter_shape, output_shape, pads, strides, 
     _, p, q, _ = output_shape
     if c % TMA_ALIGNMENT or k % TMA_ALIGNMENT:
         return f"TMA im2col moves 16-byte pixels: C ({c}) and K ({k}) must be multiples of 8"
-    bottom = (p - 1) * strides[0] + (r - 1) * dilations[0] + 1 - h - pads[0]
-    right = (q - 1) * strides[1] + (s - 1) * dilations[1] + 1 - w - pads[1]
-    if bottom < 0 or right < 0:
-        return "the window stops short of the last input rows or columns (a negative bottom or right pad), which TMA im2col does not take"
+    if min(reached_extent(h, p, r, pads[0], strides[0], dilations[0]), reached_extent(w, q, s, pads[1], strides[1], dilations[1])) < 1:
+        return "the windows reach no input row or column"
     return None
+
+
+def reached_extent(size: int, out: int, window: int, pad: int, stride: int, dilation: int) -> int:
+    """Input rows (or columns) the conv's windows reach: `size`, or fewer where the last
+    window stops short of the end (a 1x1 stride-2 conv on an even size), in which case the
+    3.x template describes the input cropped to them (TMA im2col takes no negative pad)."""
+    return min(size, (out - 1) * stride + (window - 1) * dilation + 1 - pad)
+
+
+def crops_input(input_shape, filter_shape, output_shape, pads, strides, dilations) -> bool:
+    """Whether the 3.x template describes this conv's input cropped (`reached_extent`)."""
+    _, h, w, _ = input_shape
+    _, r, s, _ = filter_shape
+    _, p, q, _ = output_shape
+    return (reached_extent(h, p, r, pads[0], strides[0], dilations[0]) < h
+            or reached_extent(w, q, s, pads[1], strides[1], dilations[1]) < w)
 
 
 def conv_reason(op: cutlass.Conv2dFpropOp) -> str | None:

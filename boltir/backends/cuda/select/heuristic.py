@@ -298,8 +298,13 @@ def hopper_conv_problem(op: ops.Conv2dOp) -> tuple[int, int, int] | None:
         return None
     if op.prop_value("layout") != "NHWC" or op.prop_value("filter_layout") != "OHWI":
         return None
-    if cutlass_sm90.conv_problem_reason(tensor_shape(op.input.type), tensor_shape(op.filter.type), tensor_shape(op.output.type),
-                                op.prop_value("pads"), op.prop_value("strides"), op.prop_value("dilations")) is not None:
+    problem = (tensor_shape(op.input.type), tensor_shape(op.filter.type), tensor_shape(op.output.type),
+               op.prop_value("pads"), op.prop_value("strides"), op.prop_value("dilations"))
+    if cutlass_sm90.conv_problem_reason(*problem) is not None:
+        return None
+    if cutlass_sm90.crops_input(*problem):
+        # the cropped input description compiles, but has not yet run on a GPU
+        # (bench.check_kernels' "cropped" cases): such convs stay 2.x until it has
         return None
     n, _, _, c = tensor_shape(op.input.type)
     k = tensor_shape(op.filter.type)[0]
