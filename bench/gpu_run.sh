@@ -3,7 +3,7 @@
 # call, so everything goes in one command):
 #   run: bash bench/gpu_run.sh check kernels tests      carry: [".whl", ".kcache/objects", ".kcache/members"]
 # (bench/carry_objects.py first trims .kcache/objects to what the stages need: 64 MiB in all)
-# Stages: check (bench/check_kernels.py), sweep (bench/compile_sweep.py: nvcc on every instance
+# Stages: check (bench/check_kernels.py $CHECK_ARGS), sweep (bench/compile_sweep.py: nvcc on every instance
 # the selection sweep emits), data / compute (the op-kernel checks; compute takes $COMPUTE_ARGS), attention (bench/check_attention.py
 # $ATTENTION_ARGS: the fused attention against the interpreter, then timed against torch's SDPA), tests
 # (pytest -m gpu), kernels (bench/kernels.py $KERNELS_ARGS), models (bench/models.py $MODELS_ARGS),
@@ -19,7 +19,7 @@ OUT="${OUT:-/tmp/boltir-out}"
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 declare -A commands=(
-  [check]="python3 -m bench.check_kernels"
+  [check]="python3 -m bench.check_kernels ${CHECK_ARGS:-}"
   [sweep]="python3 -m bench.compile_sweep ${SWEEP_ARGS:-}"
   [data]="python3 -m bench.check_data_kernels"
   [compute]="python3 -m bench.check_compute_kernels ${COMPUTE_ARGS:-}"
