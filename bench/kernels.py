@@ -159,6 +159,12 @@ def skinny_candidates(ours: Case) -> list[Case]:
     return out
 
 
+def conv_label(prefix: str, params: tuple) -> str:
+    """A conv workload's label from its (N, H, W, C, K, R, stride[, pad]): e.g. "b1 conv3x3 N1 C512 14² K512"."""
+    n, h, _, c, k, r, stride, *_ = params
+    return f"{prefix}conv{r}x{r}{f'/{stride}' if stride > 1 else ''} N{n} C{c} {h}² K{k}"
+
+
 def workloads():
     """(label, kind, params): the reference workloads, the shapes boltir is timed against its
     PyTorch peers on."""
@@ -178,30 +184,30 @@ def workloads():
                     (2, 1000, 2048), (4, 1000, 2048), (8, 1000, 2048), (16, 1000, 2048)]:
         yield f"b1 skinny linear+bias+relu {m}x{n}x{k}", "gemm", (m, n, k)
     convs = [
-        ("conv3x3 N32 C64 56² K64", (32, 56, 56, 64, 64, 3, 1)),
-        ("conv1x1 N32 C256 56² K64", (32, 56, 56, 256, 64, 1, 1)),
-        ("conv3x3 N32 C128 28² K128", (32, 28, 28, 128, 128, 3, 1)),
-        ("conv3x3 N32 C512 7² K512", (32, 7, 7, 512, 512, 3, 1)),
-        ("conv7x7/2 N32 C3 224² K64", (32, 224, 224, 3, 64, 7, 2)),
+        ("", (32, 56, 56, 64, 64, 3, 1)),
+        ("", (32, 56, 56, 256, 64, 1, 1)),
+        ("", (32, 28, 28, 128, 128, 3, 1)),
+        ("", (32, 7, 7, 512, 512, 3, 1)),
+        ("", (32, 224, 224, 3, 64, 7, 2)),
         # issue 15's memory-bound and compute-bound convs of the benchmark models
-        ("mb conv1x1 N32 C64 56² K256", (32, 56, 56, 64, 256, 1, 1)),
-        ("mb conv1x1 N32 C16 112² K96", (32, 112, 112, 16, 96, 1, 1)),
-        ("mb conv3x3 N32 C64 224² K64", (32, 224, 224, 64, 64, 3, 1)),
+        ("mb ", (32, 56, 56, 64, 256, 1, 1)),
+        ("mb ", (32, 112, 112, 16, 96, 1, 1)),
+        ("mb ", (32, 224, 224, 64, 64, 3, 1)),
         # ResNet-50's stem after space-to-depth-stem: 4x4/1 on 12 channels padded to 16, no padding
-        ("stem s2d conv4x4 N32 C16 115² K64", (32, 115, 115, 16, 64, 4, 1, 0)),
+        ("stem s2d ", (32, 115, 115, 16, 64, 4, 1, 0)),
         # batch-1 convs whose 3.x grid is a fraction of a wave (VGG-16's and ResNet-50's deep
         # layers): the tuner's candidates, 2.x split-k among them
-        ("b1 conv3x3 N1 C512 14² K512", (1, 14, 14, 512, 512, 3, 1)),
-        ("b1 conv3x3 N1 C512 28² K512", (1, 28, 28, 512, 512, 3, 1)),
-        ("b1 conv3x3 N1 C256 14² K256", (1, 14, 14, 256, 256, 3, 1)),
-        ("b1 conv3x3 N1 C512 7² K512", (1, 7, 7, 512, 512, 3, 1)),
+        ("b1 ", (1, 14, 14, 512, 512, 3, 1)),
+        ("b1 ", (1, 28, 28, 512, 512, 3, 1)),
+        ("b1 ", (1, 14, 14, 256, 256, 3, 1)),
+        ("b1 ", (1, 7, 7, 512, 512, 3, 1)),
         # ResNet-50's deep 1x1 convs: the 3.x GEMM split along C among the candidates
-        ("b1 conv1x1 N1 C2048 7² K512", (1, 7, 7, 2048, 512, 1, 1)),
-        ("b1 conv1x1 N1 C1024 14² K256", (1, 14, 14, 1024, 256, 1, 1)),
-        ("b1 conv1x1 N1 C512 7² K2048", (1, 7, 7, 512, 2048, 1, 1)),
+        ("b1 ", (1, 7, 7, 2048, 512, 1, 1)),
+        ("b1 ", (1, 14, 14, 1024, 256, 1, 1)),
+        ("b1 ", (1, 7, 7, 512, 2048, 1, 1)),
     ]
-    for label, params in convs:
-        yield label + " +bias+relu", "conv", params
+    for prefix, params in convs:
+        yield conv_label(prefix, params) + " +bias+relu", "conv", params
     for m, k0, n0, n1 in [(409600, 576, 64, 128), (131072, 128, 128, 128), (16384, 64, 256, 64)]:
         yield f"two linears M={m} K0={k0} N0={n0} N1={n1}", "b2b", (m, k0, n0, n1)
     # MobileNetV2's depthwise 3x3 convs at batch 32 (bias + ReLU6): ours against CUTLASS's and cuDNN

@@ -165,7 +165,8 @@ def test_a_window_that_stops_short_describes_the_input_cropped():
     """ResNet's 1x1 stride-2 downsample on an even size reads rows 0, 2, ..., 54 of 56: TMA
     im2col takes no negative bottom pad, so the template describes 55 rows with the full
     strides. The instance exists; the heuristic keeps such convs 2.x until a GPU has run it."""
-    assert sm90.reached_extent(56, 28, 1, 0, 2, 1) == 55 and sm90.reached_extent(56, 28, 3, 1, 2, 1) == 56
+    assert sm90.reached_extents((1, 56, 56, 256), (512, 1, 1, 256), (1, 28, 28, 512), (0, 0, 0, 0), (2, 2), (1, 1)) == (55, 55)
+    assert sm90.reached_extents((1, 56, 56, 64), (64, 3, 3, 64), (1, 28, 28, 64), (1, 1, 1, 1), (2, 2), (1, 1)) == (56, 56)
     assert sm90.crops_input((1, 56, 56, 256), (512, 1, 1, 256), (1, 28, 28, 512), (0, 0, 0, 0), (2, 2), (1, 1))
     assert not sm90.crops_input((1, 56, 56, 64), (64, 3, 3, 64), (1, 28, 28, 64), (1, 1, 1, 1), (2, 2), (1, 1))
     op = the_op(conv(x=(1, 8, 8, 64), w=(64, 3, 3, 64), out=(1, 3, 3, 64), pads=(0, 0, 0, 0), strides=(2, 2)))

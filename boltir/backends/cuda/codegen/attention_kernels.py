@@ -275,7 +275,7 @@ def hopper_schedule(op: ops.AttentionOp, sms: int) -> str:
     GPT-2's prefill at batch 8), "tma"'s 64-query tiles, twice the blocks; else "wide"'s
     128-key steps. Other head dims: the persistent schedule on the example's tiles."""
     (b, h, sq, d), _, _ = op.head_shapes()
-    if d not in sm90.SCHEDULE_TILES["wide"] or d not in sm90.SCHEDULE_TILES["tma"]:
+    if sm90.schedule_reason("wide", d) or sm90.schedule_reason("tma", d):
         return sm90.DEFAULT_SCHEDULE
     query_tiles = b * h * -(-sq // sm90.tile(d, "wide")[0])
     return "tma" if query_tiles < sms else "wide"
@@ -476,7 +476,7 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
             instances[name] = emit_instance(op)
     kinds = {i.key.split()[0] for i in instances.values()}
     hopper = "attention_sm90" in kinds
-    own_mainloop = any(is_sm90(op) and sm90_schedule(op) in sm90.OWN_MAINLOOP for op in attention_ops(module_or_ops))
+    own_mainloop = any(is_sm90(op) and sm90.SCHEDULES[sm90_schedule(op)].own_mainloop for op in attention_ops(module_or_ops))
     return render(
         "translation_unit.cu.j2",
         instances=list(instances.values()),

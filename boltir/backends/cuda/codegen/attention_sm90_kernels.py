@@ -19,7 +19,7 @@ extent), whether a bias is read, and the schedule:
 - "overlap" ("wide"'s tiles and persistent kernel with our own mainloop,
   `templates/boltir_attention_sm90_overlap.h`: each key step's softmax runs while the
   previous step's P·V product does, inside a warp group; D = 64 only).
-Tiles (`SCHEDULE_TILES`): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
+Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
 masks and scales share an instance.
@@ -41,6 +41,7 @@ heads, strides TMA cannot describe.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from boltir.backends.cuda.codegen.generator import header_text, render
@@ -48,37 +49,43 @@ from boltir.target import get_target
 
 ELEMENTS = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t"}
 HEAD_DIMS = (64, 128)
-SCHEDULES = {
-    "persistent": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong", "persistent: one block per SM walks the tiles"),
-    "cooperative": ("cutlass::gemm::KernelTmaWarpSpecializedCooperative", "cooperative: one block per query tile"),
-    "tma": ("cutlass::gemm::KernelTma", "TMA, not warp-specialized: one block per 64-query tile"),
-    "wide": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong", "persistent on 128-key tiles"),
-    "locked": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong",
-               "persistent on 128-key tiles, the two MMA warp groups taking turns at the softmax"),
-    "overlap": ("cutlass::gemm::KernelTmaWarpSpecializedPingpong",
-                "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous P.V product"),
-}
-OWN_MAINLOOP = frozenset({"overlap"})
-"""Schedules whose kernel runs our mainloop (templates/boltir_attention_sm90_overlap.h) on
-the example's loads and epilogue, instead of the example's compute."""
-SCHEDULE_OPTIONS = {
-    "locked": ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",),
-}
-"""Schedule -> the example's kernel options (fmha_options.hpp) beyond the schedule's own.
-"locked" orders the warp groups' softmax steps (one at a time), so that one warp group's
-softmax runs while the other's products do, as FlashAttention-3's ping-pong does."""
 TILES = {64: (128, 64), 128: (128, 128)}
-SCHEDULE_TILES = {
-    "persistent": TILES,
-    "cooperative": TILES,
+"""The example's tiles: head dim -> (queries, keys)."""
+WIDE_TILES = {64: (128, 128)}
+PINGPONG = "cutlass::gemm::KernelTmaWarpSpecializedPingpong"
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A Hopper schedule: the example's kernel schedule type, its description, its tiles
+    (head dim -> (queries, keys); it takes the head dims it lists), the example's kernel
+    options beyond the schedule's own (fmha_options.hpp), and whether the kernel runs our
+    mainloop (templates/boltir_attention_sm90_overlap.h) on the example's loads and
+    epilogue instead of the example's compute."""
+
+    kernel_schedule: str
+    text: str
+    tiles: dict
+    options: tuple[str, ...] = ()
+    own_mainloop: bool = False
+
+
+SCHEDULES = {
+    "persistent": Schedule(PINGPONG, "persistent: one block per SM walks the tiles", TILES),
+    "cooperative": Schedule("cutlass::gemm::KernelTmaWarpSpecializedCooperative", "cooperative: one block per query tile",
+                            TILES),
     # half the queries of a block (twice the blocks: a batch-1 attention of 12 heads and 128
     # queries fills 24 SMs instead of 12) and twice the keys per step
-    "tma": {64: (64, 128)},
-    "wide": {64: (128, 128)},
-    "locked": {64: (128, 128)},
-    "overlap": {64: (128, 128)},
+    "tma": Schedule("cutlass::gemm::KernelTma", "TMA, not warp-specialized: one block per 64-query tile", {64: (64, 128)}),
+    "wide": Schedule(PINGPONG, "persistent on 128-key tiles", WIDE_TILES),
+    # the warp groups' softmax steps one at a time, so that one warp group's softmax runs
+    # while the other's products do (FlashAttention-3's ping-pong)
+    "locked": Schedule(PINGPONG, "persistent on 128-key tiles, the two MMA warp groups taking turns at the softmax",
+                       WIDE_TILES,
+                       ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",)),
+    "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
+                        "P.V product", WIDE_TILES, own_mainloop=True),
 }
-"""Schedule -> head dim -> (queries, keys) per tile; a schedule takes the head dims it lists."""
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
 """From the wheel's `examples/88_hopper_fmha` (an nvcc include path)."""
@@ -139,13 +146,13 @@ def reason(element: str, g: _Geometry, bias: tuple[tuple[int, ...], str] | None)
 
 
 def tile(head_dim: int, schedule: str = DEFAULT_SCHEDULE) -> tuple[int, int]:
-    return SCHEDULE_TILES[schedule][head_dim]
+    return SCHEDULES[schedule].tiles[head_dim]
 
 
 def schedule_reason(schedule: str, head_dim: int) -> str | None:
     """Why the schedule does not take this head dim, or None (an unknown schedule is
     `attention_kernels.sm90_schedule`'s error)."""
-    tiles = SCHEDULE_TILES.get(schedule, TILES)
+    tiles = SCHEDULES[schedule].tiles if schedule in SCHEDULES else TILES
     if head_dim not in tiles:
         return f"the Hopper attention's '{schedule}' schedule takes D = {' or '.join(map(str, tiles))}, got {head_dim}"
     return None
@@ -159,10 +166,10 @@ def instance_key(element: str, head_dim: int, bias: bool, schedule: str) -> str:
 def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule: str) -> str:
     """The instance's kernel and launcher (`common`: the family's name, key and ABI fields)."""
     queries, keys = tile(head_dim, schedule)
-    kernel_schedule, schedule_text = SCHEDULES[schedule]
+    chosen = SCHEDULES[schedule]
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
-                  tile_q=queries, tile_k=keys, kernel_schedule=kernel_schedule, schedule_text=schedule_text,
-                  kernel_options=SCHEDULE_OPTIONS.get(schedule, ()), own_mainloop=schedule in OWN_MAINLOOP,
+                  tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
+                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

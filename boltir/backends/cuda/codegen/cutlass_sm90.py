@@ -176,30 +176,28 @@ def gemm_reason(op: cutlass.GemmOp) -> str | None:
 
 def conv_problem_reason(input_shape, filter_shape, output_shape, pads, strides, dilations) -> str | None:
     """What of a conv's shape the 3.x implicit GEMM cannot take (TMA im2col), or None."""
-    _, h, w, c = input_shape
-    k, r, s, _ = filter_shape
-    _, p, q, _ = output_shape
+    c, k = input_shape[3], filter_shape[0]
     if c % TMA_ALIGNMENT or k % TMA_ALIGNMENT:
         return f"TMA im2col moves 16-byte pixels: C ({c}) and K ({k}) must be multiples of 8"
-    if min(reached_extent(h, p, r, pads[0], strides[0], dilations[0]), reached_extent(w, q, s, pads[1], strides[1], dilations[1])) < 1:
+    if min(reached_extents(input_shape, filter_shape, output_shape, pads, strides, dilations)) < 1:
         return "the windows reach no input row or column"
     return None
 
 
-def reached_extent(size: int, out: int, window: int, pad: int, stride: int, dilation: int) -> int:
-    """Input rows (or columns) the conv's windows reach: `size`, or fewer where the last
+def reached_extents(input_shape, filter_shape, output_shape, pads, strides, dilations) -> tuple[int, int]:
+    """Input rows and columns the conv's windows reach: all of them, or fewer where the last
     window stops short of the end (a 1x1 stride-2 conv on an even size), in which case the
     3.x template describes the input cropped to them (TMA im2col takes no negative pad)."""
-    return min(size, (out - 1) * stride + (window - 1) * dilation + 1 - pad)
-
-
-def crops_input(input_shape, filter_shape, output_shape, pads, strides, dilations) -> bool:
-    """Whether the 3.x template describes this conv's input cropped (`reached_extent`)."""
     _, h, w, _ = input_shape
     _, r, s, _ = filter_shape
     _, p, q, _ = output_shape
-    return (reached_extent(h, p, r, pads[0], strides[0], dilations[0]) < h
-            or reached_extent(w, q, s, pads[1], strides[1], dilations[1]) < w)
+    return (min(h, (p - 1) * strides[0] + (r - 1) * dilations[0] + 1 - pads[0]),
+            min(w, (q - 1) * strides[1] + (s - 1) * dilations[1] + 1 - pads[1]))
+
+
+def crops_input(input_shape, filter_shape, output_shape, pads, strides, dilations) -> bool:
+    """Whether the 3.x template describes this conv's input cropped (`reached_extents`)."""
+    return reached_extents(input_shape, filter_shape, output_shape, pads, strides, dilations) != tuple(input_shape[1:3])
 
 
 def conv_reason(op: cutlass.Conv2dFpropOp) -> str | None:

@@ -175,9 +175,8 @@ def hopper_conv_tile(pixels: int, k: int, sms: int) -> tuple[int, int, int]:
 def hopper_tile(threadblock: tuple[int, int, int], schedule: str) -> Tile:
     """The `cutlass.tile` of a 3.x instance: the warpgroup's share and the wgmma shape
     follow from the schedule; stages = 0 fills the shared memory the epilogue leaves."""
-    m, n, k = threadblock
-    warp = (m // 2, n, k) if schedule in ("cooperative", "streamk") else (m, n, k)
-    return Tile(threadblock, warp, (64, n, 16), 0)
+    warp = cutlass_sm90.expected_warp_tile(schedule, threadblock)
+    return Tile(threadblock, warp, (64, threadblock[1], 16), 0)
 
 
 def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Tile, str, tuple[int, int, int], int]:
