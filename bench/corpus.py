@@ -13,10 +13,11 @@ geometric means of eager and reduce-overhead time over our graph time.
     python3 -m bench.corpus --list              # the registry: no GPU, no torchvision needed
     python3 -m bench.corpus --compile-only      # import and compile (nvcc), no GPU: fills the object cache
     python3 -m bench.corpus --lower-only [--interp-check]   # import and lower to the cutlass level: no nvcc, no GPU
+    python3 -m bench.corpus --lower-only --noise --models resnet50   # the f16 rounding noise, on the CPU
 
-Models have random weights, BatchNorm statistics calibrated on random images
-(bench/models.py's `calibrate_batchnorm`). `--small` takes small resolutions (64-96 px
-images, sequence 16). `--models tiny` (or tiny_resnet, ...) takes the tiny architectures
+Models have random weights, conditioned like trained ones (bench/models.py's `condition`:
+residual branches damped, BatchNorm statistics calibrated on random images). `--small`
+takes small resolutions (64-96 px images, sequence 16). `--models tiny` (or tiny_resnet, ...) takes the tiny architectures
 of tests/support/corpus_models.py, which need neither torchvision, timm nor transformers.
 
 Per model and frontend (onnx, torch): imported; compiled (seconds, with the object cache
@@ -39,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bench.interpreter_reference import verdict_cell
-from bench.models import HEURISTIC_DB, calibrate_batchnorm, export, print_table, replay_ms, time_ms
+from bench.models import HEURISTIC_DB, condition, export, print_table, replay_ms, time_ms
 
 ARCH, DTYPE = "sm90", "f16"
 CPU_CHECK_BOUND = 1e-3
@@ -74,7 +75,7 @@ def vision(name: str, source: str, constructor: Callable[[bool], object], sides=
 
         side = sides[small]
         torch.manual_seed(0)
-        model = calibrate_batchnorm(fill_zero_weights(constructor(small)), side=side)
+        model = condition(fill_zero_weights(constructor(small)), side=side)
         generator = torch.Generator().manual_seed(2)
         return model, {"image": torch.randn(batch, 3, side, side, generator=generator)}
 
@@ -279,12 +280,13 @@ def interpreter_output(source, inputs: dict, dtype: str = DTYPE, wide: bool = Fa
 
 
 def run_build(build: Build, source, work: Path, mode: str, inputs: dict, reference=None, framework_error=None,
-              profile: bool = False) -> None:
+              profile: bool = False, noise: bool = False) -> None:
     """Compiles `source` (or lowers it, `mode` lower-only) and, on a GPU, runs, checks and
     times it (`profile`: and prints its launches against their bounds); fills `build`, or
-    its one-line failure."""
+    its one-line failure. `noise` (lower-only): the model's f16 rounding noise instead, the
+    floor under the criterion's interpreter half."""
     import boltir.compiler
-    from boltir.accuracy import judge, relative_l2
+    from boltir.accuracy import INTERPRETER_BOUND, judge, relative_l2
 
     stage = "compile"
     try:
@@ -298,6 +300,11 @@ def run_build(build: Build, source, work: Path, mode: str, inputs: dict, referen
                 out = interpreter_output(source, inputs, "f32")
                 build.error = relative_l2(out, reference)
                 build.correct = f"{'ok' if build.error <= CPU_CHECK_BOUND else 'WRONG'} (f32 interpreter {build.error:.1e})"
+            if noise:  # two valid f16 runs: the interpreter computing in f32 and in f64
+                stage = "interpreter"
+                build.error = relative_l2(interpreter_output(source, inputs), interpreter_output(source, inputs, wide=True))
+                verdict = "under" if build.error <= INTERPRETER_BOUND else "OVER"
+                build.correct = f"f16 noise {build.error:.1e}, {verdict} the {INTERPRETER_BOUND:.0e} bar"
             return
         result = boltir.compiler.compile(source.clone() if hasattr(source, "clone") else source, work, arch=ARCH, dtype=DTYPE,
                                          progress=False, tuning_db=HEURISTIC_DB)
@@ -414,7 +421,7 @@ def measure(arch: Architecture, batch: int, args, reduce_overhead: bool) -> Row:
             build.imported, build.failure = "no", f"import: {one_line(error)}"
             continue
         run_build(build, source, work / f"{tag}_{frontend}", mode, inputs, reference,
-                  row.eager_error if row.eager_error is not None else float("nan"), args.profile)
+                  row.eager_error if row.eager_error is not None else float("nan"), args.profile, args.noise)
     return row
 
 
@@ -445,7 +452,9 @@ def counts(rows: list[Row], frontend: str) -> str:
     imported = sum(b.imported == "yes" for b in builds)
     compiled = sum(b.compiled != "-" for b in builds)
     correct = sum(b.correct.startswith("ok") for b in builds)
-    checked = f", {correct}/{len(rows)} correct" if any(b.correct != "-" for b in builds) else ""
+    checked = f", {correct}/{len(rows)} correct" if any(b.correct not in ("-", "") for b in builds) else ""
+    if any(b.correct.startswith("f16 noise") for b in builds):  # --noise
+        checked = f", the f16 noise under the bar on {sum(', under' in b.correct for b in builds)}/{len(rows)}"
     return f"{imported}/{len(rows)} imported, {compiled}/{len(rows)} compiled{checked}"
 
 
@@ -503,6 +512,9 @@ def main() -> int:
     parser.add_argument("--lower-only", action="store_true", help="import and lower to the cutlass level: no nvcc, no GPU")
     parser.add_argument("--interp-check", action="store_true",
                         help="with --lower-only: the op-level interpreter at f32 against PyTorch fp32, on the CPU")
+    parser.add_argument("--noise", action="store_true",
+                        help="with --lower-only: the model's f16 rounding noise (the f16 interpreter computing in f32 "
+                             "against f64), the floor under the criterion's interpreter half, on the CPU")
     args = parser.parse_args()
     args.frontends = [f for f in args.frontends.split(",") if f]
     if set(args.frontends) - set(FRONTENDS):

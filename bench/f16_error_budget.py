@@ -1,5 +1,5 @@
 """Where an f16 build's error against PyTorch fp32 comes from (the correctness criterion's
-first half, `boltir.accuracy`), on the CPU, no GPU: for one bench model (random weights, BatchNorm calibrated as in
+first half, `boltir.accuracy`), on the CPU, no GPU: for one bench model (random weights conditioned as in
 bench/models.py) and one random input, ‖Δ‖/‖ref‖ against the fp32 model of
 
 - the fp32 model with its weights and input rounded to f16, computed in fp32: the error
