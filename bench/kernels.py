@@ -8,7 +8,7 @@ table last.
 
 Timing (docs/BENCHMARKING.md): CUDA events around 10 back-to-back calls (so host launch
 cost is not counted), after a warm-up, the median of 30 such samples; inputs rotate among
-enough copies to exceed the 60 MB L2 when one set fits in it. Every boltir result is also checked against eager (‖Δ‖/‖ref‖ column).
+at least two copies, enough to exceed three times the 60 MB L2 (`rotations_for`). Every boltir result is also checked against eager (‖Δ‖/‖ref‖ column).
 The b2b rows also time boltir's two unfused kernels (what select-kernels would emit
 without the fusion). The depthwise rows ("mb dw3x3", MobileNetV2's at batch 32) put
 CUTLASS's direct depthwise conv in the first column, our own kernel (the heuristic's
@@ -273,7 +273,10 @@ def sm90_ms_of(timed) -> float:
 
 
 def rotations_for(nbytes: int) -> int:
-    return 1 if nbytes > 2 * L2_BYTES else min(64, max(2, -(-3 * L2_BYTES // max(nbytes, 1))))
+    """Copies of the operands to rotate among (the tuner's rule, `operand_sets`)."""
+    from boltir.backends.cuda.tune.worker import operand_sets
+
+    return operand_sets(nbytes, L2_BYTES, most=64)
 
 
 def relative(got, ref) -> float:

@@ -14,7 +14,7 @@ Prints every kernel's row, then one summary row per conv, the table last.
 
 Timing: device time per call, CUDA-graph replays of back-to-back calls (10, or one per
 input set if more; median of 30 replays after a warm-up), on both sides; inputs rotate
-among enough copies to exceed the L2 when one set fits in it (`bench.kernels.rotations_for`).
+among at least two copies, enough to exceed three L2s (`bench.kernels.rotations_for`).
 """
 
 from __future__ import annotations

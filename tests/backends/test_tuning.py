@@ -702,3 +702,12 @@ def test_tuning_on_the_gpu_times_with_graphs_and_builds_from_the_tuned_objects(t
     compiles = units_compiled_by(monkeypatch)
     nvcc.compile_objects(build_program(module).units, progress=False)
     assert all(name == "host" for name in compiles), compiles  # the kernel came from the tuner's unit
+
+
+def test_timing_rotates_at_least_two_operand_sets_and_exceeds_three_l2s():
+    from boltir.backends.cuda.tune.worker import operand_sets
+
+    l2 = 60 * 2**20
+    assert operand_sets(205 * 2**20, l2, most=16) == 2  # larger than the L2: still two (it may keep part of one)
+    assert operand_sets(50 * 2**20, l2, most=16) == 4  # 4 x 50 MB > 3 x 60 MB
+    assert operand_sets(1024, l2, most=16) == 16

@@ -80,6 +80,14 @@ def relative_error(ours: np.ndarray, reference: np.ndarray) -> float:
     return float(np.linalg.norm(ours - reference) / max(np.linalg.norm(reference), 1e-30))
 
 
+def operand_sets(set_bytes: int, l2_bytes: int, most: int) -> int:
+    """How many copies of a launch's operands the timing loop rotates among: enough that
+    they exceed three L2s, and never one: back-to-back calls on one set larger than the L2
+    may find part of it still there (the L2 is not strictly LRU), which would time a
+    memory-bound kernel above DRAM speed."""
+    return min(most, max(2, -(-3 * l2_bytes // max(set_bytes, 1))))
+
+
 def measure_op(library: Library, request: dict, item: dict) -> None:
     module = parse_module(open(item["module"]).read(), item["module"], ctx=make_context())
     entry = find_entry(module)
@@ -92,7 +100,7 @@ def measure_op(library: Library, request: dict, item: dict) -> None:
     element = str(entry.function_type.outputs.data[0].element_type)
     tolerance = 1e-3 if element == "f32" else 1e-2
     set_bytes = sum(a.nbytes for a in inputs) + reference.nbytes
-    count = 1 if set_bytes > 2 * request["l2_bytes"] else min(16, max(2, -(-3 * request["l2_bytes"] // max(set_bytes, 1))))
+    count = operand_sets(set_bytes, request["l2_bytes"], most=16)
     allocated: list[int] = []
     try:
         sets = []
