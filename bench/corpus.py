@@ -41,6 +41,8 @@ from pathlib import Path
 
 from bench.interpreter_reference import verdict_cell
 from bench.models import HEURISTIC_DB, condition, export, print_table, replay_ms, time_ms
+from bench.roofline_plot import plot_launches
+from boltir.target import get_target
 
 ARCH, DTYPE = "sm90", "f16"
 CPU_CHECK_BOUND = 1e-3
@@ -334,7 +336,7 @@ def run_build(build: Build, source, work: Path, mode: str, inputs: dict, referen
 def run_compiled(directory: Path, inputs: dict, profile: bool = False):
     """The compiled model's output (numpy, f32) on `inputs`, and its graph-replay time;
     `profile`: prints its slowest launches and its kernel families against their bounds
-    (timed inside a captured graph) first."""
+    (timed inside a captured graph, and drawn into $OUT/<build>_roofline.png) first."""
     import torch
 
     from boltir.runtime import format_profile, format_profile_by_family, load
@@ -347,6 +349,8 @@ def run_compiled(directory: Path, inputs: dict, profile: bool = False):
         if profile:
             launches = compiled.profile(**device_inputs)
             print(format_profile(launches, top=12), format_profile_by_family(launches), sep="\n", flush=True)
+            plot_launches(launches, get_target(ARCH), DTYPE, Path(directory).name,
+                          Path(os.environ.get("OUT", ".")) / f"{Path(directory).name}_roofline.png")
         return out, replay_ms(compiled, device_inputs)
     finally:
         compiled.close()

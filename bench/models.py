@@ -5,7 +5,8 @@ run. Checks each compiled model by `boltir.accuracy`'s criterion: against PyTorc
 the same input, ‖Δ‖/‖ref‖ within max(1e-2, 1.1 × PyTorch's own fp16 run) (f16 arithmetic
 alone moves a deep random network's output by a few percent), and within 5e-3 of the
 op-level interpreter at f16 on the module the build compiled (numpy, on the CPU). Prints each model's slowest launches
-(`CompiledModel.profile`: each against its roofline bound) and one table last.
+(`CompiledModel.profile`: each against its roofline bound; bench/roofline_plot.py draws them
+into $OUT/<model>_b<batch>_roofline.png) and one table last.
 
 The roofline columns need no GPU: "bounds ms" is the sum of the launches' roofline bounds
 (the FLOPs and bytes `boltc --roofline` counts, in the manifest, over the target's peaks),
@@ -32,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench.roofline_plot import plot_launches
 from boltir.runtime import launch_bounds
 from boltir.target import get_target
 from tests.support.onnx_macs import multiply_adds
@@ -335,6 +337,8 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     print(f"profile of {name} b{batch} (launches timed inside a captured graph; % bound: the roofline bound over the time):")
     launches = compiled.profile(**device_inputs)
     print(format_profile(launches, top=8), format_profile_by_family(launches), sep="\n", flush=True)
+    plot_launches(launches, get_target(BUILDS[builds[0]][0]), "f16", f"{name} b{batch}",
+                  Path(os.environ.get("OUT", ".")) / f"{name}_b{batch}_roofline.png")
     graph_ms = replay_ms(compiled, device_inputs)
     compiled.close()
     bounds_ms, model_flops, peak = roofline_figures(result, work / f"{name}_b{batch}.onnx")
