@@ -45,26 +45,13 @@ cudaError_t. The unit is plain CUDA (no CUTLASS), compiled with the sm80 record'
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from boltir.backends.cuda.codegen import compute_kernels
-from boltir.backends.cuda.codegen.generator import (
-    Instance,
-    LaunchArguments,
-    chosen_threadblock,
-    render,
-)
-from boltir.backends.cuda.codegen.own_kernels import (
-    conv_problem,
-    launcher_name,
-    tiled_instance_key,
-    translation_unit,
-)
-from boltir.diagnostics import BoltError, format_location
+from boltir.backends.cuda.codegen.generator import LaunchArguments
+from boltir.backends.cuda.codegen.own_kernels import TiledFamily, conv_problem, element_name
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
 from boltir.dialects.cutlass import Tile
@@ -112,10 +99,6 @@ class DirectTile:
 # ------------------------------------------------------------- what is supported
 
 
-def _element(value) -> str:
-    return str(value.type.element_type)
-
-
 def conv_reason(op: Operation) -> str | None:
     """Why the kernel does not compute this op.conv2d (whatever its tile), or None."""
     if not isinstance(op, ops.Conv2dOp):
@@ -126,13 +109,13 @@ def conv_reason(op: Operation) -> str | None:
     k, r, s, per_group = tensor_shape(op.filter.type)
     if not op.prop_value("groups") == c == k or per_group != 1:
         return f"not a depthwise conv ({op.prop_value('groups')} groups of {c} channels into {k})"
-    element = _element(op.input)
+    element = element_name(op.input)
     if element not in ELEMENT_BYTES:
         return f"the input has element type {element}; the kernel takes {', '.join(ELEMENT_BYTES)}"
     for name in ("filter", "bias", "residual", "output"):
         value = getattr(op, name)
-        if value is not None and _element(value) != element:
-            return f"the {name} has element type {_element(value)}, the input {element}: the kernel takes one"
+        if value is not None and element_name(value) != element:
+            return f"the {name} has element type {element_name(value)}, the input {element}: the kernel takes one"
     if op.residual is not None and op.residual.type != op.output.type:
         return f"the residual ({op.residual.type}) must have the output's type ({op.output.type})"
     if r * s > MAX_TAP_FLOATS:
@@ -146,7 +129,7 @@ def tile_reason(op: ops.Conv2dOp, tile: DirectTile) -> str | None:
     """Why `tile` cannot compute the op (which conv_reason accepts), or None."""
     c = tensor_shape(op.input.type)[-1]
     _, r, s, _ = tensor_shape(op.filter.type)
-    widest = 16 // ELEMENT_BYTES[_element(op.input)]
+    widest = 16 // ELEMENT_BYTES[element_name(op.input)]
     if tile.vector < 1 or tile.vector & (tile.vector - 1) or tile.vector > widest or c % tile.vector:
         return f"the vector of {tile.vector} channels must be a power of two of at most 16 bytes ({widest}) dividing C = {c}"
     if tile.vector * r * s > MAX_TAP_FLOATS:
@@ -159,41 +142,6 @@ def tile_reason(op: ops.Conv2dOp, tile: DirectTile) -> str | None:
     return None
 
 
-def marked_tile(op: Operation) -> DirectTile | str:
-    """The tile of the op's depthwise_direct kernel choice, or why it has none."""
-    threadblock = chosen_threadblock(op, FAMILY, "rows, columns, vector")
-    return threadblock if isinstance(threadblock, str) else DirectTile(*threadblock)
-
-
-def unsupported_reason(op: Operation) -> str | None:
-    """Why this generator does not compute the op, or None."""
-    if type(op) not in FAMILIES:
-        return f"'{op.name}' is not an op.conv2d"
-    tile = marked_tile(op)
-    if isinstance(tile, str):
-        return tile
-    return conv_reason(op) or tile_reason(op, tile)
-
-
-def supports(op: Operation) -> bool:
-    return unsupported_reason(op) is None
-
-
-def is_fallback(op: Operation) -> bool:
-    return False
-
-
-def kernel_arch(op: Operation) -> str:
-    """Plain CUDA, compiled with the sm80 record's flags (SASS for sm_80 and sm_90)."""
-    return "sm80"
-
-
-def computes(op: Operation) -> bool:
-    """Whether the op is one of this kernel's (an op.conv2d chosen for it), as opposed to a
-    CUTLASS instance: callers of the shared launcher ABI (the tuner, KernelLibrary) ask."""
-    return type(op) in FAMILIES and not isinstance(marked_tile(op), str)
-
-
 # ------------------------------------------------------------------ the heuristic
 
 
@@ -201,7 +149,7 @@ def widest_vector(op: ops.Conv2dOp) -> int:
     """The most channels per thread: 16 bytes, halved until it divides C and the taps fit."""
     c = tensor_shape(op.input.type)[-1]
     _, r, s, _ = tensor_shape(op.filter.type)
-    vector = 16 // ELEMENT_BYTES[_element(op.input)]
+    vector = 16 // ELEMENT_BYTES[element_name(op.input)]
     while vector > 1 and (c % vector or vector * r * s > MAX_TAP_FLOATS):
         vector //= 2
     return vector
@@ -233,17 +181,6 @@ def default_tile(op: ops.Conv2dOp, sms: int) -> DirectTile:
 # ---------------------------------------------------------------------- instances
 
 
-def instance_key(op: ops.Conv2dOp) -> str:
-    """The tile, then compute_kernels' key of the op (types, shapes, every property)."""
-    tile = marked_tile(op)
-    described = tile.describe() if isinstance(tile, DirectTile) else "?"
-    return tiled_instance_key(FAMILY, described, op)
-
-
-def kernel_name(op: Operation) -> str:
-    return launcher_name(FAMILY, instance_key(op))
-
-
 def problem(op: ops.Conv2dOp) -> tuple[int, ...]:
     """The launcher's 15 integers, in the CUTLASS conv launchers' order."""
     return conv_problem(op)
@@ -257,7 +194,7 @@ def _context(op: ops.Conv2dOp, tile: DirectTile) -> dict:
     n, h, w, c, _, r, s, p, q, pad_h, pad_w, sh, sw, dh, dw = problem(op)
     strips, row_groups = math.ceil(q / tile.columns), math.ceil(p / tile.rows)
     threads = n * row_groups * strips * (c // tile.vector)
-    element = _element(op.input)
+    element = element_name(op.input)
     return {
         "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "p": p, "q": q, "r": r, "s": s,
         "pad_h": pad_h, "pad_w": pad_w, "sh": sh, "sw": sw, "dh": dh, "dw": dw,
@@ -271,20 +208,12 @@ def _context(op: ops.Conv2dOp, tile: DirectTile) -> dict:
     }
 
 
-def emit_instance(op: Operation) -> Instance:
-    """The op's kernel and launcher (a BoltError when the op is not this kernel's)."""
-    reason = unsupported_reason(op)
-    if reason is not None:
-        raise BoltError(f"no {FAMILY} kernel for {op.name}: {reason}", format_location(op.location))
-    name, key = kernel_name(op), instance_key(op)
-    context = _context(op, marked_tile(op))
-    if not context["empty"] and not 0 < context["grid"] < 2**31:
-        raise BoltError(f"'{op.name}' needs {context['grid']} thread blocks, more than one launch takes", format_location(op.location))
-    source = render("compute/depthwise_direct.cu.j2", name=name, key=key, **context)
-    return Instance(name, key, FAMILY, source.strip("\n"))
+# ------------------------------------------------------------- the generator protocol
 
 
-def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
-    """One plain-CUDA unit (compute_kernels' frame and helpers) with every distinct
-    instance among the ops (a module: its op.conv2d ops marked for this kernel)."""
-    return translation_unit(module_or_ops, computes, kernel_name, emit_instance)
+TILED = TiledFamily(FAMILY, ops.Conv2dOp, DirectTile, "rows, columns, vector", "compute/depthwise_direct.cu.j2",
+                    conv_reason, tile_reason, _context, one_launch=True)
+# the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
+marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes
+is_fallback, kernel_arch, instance_key, kernel_name = TILED.is_fallback, TILED.kernel_arch, TILED.instance_key, TILED.kernel_name
+emit_instance, emit_translation_unit = TILED.emit_instance, TILED.emit_translation_unit

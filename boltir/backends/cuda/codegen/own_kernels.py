@@ -1,20 +1,30 @@
 """What our own kernel families with the CUTLASS launcher ABI share (depthwise_kernels,
 stem_conv_kernels, skinny_gemm_kernels): the instance key and launcher name of an
-instance with a tile, a conv's problem integers in the CUTLASS conv launchers' order, and
-the translation unit of the distinct instances among some ops."""
+instance with a tile, a conv's problem integers in the CUTLASS conv launchers' order, the
+translation unit of the distinct instances among some ops, and `TiledFamily`, the
+generator protocol (`KernelGenerator`) of a family whose tile rides in the op's kernel
+choice, which each of the three modules binds to its module-level names."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from boltir.backends.cuda.codegen import compute_kernels
-from boltir.backends.cuda.codegen.generator import Instance, render
+from boltir.backends.cuda.codegen.generator import Instance, chosen_threadblock, render
+from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
+
+
+def element_name(value) -> str:
+    """A tensor value's element type, as the families' tables key it ("f16", "bf16", ...)."""
+    return str(value.type.element_type)
 
 
 def tiled_instance_key(family: str, described_tile: str, op: Operation) -> str:
@@ -42,3 +52,79 @@ def translation_unit(module_or_ops: ModuleOp | Iterable[Operation], computes: Ca
     chosen = [op for op in module_or_ops.walk() if computes(op)] if isinstance(module_or_ops, ModuleOp) else list(module_or_ops)
     instances = {kernel_name(op): op for op in chosen}
     return render("compute/unit.cu.j2", instances=[emit_instance(op) for op in instances.values()])
+
+
+@dataclass(frozen=True)
+class TiledFamily:
+    """One of our own kernel families: a plain-CUDA kernel for one op type whose tile (three
+    integers, `tile_type(*threadblock)`) rides in the op's kernel choice. Its methods are the
+    generator protocol, the same for every family; what differs is held here: `meaning`
+    names the three integers in chosen_threadblock's message, `op_reason(op)` and
+    `tile_reason(op, tile)` say why the kernel cannot compute an op, `context(op, tile)` is
+    `template`'s context (with `empty`). `one_launch`: the context's `grid` grows with the
+    output, so emit_instance refuses one that a single launch cannot take."""
+
+    family: str
+    op_type: type[Operation]
+    tile_type: Callable[[int, int, int], Any]
+    meaning: str
+    template: str
+    op_reason: Callable[[Operation], str | None]
+    tile_reason: Callable[[Operation, Any], str | None]
+    context: Callable[[Operation, Any], dict]
+    one_launch: bool = False
+
+    def marked_tile(self, op: Operation) -> Any:
+        """The tile of the op's kernel choice for this family, or why it has none."""
+        threadblock = chosen_threadblock(op, self.family, self.meaning)
+        return threadblock if isinstance(threadblock, str) else self.tile_type(*threadblock)
+
+    def unsupported_reason(self, op: Operation) -> str | None:
+        """Why this generator does not compute the op, or None."""
+        if type(op) is not self.op_type:
+            return f"'{op.name}' is not an {self.op_type.name}"
+        tile = self.marked_tile(op)
+        if isinstance(tile, str):
+            return tile
+        return self.op_reason(op) or self.tile_reason(op, tile)
+
+    def supports(self, op: Operation) -> bool:
+        return self.unsupported_reason(op) is None
+
+    def is_fallback(self, op: Operation) -> bool:
+        return False
+
+    def kernel_arch(self, op: Operation) -> str:
+        """Plain CUDA, compiled with the sm80 record's flags (SASS for sm_80 and sm_90)."""
+        return "sm80"
+
+    def computes(self, op: Operation) -> bool:
+        """Whether the op is one of this kernel's (of its op type, chosen for it), as opposed to a
+        CUTLASS instance: callers of the shared launcher ABI (the tuner, KernelLibrary) ask."""
+        return type(op) is self.op_type and not isinstance(self.marked_tile(op), str)
+
+    def instance_key(self, op: Operation) -> str:
+        """The tile, then compute_kernels' key of the op (types, shapes, every property)."""
+        tile = self.marked_tile(op)
+        return tiled_instance_key(self.family, "?" if isinstance(tile, str) else tile.describe(), op)
+
+    def kernel_name(self, op: Operation) -> str:
+        return launcher_name(self.family, self.instance_key(op))
+
+    def emit_instance(self, op: Operation) -> Instance:
+        """The op's kernel and launcher (a BoltError when the op is not this kernel's)."""
+        reason = self.unsupported_reason(op)
+        if reason is not None:
+            raise BoltError(f"no {self.family} kernel for {op.name}: {reason}", format_location(op.location))
+        name, key = self.kernel_name(op), self.instance_key(op)
+        context = self.context(op, self.marked_tile(op))
+        if self.one_launch and not context["empty"] and not 0 < context["grid"] < 2**31:
+            raise BoltError(f"'{op.name}' needs {context['grid']} thread blocks, more than one launch takes",
+                            format_location(op.location))
+        source = render(self.template, name=name, key=key, **context)
+        return Instance(name, key, self.family, source.strip("\n"))
+
+    def emit_translation_unit(self, module_or_ops: ModuleOp | Iterable[Operation]) -> str:
+        """One plain-CUDA unit (compute_kernels' frame and helpers) with every distinct
+        instance among the ops (a module: its ops of this family's type marked for it)."""
+        return translation_unit(module_or_ops, self.computes, self.kernel_name, self.emit_instance)

@@ -43,26 +43,14 @@ cudaError_t. The unit is plain CUDA (no CUTLASS), compiled with the sm80 record'
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.cutlass_common import batch_layout
-from boltir.backends.cuda.codegen.generator import (
-    Instance,
-    LaunchArguments,
-    chosen_threadblock,
-    render,
-)
-from boltir.backends.cuda.codegen.own_kernels import (
-    launcher_name,
-    tiled_instance_key,
-    translation_unit,
-)
-from boltir.diagnostics import BoltError, format_location
+from boltir.backends.cuda.codegen.generator import LaunchArguments
+from boltir.backends.cuda.codegen.own_kernels import TiledFamily, element_name
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
 from boltir.dialects.cutlass import Tile
@@ -111,10 +99,6 @@ class SkinnyTile:
 # ------------------------------------------------------------- what is supported
 
 
-def _element(value) -> str:
-    return str(value.type.element_type)
-
-
 def problem_of(op: ops.GemmOp) -> tuple[int, int, int, int]:
     """(batch, m, n, k) as the GEMM launchers take them: the output's leading dimensions'
     product, its last two, and K."""
@@ -129,13 +113,13 @@ def gemm_reason(op: Operation) -> str | None:
         return f"'{op.name}' is not an op.gemm"
     if op.prop_value("layout_a") != "row" or op.prop_value("layout_b") != "col":
         return "the kernel takes a row-major A (M x K) and an N x K weight (layout_b = \"col\")"
-    element = _element(op.a)
+    element = element_name(op.a)
     if element not in ELEMENTS:
         return f"A has element type {element}; the kernel takes {', '.join(ELEMENTS)}"
     for name in ("b", "bias", "residual", "output"):
         value = getattr(op, name)
-        if value is not None and _element(value) != element:
-            return f"the {name} has element type {_element(value)}, A {element}: the kernel takes one"
+        if value is not None and element_name(value) != element:
+            return f"the {name} has element type {element_name(value)}, A {element}: the kernel takes one"
     if len(tensor_shape(op.b.type)) != 2:
         return "the weight has batch dimensions: the kernel folds only A's batch into its rows"
     if isinstance(batch_layout(op), str):
@@ -178,41 +162,6 @@ def shared_bytes(tile: SkinnyTile, blocks: int) -> int:
     return 4 * tile.warps * tile.weight_rows * blocks * 8
 
 
-def marked_tile(op: Operation) -> SkinnyTile | str:
-    """The tile of the op's skinny_gemm kernel choice, or why it has none."""
-    threadblock = chosen_threadblock(op, FAMILY, "weight rows, warps, unroll")
-    return threadblock if isinstance(threadblock, str) else SkinnyTile(*threadblock)
-
-
-def unsupported_reason(op: Operation) -> str | None:
-    """Why this generator does not compute the op, or None."""
-    if type(op) not in FAMILIES:
-        return f"'{op.name}' is not an op.gemm"
-    tile = marked_tile(op)
-    if isinstance(tile, str):
-        return tile
-    return gemm_reason(op) or tile_reason(op, tile)
-
-
-def supports(op: Operation) -> bool:
-    return unsupported_reason(op) is None
-
-
-def is_fallback(op: Operation) -> bool:
-    return False
-
-
-def kernel_arch(op: Operation) -> str:
-    """Plain CUDA with mma.sync, compiled with the sm80 record's flags (SASS for sm_80 and sm_90)."""
-    return "sm80"
-
-
-def computes(op: Operation) -> bool:
-    """Whether the op is one of this kernel's (an op.gemm chosen for it), as opposed to a
-    CUTLASS instance: callers of the shared launcher ABI (the tuner, KernelLibrary) ask."""
-    return type(op) in FAMILIES and not isinstance(marked_tile(op), str)
-
-
 # ------------------------------------------------------------------ the heuristic
 
 
@@ -243,24 +192,13 @@ def default_tile(op: ops.GemmOp, sms: int) -> SkinnyTile:
 # ---------------------------------------------------------------------- instances
 
 
-def instance_key(op: ops.GemmOp) -> str:
-    """The tile, then compute_kernels' key of the op (types, shapes, every property)."""
-    tile = marked_tile(op)
-    described = tile.describe() if isinstance(tile, SkinnyTile) else "?"
-    return tiled_instance_key(FAMILY, described, op)
-
-
-def kernel_name(op: Operation) -> str:
-    return launcher_name(FAMILY, instance_key(op))
-
-
 def launch_arguments(op: Operation) -> LaunchArguments:
     return LaunchArguments(kernel_name(op), (op.a, op.b, op.bias, op.residual, op.output), problem_of(op), workspace=True)
 
 
 def _context(op: ops.GemmOp, tile: SkinnyTile) -> dict:
     batch, m, n, k = problem_of(op)
-    cuda_type, mma_type = ELEMENTS[_element(op.a)]
+    cuda_type, mma_type = ELEMENTS[element_name(op.a)]
     return {
         "batch": batch, "m": m, "n": n, "k": k, "rows": batch * m,
         "weight_rows": tile.weight_rows, "warps": tile.warps, "unroll": tile.unroll,
@@ -272,17 +210,12 @@ def _context(op: ops.GemmOp, tile: SkinnyTile) -> dict:
     }
 
 
-def emit_instance(op: Operation) -> Instance:
-    """The op's kernel and launcher (a BoltError when the op is not this kernel's)."""
-    reason = unsupported_reason(op)
-    if reason is not None:
-        raise BoltError(f"no {FAMILY} kernel for {op.name}: {reason}", format_location(op.location))
-    name, key = kernel_name(op), instance_key(op)
-    source = render("compute/skinny_gemm.cu.j2", name=name, key=key, **_context(op, marked_tile(op)))
-    return Instance(name, key, FAMILY, source.strip("\n"))
+# ------------------------------------------------------------- the generator protocol
 
 
-def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
-    """One plain-CUDA unit (compute_kernels' frame and helpers) with every distinct
-    instance among the ops (a module: its op.gemm ops marked for this kernel)."""
-    return translation_unit(module_or_ops, computes, kernel_name, emit_instance)
+TILED = TiledFamily(FAMILY, ops.GemmOp, SkinnyTile, "weight rows, warps, unroll", "compute/skinny_gemm.cu.j2",
+                    gemm_reason, tile_reason, _context)
+# the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
+marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes
+is_fallback, kernel_arch, instance_key, kernel_name = TILED.is_fallback, TILED.kernel_arch, TILED.instance_key, TILED.kernel_name
+emit_instance, emit_translation_unit = TILED.emit_instance, TILED.emit_translation_unit

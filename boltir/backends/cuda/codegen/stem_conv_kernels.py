@@ -49,26 +49,13 @@ compiled with the sm80 record's flags.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from boltir.backends.cuda.codegen import compute_kernels
-from boltir.backends.cuda.codegen.generator import (
-    Instance,
-    LaunchArguments,
-    chosen_threadblock,
-    render,
-)
-from boltir.backends.cuda.codegen.own_kernels import (
-    conv_problem,
-    launcher_name,
-    tiled_instance_key,
-    translation_unit,
-)
-from boltir.diagnostics import BoltError, format_location
+from boltir.backends.cuda.codegen.generator import LaunchArguments
+from boltir.backends.cuda.codegen.own_kernels import TiledFamily, conv_problem, element_name
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
 from boltir.dialects.cutlass import Tile
@@ -123,10 +110,6 @@ class StemTile:
 # ------------------------------------------------------------- what is supported
 
 
-def _element(value) -> str:
-    return str(value.type.element_type)
-
-
 def padded_channels(c: int) -> int:
     """CP: the channels of one tap in the GEMM's K, a power of two of at least 2 (a k-pair
     is two channels of one tap)."""
@@ -157,13 +140,13 @@ def conv_reason(op: Operation) -> str | None:
         return f"{c} input channels: the kernel takes at most {MAX_CHANNELS}"
     if k % 8 or k > MAX_OUTPUT_CHANNELS:
         return f"{k} output channels: the kernel takes a multiple of 8 up to {MAX_OUTPUT_CHANNELS}"
-    element = _element(op.input)
+    element = element_name(op.input)
     if element not in ELEMENTS:
         return f"the input has element type {element}; the kernel takes {', '.join(ELEMENTS)}"
     for name in ("filter", "bias", "residual", "output"):
         value = getattr(op, name)
-        if value is not None and _element(value) != element:
-            return f"the {name} has element type {_element(value)}, the input {element}: the kernel takes one"
+        if value is not None and element_name(value) != element:
+            return f"the {name} has element type {element_name(value)}, the input {element}: the kernel takes one"
     if op.residual is not None and op.residual.type != op.output.type:
         return f"the residual ({op.residual.type}) must have the output's type ({op.output.type})"
     if filter_bytes(op) > SHARED_BYTES // 2:
@@ -184,41 +167,6 @@ def tile_reason(op: ops.Conv2dOp, tile: StemTile) -> str | None:
     if shared_bytes(op, tile) > SHARED_BYTES:
         return f"the tile needs {shared_bytes(op, tile)} bytes of shared memory, more than {SHARED_BYTES}"
     return None
-
-
-def marked_tile(op: Operation) -> StemTile | str:
-    """The tile of the op's stem_conv kernel choice, or why it has none."""
-    threadblock = chosen_threadblock(op, FAMILY, "rows, columns, warp fragments")
-    return threadblock if isinstance(threadblock, str) else StemTile(*threadblock)
-
-
-def unsupported_reason(op: Operation) -> str | None:
-    """Why this generator does not compute the op, or None."""
-    if type(op) not in FAMILIES:
-        return f"'{op.name}' is not an op.conv2d"
-    tile = marked_tile(op)
-    if isinstance(tile, str):
-        return tile
-    return conv_reason(op) or tile_reason(op, tile)
-
-
-def supports(op: Operation) -> bool:
-    return unsupported_reason(op) is None
-
-
-def is_fallback(op: Operation) -> bool:
-    return False
-
-
-def kernel_arch(op: Operation) -> str:
-    """Plain CUDA, compiled with the sm80 record's flags (SASS for sm_80 and sm_90)."""
-    return "sm80"
-
-
-def computes(op: Operation) -> bool:
-    """Whether the op is one of this kernel's (an op.conv2d chosen for it), as opposed to a
-    CUTLASS instance: callers of the shared launcher ABI (the tuner, KernelLibrary) ask."""
-    return type(op) in FAMILIES and not isinstance(marked_tile(op), str)
 
 
 # ------------------------------------------------------------- shared memory
@@ -319,17 +267,6 @@ def default_tile(op: ops.Conv2dOp, sms: int) -> StemTile:
 # ---------------------------------------------------------------------- instances
 
 
-def instance_key(op: ops.Conv2dOp) -> str:
-    """The tile, then compute_kernels' key of the op (types, shapes, every property)."""
-    tile = marked_tile(op)
-    described = tile.describe() if isinstance(tile, StemTile) else "?"
-    return tiled_instance_key(FAMILY, described, op)
-
-
-def kernel_name(op: Operation) -> str:
-    return launcher_name(FAMILY, instance_key(op))
-
-
 def problem(op: ops.Conv2dOp) -> tuple[int, ...]:
     """The launcher's 15 integers, in the CUTLASS conv launchers' order."""
     return conv_problem(op)
@@ -350,7 +287,7 @@ def _context(op: ops.Conv2dOp, tile: StemTile) -> dict:
         "rows": tile.rows, "columns": tile.columns, "warp_fragments": tile.warp_fragments,
         "pixel_stride": layout.pixel, "row_stride": layout.row, "filter_stride": layout.filter,
         "vec": copy_vector(c), "b_in_registers": b_words <= B_REGISTERS,
-        "element": ELEMENTS[_element(op.input)],
+        "element": ELEMENTS[element_name(op.input)],
         "index_t": "int" if max(n * h * w * c, n * p * q * k) < compute_kernels.INT_LIMIT else "long long",
         "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
         "has_bias": op.bias is not None, "has_residual": op.residual is not None,
@@ -358,17 +295,12 @@ def _context(op: ops.Conv2dOp, tile: StemTile) -> dict:
     }
 
 
-def emit_instance(op: Operation) -> Instance:
-    """The op's kernel and launcher (a BoltError when the op is not this kernel's)."""
-    reason = unsupported_reason(op)
-    if reason is not None:
-        raise BoltError(f"no {FAMILY} kernel for {op.name}: {reason}", format_location(op.location))
-    name, key = kernel_name(op), instance_key(op)
-    source = render("compute/stem_conv.cu.j2", name=name, key=key, **_context(op, marked_tile(op)))
-    return Instance(name, key, FAMILY, source.strip("\n"))
+# ------------------------------------------------------------- the generator protocol
 
 
-def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
-    """One plain-CUDA unit (compute_kernels' frame and helpers) with every distinct
-    instance among the ops (a module: its op.conv2d ops marked for this kernel)."""
-    return translation_unit(module_or_ops, computes, kernel_name, emit_instance)
+TILED = TiledFamily(FAMILY, ops.Conv2dOp, StemTile, "rows, columns, warp fragments", "compute/stem_conv.cu.j2",
+                    conv_reason, tile_reason, _context)
+# the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
+marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes
+is_fallback, kernel_arch, instance_key, kernel_name = TILED.is_fallback, TILED.kernel_arch, TILED.instance_key, TILED.kernel_name
+emit_instance, emit_translation_unit = TILED.emit_instance, TILED.emit_translation_unit
