@@ -272,6 +272,18 @@ def depthwise(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list
     return out
 
 
+def _own_tiles(op: Operation, base: KernelChoice, variants: list, tile_reason, found: CandidateSet) -> list[KernelChoice]:
+    """`base` with each distinct tile of `variants` (one of our own kernels' tile classes)
+    that its family's `tile_reason` accepts, in order; the others count as pruned."""
+    out = []
+    for variant in dict.fromkeys(variants):
+        if tile_reason(op, variant) is not None:
+            found.prune("registers")
+            continue
+        out.append(dataclasses.replace(base, tile=variant.as_tile()))
+    return out
+
+
 MAX_DIRECT_DEPTHWISE = 6
 """At most this many of our depthwise kernel's tiles, beside CUTLASS's."""
 
@@ -283,13 +295,7 @@ def direct_depthwise(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) 
     variants = [tile]
     variants += [dataclasses.replace(tile, columns=columns) for columns in (2, 4, 8)]
     variants += [dataclasses.replace(tile, rows=rows) for rows in (1, 2, 4)]
-    out = []
-    for variant in dict.fromkeys(variants):
-        if depthwise_kernels.tile_reason(op, variant) is not None:
-            found.prune("registers")
-            continue
-        out.append(dataclasses.replace(base, tile=variant.as_tile()))
-    return out[:MAX_DIRECT_DEPTHWISE]
+    return _own_tiles(op, base, variants, depthwise_kernels.tile_reason, found)[:MAX_DIRECT_DEPTHWISE]
 
 
 MAX_SKINNY = 6
@@ -303,13 +309,7 @@ def skinny_gemm(op: ops.GemmOp, base: KernelChoice, found: CandidateSet) -> list
     variants = [tile, dataclasses.replace(tile, weight_rows=24 - tile.weight_rows)]
     variants += [dataclasses.replace(tile, warps=warps) for warps in (tile.warps // 2, tile.warps * 2)]
     variants += [dataclasses.replace(tile, unroll=unroll) for unroll in (tile.unroll // 2, 1)]
-    out = []
-    for variant in dict.fromkeys(variants):
-        if skinny_gemm_kernels.tile_reason(op, variant) is not None:
-            found.prune("registers")
-            continue
-        out.append(dataclasses.replace(base, tile=variant.as_tile()))
-    return out[:MAX_SKINNY]
+    return _own_tiles(op, base, variants, skinny_gemm_kernels.tile_reason, found)[:MAX_SKINNY]
 
 
 MAX_STEM = 5
@@ -329,13 +329,7 @@ def stem_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list
     for columns in (tile.columns // 2, min(q, tile.columns * 2)):
         pixels = stem_conv_kernels.WARPS * tile.warp_fragments * 16
         variants.append(dataclasses.replace(tile, rows=max(1, pixels // max(columns, 1)), columns=max(columns, 1)))
-    out = []
-    for variant in dict.fromkeys(variants):
-        if stem_conv_kernels.tile_reason(op, variant) is not None:
-            found.prune("registers")
-            continue
-        out.append(dataclasses.replace(base, tile=variant.as_tile()))
-    return out[:MAX_STEM]
+    return _own_tiles(op, base, variants, stem_conv_kernels.tile_reason, found)[:MAX_STEM]
 
 
 # --------------------------------------------------------------------------- 3.x
