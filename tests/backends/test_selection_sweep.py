@@ -2,7 +2,8 @@
 (1 to 4096, the awkward ones included), kernel sizes, strides, groups and batch sizes, every
 choice of the heuristic and of the tuner's candidate generator lowers to a cutlass op that
 the template rules (`unsupported_reason`, which encode CUTLASS's own static constraints:
-warp shapes, alignments, tile divisibility, shared memory) accept.
+warp shapes, alignments, tile divisibility, shared memory) accept, or to an op chosen for
+one of our own kernel families whose rules (registers, shared memory, shapes) accept it.
 
 CI sweeps a grid; the slow suite sweeps a larger one. `tests/backends/test_cutlass_kernels.py`
 and the slow nvcc tests compile samples of what these choices emit.
@@ -30,13 +31,14 @@ from tests.support.selection_sweep import (
     conv_cases,
     gemm_cases,
     heuristic_instances,
+    instances,
 )
 
 
 def check_module(text: str, arch: str, cutlass: int) -> list[str]:
     """What is wrong with the heuristic's and the candidates' choices for the module's op."""
-    problems = [f"heuristic {arch}: {reason}" for op in heuristic_instances(text, arch, cutlass)
-                if (reason := unsupported_reason(op)) is not None]
+    problems = [f"heuristic {arch}: {reason}" for generator, op in heuristic_instances(text, arch, cutlass)
+                if (reason := generator.unsupported_reason(op)) is not None]
     for choice, lowered in candidate_modules(text, arch, cutlass):
         try:
             LowerOpToCutlassPass().apply(make_context(), lowered)
@@ -45,8 +47,8 @@ def check_module(text: str, arch: str, cutlass: int) -> list[str]:
             problems.append(f"candidate {arch} {choice}: {str(error).splitlines()[0]}")
             continue
         # an op no template computes stays an op-level op (a plain kernel): no instance to check
-        for template in (o for o in lowered.walk() if type(o) in FAMILIES):
-            if (reason := unsupported_reason(template)) is not None:
+        for generator, template in instances(lowered):
+            if (reason := generator.unsupported_reason(template)) is not None:
                 problems.append(f"candidate {arch} {choice}: {reason}")
     return problems
 
@@ -103,3 +105,14 @@ def test_the_template_rules_refuse_a_warp_cutlass_lacks():
 def test_the_larger_sweep_selects_only_valid_instances():
     failures = sweep(all_cases(slow=True))
     assert not failures, summary(failures)
+
+
+def test_the_sweep_checks_our_own_kernel_families_too():
+    """The heuristic gives batch-1 GEMMs, depthwise convs and image stems to our own kernels;
+    the sweep checks those choices against their own rules, not only CUTLASS's."""
+    from tests.support.op_modules import gemm_text
+
+    cases = [gemm_text(1, 4096, 4096), conv_text(32, 28, 28, 64, 64, 3, 3, depthwise=True), conv_text(32, 28, 28, 3, 64, 3, 3)]
+    generators = {generator.FAMILY for text in cases for generator, _ in heuristic_instances(text, "sm90", 3)
+                  if hasattr(generator, "FAMILY")}
+    assert generators == {"skinny_gemm", "depthwise_direct", "stem_conv"}

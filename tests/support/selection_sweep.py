@@ -1,6 +1,7 @@
 """The selection sweep's grid (issue 17): op-level GEMMs, convs and depthwise convs over
 channel counts from 1 to 4096 (the awkward ones included), windows, strides and batch
-sizes, and the CUTLASS instances the heuristic and the tuner's candidates make of them.
+sizes, and the kernel instances the heuristic and the tuner's candidates make of them
+(CUTLASS's, and our own kernel families').
 Used by tests/backends/test_selection_sweep.py and bench/compile_sweep.py."""
 
 from __future__ import annotations
@@ -8,7 +9,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
+from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+
 import boltir
+from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
 from boltir.backends.cuda.codegen.cutlass_common import FAMILIES
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
@@ -45,12 +49,33 @@ def gemm_cases(sizes):
 
 
 
-def heuristic_instances(text: str, arch: str, cutlass: int) -> list:
-    """The cutlass ops the heuristic's choice lowers the module's op to."""
+OWN_GENERATORS = (depthwise_kernels, stem_conv_kernels, skinny_gemm_kernels)
+"""Our own kernel families: their ops stay at the op level, the kernel choice attached."""
+
+
+def instances(module) -> list[tuple[object, object]]:
+    """(its generator module, op) for every op of a lowered module that a kernel template
+    computes: the cutlass ops (`cutlass_kernels`), and the op-level ops whose kernel
+    choice names one of our own families. Each generator's `unsupported_reason(op)` says
+    whether its template takes the op."""
+    out = []
+    for op in module.walk():
+        if type(op) in FAMILIES:
+            out.append((cutlass_kernels, op))
+            continue
+        choice = op.attributes.get(KERNEL_ATTR)
+        family = choice.data.get("family") if isinstance(choice, DictionaryAttr) else None
+        out += [(generator, op) for generator in OWN_GENERATORS
+                if isinstance(family, StringAttr) and family.data == generator.FAMILY]
+    return out
+
+
+def heuristic_instances(text: str, arch: str, cutlass: int) -> list[tuple[object, object]]:
+    """The instances (`instances`) the heuristic's choice lowers the module's op to."""
     module = boltir.parse_module(text)
     SelectKernelsPass(arch=arch, cutlass=cutlass, selector="heuristic").apply(make_context(), module)
     LowerOpToCutlassPass().apply(make_context(), module)
-    return [op for op in module.walk() if type(op) in FAMILIES]
+    return instances(module)
 
 
 def candidate_modules(text: str, arch: str, cutlass: int) -> Iterator[tuple[object, object]]:
