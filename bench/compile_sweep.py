@@ -2,7 +2,7 @@
 and our own kernel families', each as its own translation unit as a model build compiles
 it, with the real nvcc, and prints how many compiled, per family and kernel arch. Needs nvcc and the CUTLASS headers, no GPU; meant for the GPU host's cores.
 
-    python3 -m bench.compile_sweep [--slow] [--jobs N]
+    python3 -m bench.compile_sweep [--slow] [--jobs N] [--families stem_conv,"CUTLASS 3.x",...]
 """
 
 from __future__ import annotations
@@ -53,9 +53,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slow", action="store_true", help="the slow suite's larger grid")
     parser.add_argument("--jobs", type=int, default=None, help="nvcc processes at once (default: cores, within memory)")
+    parser.add_argument("--families", default="", help="compile only these, comma-separated: 'CUTLASS 2.x', 'CUTLASS 3.x', "
+                                                       "depthwise_direct, stem_conv, skinny_gemm (default: all)")
     args = parser.parse_args(argv)
     start = time.time()
     found, chosen = distinct_instances(args.slow)
+    if args.families:
+        wanted = {family.strip() for family in args.families.split(",")}
+        known = {family_of(generator, op) for generator, op in found.values()}
+        if wanted - known:
+            parser.error(f"--families: no instances of {', '.join(sorted(wanted - known))} (there are: {', '.join(sorted(known))})")
+        found = {name: pair for name, pair in found.items() if family_of(*pair) in wanted}
+        chosen &= set(found)
     jobs = [CompileJob(name, generator.emit_translation_unit([op]), generator.kernel_arch(op))
             for name, (generator, op) in found.items()]
     families = [family_of(generator, op) for generator, op in found.values()]
