@@ -17,8 +17,9 @@ geometric means of eager and reduce-overhead time over our graph time.
 
 Models have random weights, conditioned like trained ones (bench/models.py's `condition`:
 residual branches damped, BatchNorm statistics calibrated on random images). `--small`
-takes small resolutions (64-96 px images, sequence 16). `--models tiny` (or tiny_resnet, ...) takes the tiny architectures
-of tests/support/corpus_models.py, which need neither torchvision, timm nor transformers.
+takes small resolutions (64-96 px images, sequence 16). `--models tiny` (or tiny_resnet,
+...) takes the tiny architectures of tests/support/corpus_models.py, which need neither
+torchvision, timm nor transformers.
 
 Per model and frontend (onnx, torch): imported; compiled (seconds, with the object cache
 as it is); correct by the criterion (fp32 reference: PyTorch on the CPU; the framework's
