@@ -20,7 +20,8 @@ from pathlib import Path
 
 def plot_launches(launches, target, element: str, title: str, path: str | Path) -> Path | None:
     """Writes the two panels to `path` (PNG) and returns it; None, with one line said,
-    where matplotlib is missing or no launch has roofline counts."""
+    where matplotlib is missing, no launch has roofline counts or the drawing fails (a
+    picture never costs the measurement it shows)."""
     try:
         import matplotlib
     except ImportError:
@@ -30,6 +31,17 @@ def plot_launches(launches, target, element: str, title: str, path: str | Path) 
     if not counted:
         print(f"no roofline plot for {title}: the launches have no roofline counts", flush=True)
         return None
+    try:
+        return _draw(counted, target, element, title, Path(path))
+    except Exception as error:  # noqa: BLE001 - one line, and the run goes on
+        print(f"no roofline plot for {title}: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}",
+              flush=True)
+        return None
+
+
+def _draw(counted, target, element: str, title: str, path: Path) -> Path:
+    import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -75,7 +87,6 @@ def plot_launches(launches, target, element: str, title: str, path: str | Path) 
     gap.legend(fontsize=7, loc="upper left", markerscale=0.5, ncols=2 if len(families) > 6 else 1)
     figure.suptitle(f"{title} on {target.description}: marker area = share of the time")
     figure.tight_layout()
-    path = Path(path)
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return path

@@ -27,3 +27,11 @@ def test_a_profile_without_counts_is_said_in_one_line(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     assert plot_launches([LaunchTime(0, "op.x", "k", "gemm", 0.1)], TARGET, "f16", "old build", tmp_path / "r.png") is None
     assert capsys.readouterr().out == "no roofline plot for old build: the launches have no roofline counts\n"
+
+
+def test_a_drawing_failure_is_one_line_and_no_exception(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    launches = [launch(0, "gemm", 0.05, 2e9, 5e6)]
+    assert plot_launches(launches, TARGET, "f8", "odd element", tmp_path / "r.png") is None  # no f8 peak in the record
+    out = capsys.readouterr().out
+    assert out.startswith("no roofline plot for odd element: KeyError") and out.count("\n") == 1
