@@ -41,6 +41,7 @@ from bench.harness import (
 )
 from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels
 from boltir.backends.cuda.select.candidates import candidates
+from boltir.backends.cuda.tune.worker import operand_sets
 from boltir.target import get_target
 from tests.support.op_modules import b2b_gemm_text, conv_text, gemm_text
 
@@ -274,8 +275,6 @@ def sm90_ms_of(timed) -> float:
 
 def rotations_for(nbytes: int) -> int:
     """Copies of the operands to rotate among (the tuner's rule, `operand_sets`)."""
-    from boltir.backends.cuda.tune.worker import operand_sets
-
     return operand_sets(nbytes, L2_BYTES, most=64)
 
 

@@ -9,15 +9,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from xdsl.dialects.builtin import DictionaryAttr, StringAttr
-
 import boltir
 from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
 from boltir.backends.cuda.codegen.cutlass_common import FAMILIES
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
 from boltir.backends.cuda.select.candidates import candidates
-from boltir.backends.cuda.select.choice import KERNEL_ATTR, UNFUSE
+from boltir.backends.cuda.select.choice import KERNEL_ATTR, UNFUSE, KernelChoice
 from boltir.backends.cuda.tune.tuner import single_op_module
 from boltir.dialects import op as ops
 from boltir.ir import make_context
@@ -63,10 +61,9 @@ def instances(module) -> list[tuple[object, object]]:
         if type(op) in FAMILIES:
             out.append((cutlass_kernels, op))
             continue
-        choice = op.attributes.get(KERNEL_ATTR)
-        family = choice.data.get("family") if isinstance(choice, DictionaryAttr) else None
-        out += [(generator, op) for generator in OWN_GENERATORS
-                if isinstance(family, StringAttr) and family.data == generator.FAMILY]
+        if KERNEL_ATTR in op.attributes:
+            family = KernelChoice.from_attr(op.attributes[KERNEL_ATTR]).family
+            out += [(generator, op) for generator in OWN_GENERATORS if family == generator.FAMILY]
     return out
 
 
