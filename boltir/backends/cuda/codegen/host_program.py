@@ -33,6 +33,7 @@ from boltir.backends.cuda.codegen import (
     data_kernels,
     depthwise_kernels,
     skinny_gemm_kernels,
+    splitk_conv_kernels,
     stem_conv_kernels,
 )
 from boltir.backends.cuda.codegen.generator import CompileJob, KernelGenerator, render
@@ -52,12 +53,13 @@ ARENA_ATTR = "arena_bytes"
 
 
 GENERATORS: tuple[KernelGenerator, ...] = (cutlass_kernels, attention_kernels, depthwise_kernels, skinny_gemm_kernels,
-                                         stem_conv_kernels, data_kernels, compute_kernels)
+                                         stem_conv_kernels, splitk_conv_kernels, data_kernels, compute_kernels)
 """Each op is launched by the first generator that supports it."""
 
 OWN_GENERATORS: tuple[KernelGenerator, ...] = (depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels, data_kernels,
                                              compute_kernels)
-"""The generators of plain-CUDA kernels (no CUTLASS), which compile for `own_kernel_arch`."""
+"""The generators of plain-CUDA kernels (no CUTLASS), which compile for `own_kernel_arch`
+(not splitk_conv_kernels: its clusters need sm_90, its instances' arch)."""
 
 
 def generator_of(op: Operation) -> KernelGenerator | None:

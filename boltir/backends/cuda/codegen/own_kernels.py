@@ -1,5 +1,5 @@
 """What our own kernel families with the CUTLASS launcher ABI share (depthwise_kernels,
-stem_conv_kernels, skinny_gemm_kernels): the instance key and launcher name of an
+stem_conv_kernels, skinny_gemm_kernels, splitk_conv_kernels): the instance key and launcher name of an
 instance with a tile, a conv's problem integers in the CUTLASS conv launchers' order, the
 translation unit of the distinct instances among some ops, and `TiledFamily`, the
 generator protocol (`KernelGenerator`) of a family whose tile rides in the op's kernel
@@ -73,6 +73,10 @@ class TiledFamily:
     tile_reason: Callable[[Operation, Any], str | None]
     context: Callable[[Operation, Any], dict]
     one_launch: bool = False
+    arch: str = "sm80"
+    """The arch its instances compile for: "sm80" (plain CUDA for sm_80 and sm_90; in a
+    Hopper build the build's arch, host_program.own_kernel_arch), or "sm90" for a kernel
+    that needs sm_90 (thread block clusters)."""
 
     def marked_tile(self, op: Operation) -> Any:
         """The tile of the op's kernel choice for this family, or why it has none."""
@@ -95,8 +99,9 @@ class TiledFamily:
         return False
 
     def kernel_arch(self, op: Operation) -> str:
-        """Plain CUDA, compiled with the sm80 record's flags (SASS for sm_80 and sm_90)."""
-        return "sm80"
+        """`arch`: "sm80" is plain CUDA compiled with the sm80 record's flags (SASS for sm_80
+        and sm_90)."""
+        return self.arch
 
     def computes(self, op: Operation) -> bool:
         """Whether the op is one of this kernel's (of its op type, chosen for it), as opposed to a

@@ -18,7 +18,8 @@ Guarantees:
 - GEMMs whose choice is our few-rows kernel ("skinny_gemm") stay op.gemm likewise, for
   codegen/skinny_gemm_kernels.py;
 - convs whose choice is our kernel for few input channels ("stem_conv") stay op.conv2d
-  likewise, for codegen/stem_conv_kernels.py;
+  likewise, for codegen/stem_conv_kernels.py, and those whose choice is our split-reduction
+  conv for few output pixels ("splitk_conv"), for codegen/splitk_conv_kernels.py;
 - --pass-stats counts the instances of each family by CUTLASS generation (2.x, 3.x);
 - the module computes the same function.
 """
@@ -33,7 +34,13 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, f16, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
+from boltir.backends.cuda.codegen import (
+    depthwise_kernels,
+    skinny_gemm_kernels,
+    splitk_conv_kernels,
+    stem_conv_kernels,
+    tiled_families,
+)
 from boltir.backends.cuda.codegen.cutlass_kernels import unsupported_reason
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.diagnostics import BoltError, format_location
@@ -195,7 +202,8 @@ class CutlassLowering:
 
 FAMILIES_OF: dict[type, tuple[str, ...]] = {
     ops.GemmOp: ("gemm", skinny_gemm_kernels.FAMILY),
-    ops.Conv2dOp: ("conv2d_fprop", "depthwise_conv2d_fprop", depthwise_kernels.FAMILY, stem_conv_kernels.FAMILY),
+    ops.Conv2dOp: ("conv2d_fprop", "depthwise_conv2d_fprop", depthwise_kernels.FAMILY, stem_conv_kernels.FAMILY,
+                   splitk_conv_kernels.FAMILY),
     ops.B2bGemmOp: ("b2b_gemm",),
     ops.B2bConv2dOp: ("b2b_conv2d",),
 }
@@ -221,28 +229,13 @@ def read_choice(target: Operation) -> KernelChoice:
     return choice
 
 
-def keep_for_direct_kernel(pass_: ModulePass, target: ops.Conv2dOp) -> None:
-    """A depthwise conv chosen for our own kernel stays as it is; a BoltError where that
-    kernel cannot run it (a hand-written or stale choice)."""
-    if (reason := depthwise_kernels.unsupported_reason(target)) is not None:
+def keep_for_own_kernel(pass_: ModulePass, target: Operation, generator) -> None:
+    """An op chosen for one of our tiled families stays as it is (the family's generator
+    computes it with its whole epilogue); a BoltError where that kernel cannot run it (a
+    hand-written or stale choice)."""
+    if (reason := generator.unsupported_reason(target)) is not None:
         raise BoltError(f"bad kernel attribute on {target.name}: {reason}", format_location(target.location))
-    statistics.count(pass_, f"{depthwise_kernels.FAMILY} kernels (op.conv2d kept)")
-
-
-def keep_for_skinny_gemm(pass_: ModulePass, target: ops.GemmOp) -> None:
-    """A GEMM chosen for our few-rows kernel stays op.gemm (skinny_gemm_kernels computes
-    it with its whole epilogue); a BoltError where that kernel cannot run it."""
-    if (reason := skinny_gemm_kernels.unsupported_reason(target)) is not None:
-        raise BoltError(f"bad kernel attribute on {target.name}: {reason}", format_location(target.location))
-    statistics.count(pass_, f"{skinny_gemm_kernels.FAMILY} kernels (op.gemm kept)")
-
-
-def keep_for_stem_conv(pass_: ModulePass, target: ops.Conv2dOp) -> None:
-    """A conv chosen for our few-channels kernel stays op.conv2d (stem_conv_kernels computes
-    it with its whole epilogue); a BoltError where that kernel cannot run it."""
-    if (reason := stem_conv_kernels.unsupported_reason(target)) is not None:
-        raise BoltError(f"bad kernel attribute on {target.name}: {reason}", format_location(target.location))
-    statistics.count(pass_, f"{stem_conv_kernels.FAMILY} kernels (op.conv2d kept)")
+    statistics.count(pass_, f"{generator.FAMILY} kernels ({target.name} kept)")
 
 
 @dataclass(frozen=True)
@@ -264,14 +257,8 @@ class LowerOpToCutlassPass(ModulePass):
                 statistics.note(self, f"left {target.name} at {format_location(target.location)}: not NHWC/OHWI")
                 statistics.count(self, "ops without a template")
                 continue
-            if choice.family == depthwise_kernels.FAMILY:
-                keep_for_direct_kernel(self, target)
-                continue
-            if choice.family == skinny_gemm_kernels.FAMILY:
-                keep_for_skinny_gemm(self, target)
-                continue
-            if choice.family == stem_conv_kernels.FAMILY:
-                keep_for_stem_conv(self, target)
+            if choice.family in tiled_families.BY_FAMILY:
+                keep_for_own_kernel(self, target, tiled_families.BY_FAMILY[choice.family])
                 continue
             if isinstance(target, ops.Conv2dOp) and target.prop_value("groups") > 1 and choice.family != "depthwise_conv2d_fprop":
                 statistics.note(self, f"left op.conv2d at {format_location(target.location)}: grouped conv")

@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=cutlass}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -12,6 +12,10 @@ GEMMs with few rows (M <= 16: batch-1 classifiers) run on our weight-streaming k
 (`small_m=skinny`, codegen/skinny_gemm_kernels.py); `small_m=cutlass` keeps CUTLASS's.
 Convs on few input channels (C <= 16, larger than 1x1: image stems) run on our own kernel
 (`few_channels=stem`, codegen/stem_conv_kernels.py); `few_channels=cutlass` keeps CUTLASS's.
+`few_pixels=splitk` runs convs with few output pixels and long reductions (batch 1's deep
+layers) on our split-reduction kernel on sm90 (codegen/splitk_conv_kernels.py, where
+heuristic.splitk_conv_problem says so); the default, `few_pixels=cutlass`, keeps CUTLASS's
+until that kernel has run on a GPU.
 
 Requires: op-level IR (after the op-level passes).
 Guarantees: every op.gemm, op.conv2d and op.b2b_* carries a `kernel` attribute with its
@@ -52,15 +56,18 @@ SELECTORS = ("heuristic", "db", "tune")
 DEPTHWISE_KERNELS = ("direct", "cutlass")
 SMALL_M_KERNELS = ("skinny", "cutlass")
 FEW_CHANNELS_KERNELS = ("stem", "cutlass")
+FEW_PIXELS_KERNELS = ("cutlass", "splitk")
 
 
 def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "",
-                  depthwise: str = "direct", small_m: str = "skinny", few_channels: str = "stem") -> KernelSelector:
+                  depthwise: str = "direct", small_m: str = "skinny", few_channels: str = "stem",
+                  few_pixels: str = "cutlass") -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
     (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
     kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's), and
     `small_m` GEMMs with few rows ("skinny": ours, "cutlass": CUTLASS's), `few_channels`
-    convs on few input channels ("stem": ours, "cutlass": CUTLASS's)."""
+    convs on few input channels ("stem": ours, "cutlass": CUTLASS's), `few_pixels` convs
+    with few output pixels on sm90 ("splitk": ours, "cutlass": CUTLASS's)."""
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
     if sms < 0:
@@ -73,14 +80,18 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
         raise BoltError(f"small_m must be one of {', '.join(SMALL_M_KERNELS)}; got '{small_m}'")
     if few_channels not in FEW_CHANNELS_KERNELS:
         raise BoltError(f"few_channels must be one of {', '.join(FEW_CHANNELS_KERNELS)}; got '{few_channels}'")
+    if few_pixels not in FEW_PIXELS_KERNELS:
+        raise BoltError(f"few_pixels must be one of {', '.join(FEW_PIXELS_KERNELS)}; got '{few_pixels}'")
     if name == "heuristic":
         return HeuristicSelector(sms=sms, cutlass=cutlass, direct_depthwise=depthwise == "direct",
-                                 skinny_gemms=small_m == "skinny", stem_convs=few_channels == "stem")
+                                 skinny_gemms=small_m == "skinny", stem_convs=few_channels == "stem",
+                                 split_convs=few_pixels == "splitk")
     kind = DatabaseSelector if name == "db" else TuningSelector
     selector = kind(sms=sms, cutlass=cutlass, tuning_db=tuning_db, gpu=gpu)
     selector.heuristic.direct_depthwise = depthwise == "direct"
     selector.heuristic.skinny_gemms = small_m == "skinny"
     selector.heuristic.stem_convs = few_channels == "stem"
+    selector.heuristic.split_convs = few_pixels == "splitk"
     return selector
 
 
@@ -107,12 +118,14 @@ class SelectKernelsPass(ModulePass):
     """Whose kernel the heuristic gives GEMMs with few rows: "skinny" (ours) or "cutlass"."""
     few_channels: str = "stem"
     """Whose kernel the heuristic gives convs on few input channels: "stem" (ours) or "cutlass"."""
+    few_pixels: str = "cutlass"
+    """Whose kernel the heuristic gives convs with few output pixels on sm90: "cutlass" or "splitk" (ours)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):
             raise BoltError(f"arch must be one of sm80, sm90; got '{self.arch}'")
         selector = make_selector(self.selector, self.sms, self.cutlass, self.tuning_db, self.gpu, self.depthwise,
-                                 self.small_m, self.few_channels)
+                                 self.small_m, self.few_channels, self.few_pixels)
         targets = [o for o in op.walk() if isinstance(o, SELECTABLE)]
         if hasattr(selector, "prepare"):
             selector.prepare(targets, self.arch)

@@ -26,6 +26,10 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
 - Convs on few input channels that our kernel takes (`stem_conv_kernels`): its tiles
   around the heuristic's (other fragments per warp, half and double the columns), then
   CUTLASS's candidates as if our kernel did not exist.
+- Convs with few output pixels that our split-reduction kernel takes, where the heuristic
+  gives it them (`split_convs`, select-kernels' `few_pixels=splitk`; `splitk_conv_kernels`):
+  its four tile shapes at the heuristic's split, half of it and 8, then CUTLASS's
+  candidates as if our kernel did not exist.
 - Depthwise convs: our own kernel's (`depthwise_kernels`) strip widths and rows per
   thread around the heuristic's tile, then CUTLASS's direct conv's pixel tiles that fit its
   shared memory.
@@ -57,9 +61,9 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
+from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels, splitk_conv_kernels, stem_conv_kernels
 from boltir.backends.cuda.codegen.epilogues import plan_epilogue
-from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
+from boltir.backends.cuda.select.choice import CUTLASS_3X_FAMILIES, UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import (
     HeuristicSelector,
     batches_operands,
@@ -141,7 +145,7 @@ class _Ranked:
 
 def generation(choice: KernelChoice | str) -> str:
     """"3.x" for a CUTLASS 3.x instance, "2.x" for the others (and for UNFUSE)."""
-    return "3.x" if isinstance(choice, KernelChoice) and choice.arch == "sm90" else "2.x"
+    return "3.x" if isinstance(choice, KernelChoice) and choice.arch == "sm90" and choice.family in CUTLASS_3X_FAMILIES else "2.x"
 
 
 def _edge_use(m: int, n: int, tile_m: int, tile_n: int) -> float:
@@ -282,6 +286,21 @@ def _own_tiles(op: Operation, base: KernelChoice, variants: list, tile_reason, f
             continue
         out.append(dataclasses.replace(base, tile=variant.as_tile()))
     return out
+
+
+MAX_SPLITK = 6
+"""At most this many of our split-reduction conv's tiles, beside CUTLASS's."""
+
+
+def splitk_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
+    """Our split-reduction conv's tiles: the heuristic's, then each tile shape at its split,
+    half of it and 8 (those its rules take)."""
+    tile = splitk_conv_kernels.SplitTile.of(base.tile)
+    variants = [tile]
+    for block_m, block_n in ((64, 64), (64, 32), (32, 64), (32, 32)):
+        variants += [splitk_conv_kernels.SplitTile(block_m, block_n, split)
+                     for split in (tile.split, max(1, tile.split // 2), splitk_conv_kernels.MAX_SPLIT)]
+    return _own_tiles(op, base, variants, splitk_conv_kernels.tile_reason, found)[:MAX_SPLITK]
 
 
 MAX_DIRECT_DEPTHWISE = 6
@@ -469,12 +488,13 @@ MAX_SPLIT_POINTWISE = 4
 # --------------------------------------------------------------------------- entry
 
 
-def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3) -> CandidateSet:
+def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_convs: bool = False) -> CandidateSet:
     """The candidates of one op-level GEMM, conv or b2b op for an `arch` target on a GPU of
-    `sms` multiprocessors (0: the arch's flagship), newest generation `cutlass`."""
+    `sms` multiprocessors (0: the arch's flagship), newest generation `cutlass`;
+    `split_convs`: our split-reduction conv races too where the heuristic would give it the op."""
     sms = sms or get_target(arch).multiprocessors
     found = CandidateSet()
-    heuristic = HeuristicSelector(sms=sms, cutlass=cutlass)
+    heuristic = HeuristicSelector(sms=sms, cutlass=cutlass, split_convs=split_convs)
     first = heuristic.select(op, arch)
     ours, leader = [], first
     if isinstance(first, KernelChoice) and first.family == skinny_gemm_kernels.FAMILY:
@@ -485,6 +505,10 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3) -> Cand
         # our few-channels conv's tiles, then CUTLASS's from the choice it would have made
         ours = stem_conv(op, first, found)
         first = dataclasses.replace(heuristic, stem_convs=False).select(op, arch)
+    if isinstance(first, KernelChoice) and first.family == splitk_conv_kernels.FAMILY:
+        # our split-reduction conv's tiles, then CUTLASS's from the choice it would have made
+        ours = splitk_conv(op, first, found)
+        first = dataclasses.replace(heuristic, split_convs=False).select(op, arch)
     hopper = arch == "sm90" and cutlass >= 3
     if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp):
         found.choices = [first] if first == UNFUSE else [first, UNFUSE]

@@ -23,20 +23,27 @@ KERNEL_ATTR = "kernel"
 
 
 FAMILIES = ("gemm", "conv2d_fprop", "depthwise_conv2d_fprop", "b2b_gemm", "b2b_conv2d", "depthwise_direct",
-            "skinny_gemm", "stem_conv")
+            "skinny_gemm", "stem_conv", "splitk_conv")
 """The template families a choice can name; "depthwise_direct" is our own depthwise conv
 kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, channels)."""
 # "skinny_gemm" is our own GEMM for few rows (codegen/skinny_gemm_kernels.py), its tile a
 # CTA's (weight rows, warps, unroll).
 # "stem_conv" is our own conv for few input channels (codegen/stem_conv_kernels.py), its
 # tile a CTA's (output rows, output columns, m16 fragments per warp).
+# "splitk_conv" is our own conv for few output pixels (codegen/splitk_conv_kernels.py), its
+# tile a cluster's (output pixels, output channels, CTAs splitting the reduction).
+
+
+CUTLASS_3X_FAMILIES = ("gemm", "conv2d_fprop")
+"""The families whose "sm90" choices are CUTLASS 3.x instances (with a kernel schedule);
+an "sm90" choice of another family is one of our kernels that needs sm_90."""
 
 
 @dataclass(frozen=True)
 class KernelChoice:
     """A template instance's parameters, as select-kernels records them."""
 
-    family: str  # gemm, conv2d_fprop, depthwise_conv2d_fprop, b2b_gemm, b2b_conv2d, depthwise_direct, skinny_gemm, stem_conv
+    family: str  # one of FAMILIES
     arch: str
     tile: Tile
     alignment: tuple[int, int, int]
@@ -126,7 +133,7 @@ class KernelChoice:
             residency=get("residency", "str", required=b2b),
             accumulator=get("accumulator", "str", "f32", required=False),
             cluster=get("cluster", "shape", required=False),
-            kernel_schedule=get("kernel_schedule", "str", required=arch == "sm90"),
+            kernel_schedule=get("kernel_schedule", "str", required=arch == "sm90" and family in CUTLASS_3X_FAMILIES),
         )
 
 

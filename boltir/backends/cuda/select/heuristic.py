@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import cutlass_sm90, depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
+from boltir.backends.cuda.codegen import (
+    cutlass_sm90,
+    depthwise_kernels,
+    skinny_gemm_kernels,
+    splitk_conv_kernels,
+    stem_conv_kernels,
+)
 from boltir.backends.cuda.codegen.cutlass_common import (
     batch_layout,
     depthwise_output_tile,
@@ -332,6 +338,28 @@ def stem_conv_problem(op: ops.Conv2dOp) -> bool:
     return r * s > 1 and stem_conv_kernels.conv_reason(op) is None
 
 
+SPLIT_WAVE_SHARE = 4
+"""Our split-reduction conv is for convs whose 3.x grid (the heuristic's tile) is at most
+1 / SPLIT_WAVE_SHARE of the multiprocessors: there each CTA walks the whole reduction alone
+(5-40x off the bound at batch 1 on the H200, bench/RESULTS.md)."""
+SPLIT_MIN_K_TILES = 16
+"""... and whose reduction is at least this many 64-wide k-tiles (R·S·C >= 1024): shorter
+ones leave each cluster CTA too few to fill its pipeline."""
+
+
+def splitk_conv_problem(op: ops.Conv2dOp, sms: int) -> bool:
+    """Whether `few_pixels=splitk` gives the conv our split-reduction kernel: one it takes,
+    with a long reduction (SPLIT_MIN_K_TILES), whose 3.x grid would be a small share of the
+    machine (SPLIT_WAVE_SHARE) and whose clusters bring at least twice that many CTAs."""
+    if splitk_conv_kernels.conv_reason(op) is not None or splitk_conv_kernels.k_tiles(op) < SPLIT_MIN_K_TILES:
+        return False
+    pixels, k, _ = splitk_conv_kernels.gemm_shape(op)
+    tile_m, tile_n, _ = hopper_conv_tile(pixels, k, sms)
+    cutlass_ctas = math.ceil(pixels / tile_m) * math.ceil(k / tile_n)
+    tile = splitk_conv_kernels.default_tile(op, sms)
+    return cutlass_ctas * SPLIT_WAVE_SHARE <= sms and splitk_conv_kernels.tiles(op, tile) * tile.split >= 2 * cutlass_ctas
+
+
 @dataclass
 class HeuristicSelector:
     """A deterministic choice from the shapes: no GPU, same answer everywhere.
@@ -364,13 +392,21 @@ class HeuristicSelector:
     stem_convs: bool = True
     """Whether convs on few input channels (image stems) run on our own kernel where it
     takes them (False: CUTLASS's implicit GEMM, for comparison)."""
+    split_convs: bool = False
+    """Whether convs with few output pixels and long reductions (batch 1's deep layers) run
+    on our split-reduction kernel on sm90 where `splitk_conv_problem` says so. Off until it
+    has run on a GPU (bench/check_splitk_conv.py)."""
 
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
         if self.stem_convs and isinstance(op, ops.Conv2dOp) and stem_conv_problem(op):
             return self.stem_conv(op, arch)
         if self.skinny_gemms and isinstance(op, ops.GemmOp) and skinny_gemm_kernels.gemm_reason(op) is None:
             return self.skinny_gemm(op, arch)
-        if arch == "sm90" and self.cutlass >= 3 and isinstance(op, ops.GemmOp | ops.Conv2dOp):
+        hopper = arch == "sm90" and self.cutlass >= 3
+        sms = self.sms or get_target(arch).multiprocessors
+        if hopper and self.split_convs and isinstance(op, ops.Conv2dOp) and splitk_conv_problem(op, sms):
+            return self.splitk_conv(op, sms)
+        if hopper and isinstance(op, ops.GemmOp | ops.Conv2dOp):
             choice = self.hopper_gemm(op) if isinstance(op, ops.GemmOp) else self.hopper_conv(op)
             if choice is not None:
                 return choice
@@ -488,6 +524,13 @@ class HeuristicSelector:
         alike, so its choice is an "sm80" one on either target."""
         tile = stem_conv_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors)
         return KernelChoice(stem_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
+
+    def splitk_conv(self, op: ops.Conv2dOp, sms: int) -> KernelChoice:
+        """Our conv for few output pixels (codegen/splitk_conv_kernels.py): a thread block
+        cluster splits each output tile's reduction, so a batch-1 conv at 7² or 14² fills
+        the GPU. Plain CUDA with mma.sync and clusters, built for sm_90: an "sm90" choice."""
+        tile = splitk_conv_kernels.default_tile(op, sms)
+        return KernelChoice(splitk_conv_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
 
     def cutlass_depthwise(self, op: ops.Conv2dOp, arch: str) -> KernelChoice:
         """CUTLASS 2.x's direct depthwise conv (a SIMT kernel)."""

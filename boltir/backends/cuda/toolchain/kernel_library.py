@@ -1,7 +1,7 @@
 """Calling CUTLASS instances' `extern "C"` launchers from Python: a ctypes wrapper around a
 compiled library, with each op's arguments in the ABI that `codegen/cutlass_kernels.py`
-documents (`launch_arguments`), which our depthwise conv's launchers share
-(`codegen/depthwise_kernels.py`: an op.conv2d chosen for that kernel).
+documents (`launch_arguments`), which our own tiled families' launchers share
+(`codegen/tiled_families.py`: an op kept at the op level, chosen for one of them).
 
     library = KernelLibrary("kernels.so")
     library.launch(op, pointers, stream=0)   # pointers: device addresses, ABI order
@@ -17,19 +17,15 @@ from pathlib import Path
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
+from boltir.backends.cuda.codegen import cutlass_kernels
+from boltir.backends.cuda.codegen.tiled_families import generator_computing
 from boltir.diagnostics import BoltError
 
 
 def launch_arguments(op: Operation):
-    """The op's launcher and arguments: a CUTLASS instance's, or our depthwise conv's or
-    few-rows GEMM's (the same ABI)."""
-    generator = depthwise_kernels if depthwise_kernels.computes(op) else cutlass_kernels
-    if skinny_gemm_kernels.computes(op):
-        generator = skinny_gemm_kernels
-    if stem_conv_kernels.computes(op):  # our conv for few input channels: the conv ABI too
-        generator = stem_conv_kernels
-    return generator.launch_arguments(op)
+    """The op's launcher and arguments: a CUTLASS instance's, or one of our tiled families'
+    (the same ABI)."""
+    return (generator_computing(op) or cutlass_kernels).launch_arguments(op)
 
 
 class KernelLibrary:

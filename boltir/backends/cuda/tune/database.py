@@ -423,7 +423,9 @@ def describe_choice(choice: KernelChoice | str) -> str:
     if choice == UNFUSE:
         return "unfused"
     tb = "x".join(map(str, choice.tile.threadblock))
-    if choice.arch == "sm90":
+    if choice.family == "splitk_conv":  # our split-reduction conv: pixels x channels x cluster CTAs
+        text = f"splitk {tb}"
+    elif choice.arch == "sm90":
         schedule = SCHEDULE_SHORT.get(choice.kernel_schedule, "auto")
         cluster = choice.cluster or (1, 1, 1)
         text = f"3.x {tb} {schedule} c{cluster[0]}x{cluster[1]}"

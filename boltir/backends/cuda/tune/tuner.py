@@ -59,10 +59,11 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 
-from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
+from boltir.backends.cuda.codegen import cutlass_kernels
 from boltir.backends.cuda.codegen.cutlass_common import FAMILIES
 from boltir.backends.cuda.codegen.generator import CompileJob, render
 from boltir.backends.cuda.codegen.host_program import launcher_declaration
+from boltir.backends.cuda.codegen.tiled_families import generator_computing
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.select.candidates import candidates
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, UNFUSE, KernelChoice, unfuse
@@ -153,14 +154,9 @@ def single_op_module(op: Operation) -> ModuleOp:
 
 
 def generator_of(template: Operation):
-    """The kernel module of a lowered candidate: CUTLASS's for a template op, ours for an
-    op.conv2d kept for our depthwise kernel, or an op.gemm kept for our few-rows GEMM (the
-    same launcher ABIs)."""
-    if skinny_gemm_kernels.computes(template):
-        return skinny_gemm_kernels
-    if stem_conv_kernels.computes(template):  # our conv for few input channels
-        return stem_conv_kernels
-    return depthwise_kernels if depthwise_kernels.computes(template) else cutlass_kernels
+    """The kernel module of a lowered candidate: CUTLASS's for a template op, ours for an op
+    kept at the op level for one of our tiled families (the same launcher ABIs)."""
+    return generator_computing(template) or cutlass_kernels
 
 
 def lower_alone(module: ModuleOp, choice: KernelChoice) -> tuple[ModuleOp, Operation]:
@@ -227,8 +223,9 @@ class Tuner:
     """Tunes op-level ops into a TuningDatabase (see the module docstring)."""
 
     def __init__(self, database: TuningDatabase, arch: str = "sm90", cutlass: int = 3, *, progress: bool = True,
-                 jobs_limit: int | None = None, work_dir: str | os.PathLike | None = None, gpu: tuple[str, int, str] | None = None):
-        self.database, self.arch, self.cutlass = database, arch, cutlass
+                 jobs_limit: int | None = None, work_dir: str | os.PathLike | None = None, gpu: tuple[str, int, str] | None = None,
+                 split_convs: bool = False):
+        self.database, self.arch, self.cutlass, self.split_convs = database, arch, cutlass, split_convs
         self.progress, self.jobs_limit = progress, jobs_limit
         self.work_dir = Path(work_dir) if work_dir else None
         self._gpu = gpu
@@ -274,7 +271,8 @@ class Tuner:
         if found is not None:
             self.report.append(f"{op.name} {key.problem.split(' ')[0]}: measured again (its record was timed {found.timing})")
         sms = self.gpu[1]
-        found_candidates = candidates(op, self.arch, sms or get_target(self.arch).multiprocessors, self.cutlass)
+        found_candidates = candidates(op, self.arch, sms or get_target(self.arch).multiprocessors, self.cutlass,
+                                      self.split_convs)
         job = OpJob(op, key, single_op_module(op), pruned=found_candidates.pruned)
         if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp) and UNFUSE in found_candidates.choices:
             first, second = unfuse(op)
