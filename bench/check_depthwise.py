@@ -12,22 +12,16 @@ The timing against CUTLASS's depthwise conv and cuDNN is `python3 -m bench.kerne
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
-import traceback
-from pathlib import Path
 
 import numpy as np
 
-from bench.harness import BoundKernel, Case, build_library, describe_choice, lower_cases, random_inputs
+from bench.harness import Case, correctness_main
 from boltir.backends.cuda.codegen import depthwise_kernels
 from boltir.backends.cuda.select.candidates import candidates
 from boltir.dialects import op as ops
-from boltir.interp import run
 from boltir.ir import parse_module
 from tests.support.op_modules import conv_text
-from tests.support.torch_arrays import to_numpy_f32, to_torch
 
 SMS = 132
 
@@ -95,56 +89,7 @@ def cases() -> list[Case]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="run the cases whose label contains this text")
-    parser.add_argument("--list", action="store_true", help="lower every case and print its kernel; no GPU")
-    parser.add_argument("--build-only", action="store_true", help="compile the kernel library and stop")
-    parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--library", default="/tmp/boltir-check/depthwise.so")
-    args = parser.parse_args()
-
-    rows, lowered = lower_cases(cases(), args.only, depthwise_kernels.computes)
-    if args.list:
-        for case in lowered:
-            print(f"{case.label:80s} {describe_choice(case)}")
-        return 1 if rows else 0
-
-    Path(args.library).parent.mkdir(parents=True, exist_ok=True)
-    start = time.monotonic()
-    library = build_library(lowered, args.library)
-    print(f"built the kernels of {len(lowered)} cases in {time.monotonic() - start:.0f} s", flush=True)
-    if args.build_only:
-        return 1 if rows else 0
-
-    import torch
-
-    rng = np.random.default_rng(args.seed)
-    for case in lowered:
-        try:
-            inputs = random_inputs(case, rng)
-            (expected,) = run(case.op_module, inputs)
-            kernel = BoundKernel(library, case, {name: to_torch(value) for name, value in inputs.items()})
-            kernel.output.fill_(float("nan"))  # an element the kernel misses shows
-            kernel()
-            torch.cuda.synchronize()
-            got, ref = to_numpy_f32(kernel.output).astype(np.float64), expected.astype(np.float64)
-            error = float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30)) if np.isfinite(got).all() else float("inf")
-            rows.append((case.label, describe_choice(case), f"{error:.2e}", f"< {case.tolerance:.0e}",
-                         "pass" if error < case.tolerance else "FAIL"))
-        except Exception as error:  # noqa: BLE001
-            traceback.print_exc()
-            rows.append((case.label, describe_choice(case), "-", str(error).splitlines()[0][:60], "FAIL"))
-
-    print(f"\nGPU: {torch.cuda.get_device_name(0)}; reference: the op-level interpreter; seed {args.seed}")
-    header = ("case", "kernel", "rel err", "bar", "result")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
-    print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
-    print("-|-".join("-" * w for w in widths))
-    for row in rows:
-        print(" | ".join(v.ljust(w) for v, w in zip(row, widths)))
-    failed = sum(row[-1] != "pass" for row in rows)
-    print(f"\n{len(rows) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return correctness_main(__doc__.splitlines()[0], cases(), depthwise_kernels.computes, "/tmp/boltir-check/depthwise.so")
 
 
 if __name__ == "__main__":

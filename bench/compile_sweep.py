@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slow", action="store_true", help="the slow suite's larger grid")
     parser.add_argument("--jobs", type=int, default=None, help="nvcc processes at once (default: cores, within memory)")
     parser.add_argument("--families", default="", help="compile only these, comma-separated: 'CUTLASS 2.x', 'CUTLASS 3.x', "
-                                                       "depthwise_direct, stem_conv, skinny_gemm (default: all)")
+                                                       "depthwise_direct, stem_conv, skinny_gemm, splitk_conv (default: all)")
     args = parser.parse_args(argv)
     start = time.time()
     found, chosen = distinct_instances(args.slow)

@@ -10,7 +10,9 @@ residency, ...) to reach variants the heuristic would not pick for that shape. A
 conv gets CUTLASS's direct conv unless the case asks for ours (`depthwise="direct"`:
 codegen/depthwise_kernels.py, which stays an op.conv2d with the same launcher ABI). A
 GEMM with few rows gets CUTLASS's GEMM unless the case asks for ours (`small_m="skinny"`:
-codegen/skinny_gemm_kernels.py, an op.gemm with the CUTLASS GEMM launcher's ABI).
+codegen/skinny_gemm_kernels.py, an op.gemm with the CUTLASS GEMM launcher's ABI), and
+a conv with few output pixels CUTLASS's unless it asks for our split-reduction conv
+(`few_pixels="splitk"`: codegen/splitk_conv_kernels.py, on sm90).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects import func
 
-from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels
+from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels, splitk_conv_kernels
+from boltir.backends.cuda.codegen.tiled_families import generator_computing
 from boltir.backends.cuda.codegen.generator import CompileJob
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
@@ -34,7 +37,7 @@ from boltir.backends.cuda.tune.database import SCHEDULE_SHORT
 from boltir.dialects import cutlass
 from boltir.dialects.cutlass import Tile
 from boltir.dtypes import numpy_dtype
-from boltir.interp import find_entry, input_names
+from boltir.interp import find_entry, input_names, run
 from boltir.ir import make_context, parse_module, verify_module
 
 SMS = 132  # the H200 the kernels run on
@@ -53,6 +56,8 @@ class Case:
     """Whose kernel a depthwise conv gets: "cutlass" or "direct" (ours)."""
     small_m: str = "cutlass"
     """Whose kernel a GEMM with few rows gets: "cutlass" or "skinny" (ours)."""
+    few_pixels: str = "cutlass"
+    """Whose kernel a conv with few output pixels gets on sm90: "cutlass" or "splitk" (ours)."""
     # filled by lower()
     op_module: object = None
     cutlass_module: object = None
@@ -71,7 +76,7 @@ def lower(case: Case) -> Case:
     case.op_module = parse_module(case.text, f"<{case.label}>", ctx=ctx)
     module = case.op_module.clone()
     SelectKernelsPass(selector="heuristic", arch=case.target, sms=SMS, cutlass=3 if case.target == "sm90" else 2,
-                      depthwise=case.depthwise, small_m=case.small_m).apply(ctx, module)
+                      depthwise=case.depthwise, small_m=case.small_m, few_pixels=case.few_pixels).apply(ctx, module)
     if case.override:
         for target in module.walk():
             if KERNEL_ATTR in target.attributes:
@@ -93,9 +98,8 @@ def lower(case: Case) -> Case:
 
 
 def generator_of(op):
-    if skinny_gemm_kernels.computes(op):
-        return skinny_gemm_kernels
-    return depthwise_kernels if depthwise_kernels.computes(op) else cutlass_kernels
+    """Our tiled family's generator for an op kept for it, else CUTLASS's."""
+    return generator_computing(op) or cutlass_kernels
 
 
 def build_library(cases: list[Case], path: Path | str) -> KernelLibrary:
@@ -196,6 +200,8 @@ def describe_choice(case: Case) -> str:
         return f"ours {depthwise_kernels.marked_tile(op).describe()}"
     if skinny_gemm_kernels.computes(op):
         return f"skinny {skinny_gemm_kernels.marked_tile(op).describe()}"
+    if splitk_conv_kernels.computes(op):
+        return f"splitk {splitk_conv_kernels.marked_tile(op).describe()}"
     tile = op.tile.value
     if op.prop_value("arch") == "sm90":
         from boltir.backends.cuda.codegen import cutlass_sm90 as sm90
@@ -217,3 +223,74 @@ def describe_choice(case: Case) -> str:
         text += f" +{'x'.join(map(str, tile1.threadblock))}/{'x'.join(map(str, tile1.warp))} {op.prop_value('residency')}"
     text += f" align{','.join(map(str, op.prop_value('alignment')))}"
     return text
+
+
+# ------------------------------------------------- a kernel family's correctness check
+
+
+def check_against_interpreter(library: KernelLibrary, case: Case, rng: np.random.Generator) -> tuple[str, ...]:
+    """One row (case, kernel, rel err, bar, pass/FAIL): the case's kernel against the op-level
+    interpreter on fresh random inputs, its output NaN-filled first so that an element the
+    kernel misses shows."""
+    import torch
+
+    from tests.support.torch_arrays import to_numpy_f32, to_torch
+
+    inputs = random_inputs(case, rng)
+    (expected,) = run(case.op_module, inputs)
+    kernel = BoundKernel(library, case, {name: to_torch(value) for name, value in inputs.items()})
+    kernel.output.fill_(float("nan"))
+    kernel()
+    torch.cuda.synchronize()
+    got, ref = to_numpy_f32(kernel.output).astype(np.float64), expected.astype(np.float64)
+    error = float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30)) if np.isfinite(got).all() else float("inf")
+    return case.label, describe_choice(case), f"{error:.2e}", f"< {case.tolerance:.0e}", "pass" if error < case.tolerance else "FAIL"
+
+
+def correctness_main(description: str, cases: list[Case], computes, library_path: str) -> int:
+    """The command line of a kernel family's check (bench/check_depthwise.py and its kin):
+    `--only TEXT`, `--list` (lower every case and print its kernel; no GPU), `--build-only`,
+    `--seed`, `--library`; lowers the cases (a case that does not reach the family is a
+    failure row), builds one library, checks each case, prints the table last and returns
+    the exit status (1 if any case fails)."""
+    import argparse
+    import time
+    import traceback
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--only", help="run the cases whose label contains this text")
+    parser.add_argument("--list", action="store_true", help="lower every case and print its kernel; no GPU")
+    parser.add_argument("--build-only", action="store_true", help="compile the kernel library and stop")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--library", default=library_path)
+    args = parser.parse_args()
+
+    rows, lowered = lower_cases(cases, args.only, computes)
+    if args.list:
+        for case in lowered:
+            print(f"{case.label:80s} {describe_choice(case)}")
+        return 1 if rows else 0
+    Path(args.library).parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    library = build_library(lowered, args.library)
+    print(f"built the kernels of {len(lowered)} cases in {time.monotonic() - start:.0f} s", flush=True)
+    if args.build_only:
+        return 1 if rows else 0
+
+    import torch
+
+    rng = np.random.default_rng(args.seed)
+    for case in lowered:
+        try:
+            rows.append(check_against_interpreter(library, case, rng))
+        except Exception as error:  # noqa: BLE001 - a case that fails to run is a failure row
+            traceback.print_exc()
+            rows.append((case.label, describe_choice(case), "-", str(error).splitlines()[0][:60], "FAIL"))
+    print(f"\nGPU: {torch.cuda.get_device_name(0)}; reference: the op-level interpreter; seed {args.seed}")
+    header = ("case", "kernel", "rel err", "bar", "result")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, tuple("-" * w for w in widths), *rows]:
+        print(" | ".join(v.ljust(w) for v, w in zip(row, widths)))
+    failed = sum(row[-1] != "pass" for row in rows)
+    print(f"\n{len(rows) - failed} passed, {failed} failed")
+    return 1 if failed else 0

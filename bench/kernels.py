@@ -130,12 +130,16 @@ CHOICE_FIELDS = ("family", "arch", "tile", "alignment", "swizzle", "split_k", "i
 
 
 def tuner_candidates(first: Case) -> list[Case]:
-    """The tuner's other candidates for a case's op (2.x split-k among them), each as a case."""
+    """The tuner's other candidates for a case's op (2.x split-k among them, and our
+    split-reduction conv's tiles where few_pixels=splitk would take the op), each as a case."""
     from boltir.dialects import op as ops
 
     op = next(o for o in first.op_module.walk() if isinstance(o, ops.Conv2dOp | ops.GemmOp))
     out = []
-    choices = candidates(op, "sm90", sms=SMS).choices[1:]
+    from boltir.backends.cuda.select.heuristic import HeuristicSelector
+
+    heuristic = HeuristicSelector(sms=SMS).select(op, "sm90")  # `first`'s own kernel
+    choices = [c for c in candidates(op, "sm90", sms=SMS, split_convs=True).choices if c != heuristic]
     split = next((c for c in choices if c.split_k > 1), None)
     if split is not None:  # the split-k curve around the tuner's count
         choices += [dataclasses.replace(split, split_k=n) for n in (2, 4, 16) if dataclasses.replace(split, split_k=n) not in choices]

@@ -211,11 +211,15 @@ def time_ms(fn) -> float:
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
-BUILDS = {"sm80": ("sm80", 2), "sm90": ("sm90", 3), "sm90-2x": ("sm90", 2), "sm90-tuned": ("sm90", 3)}
+BUILDS = {"sm80": ("sm80", 2), "sm90": ("sm90", 3), "sm90-2x": ("sm90", 2), "sm90-tuned": ("sm90", 3),
+          "sm90-splitk": ("sm90", 3)}
 """What --builds names: an A100-targeted 2.x build, the sm90 build (3.x where it runs),
-an sm90 build kept to 2.x kernels (for comparing the generations), and an sm90 build
-whose kernels come from the tuning database $BOLTIR_TUNING_DB (boltc --no-tune). The
-others are heuristic builds (an empty database)."""
+an sm90 build kept to 2.x kernels (for comparing the generations), an sm90 build whose
+kernels come from the tuning database $BOLTIR_TUNING_DB (boltc --no-tune), and the sm90
+build with select-kernels' `few_pixels=splitk` (our split-reduction conv for batch 1's deep
+layers). The others are heuristic builds (an empty database)."""
+SELECT_OPTIONS = {"sm90-splitk": "few_pixels=splitk"}
+"""select-kernels options a build adds to the default pipeline."""
 HEURISTIC_DB = "/nonexistent/boltir-heuristic-builds.sqlite"
 
 
@@ -234,8 +238,12 @@ def compiled_model(name: str, batch: int, model, work: Path, build: str = "sm90"
     for _ in range(builds):
         start = time.monotonic()
         tuning_db = os.environ.get("BOLTIR_TUNING_DB", "") if build.endswith("-tuned") else HEURISTIC_DB
+        pipeline = None
+        if build in SELECT_OPTIONS:
+            pipeline = boltir.compiler.full_pipeline(dtype="f16", arch=arch, cutlass=cutlass, tuning_db=tuning_db).replace(
+                "select-kernels{", "select-kernels{" + SELECT_OPTIONS[build] + " ")
         result = boltir.compiler.compile(onnx_path, work / f"{name}_b{batch}_{build}", arch=arch, dtype="f16", progress=False,
-                                         cutlass=cutlass, tuning_db=tuning_db)
+                                         cutlass=cutlass, tuning_db=tuning_db, pipeline=pipeline)
         times.append(time.monotonic() - start)
     return result, inputs, times[0], times[-1]
 

@@ -108,11 +108,13 @@ def test_the_larger_sweep_selects_only_valid_instances():
 
 
 def test_the_sweep_checks_our_own_kernel_families_too():
-    """The heuristic gives batch-1 GEMMs, depthwise convs and image stems to our own kernels;
-    the sweep checks those choices against their own rules, not only CUTLASS's."""
+    """The heuristic gives batch-1 GEMMs, depthwise convs and image stems to our own kernels,
+    and batch-1 deep convs where few_pixels=splitk asks; the sweep checks those choices
+    against their own rules, not only CUTLASS's."""
     from tests.support.op_modules import gemm_text
 
-    cases = [gemm_text(1, 4096, 4096), conv_text(32, 28, 28, 64, 64, 3, 3, depthwise=True), conv_text(32, 28, 28, 3, 64, 3, 3)]
+    cases = [gemm_text(1, 4096, 4096), conv_text(32, 28, 28, 64, 64, 3, 3, depthwise=True), conv_text(32, 28, 28, 3, 64, 3, 3),
+             conv_text(1, 14, 14, 256, 256, 3, 3)]
     generators = {generator.FAMILY for text in cases for generator, _ in heuristic_instances(text, "sm90", 3)
                   if hasattr(generator, "FAMILY")}
-    assert generators == {"skinny_gemm", "depthwise_direct", "stem_conv"}
+    assert generators == {"skinny_gemm", "depthwise_direct", "stem_conv", "splitk_conv"}

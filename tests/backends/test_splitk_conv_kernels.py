@@ -25,10 +25,11 @@ import boltir
 from boltir.backends.cuda.codegen import splitk_conv_kernels as sk
 from boltir.backends.cuda.codegen.host_program import GENERATORS, build_program
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
-from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
+from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass, make_selector
 from boltir.backends.cuda.select.candidates import candidates
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.backends.cuda.select.heuristic import HeuristicSelector, splitk_conv_problem
+from boltir.backends.cuda.tune.database import Measurement, TuningDatabase, TuningRecord, tuning_key
 from boltir.dialects import op as ops
 from boltir.interp import find_entry
 from boltir.ir import make_context, parse_module
@@ -181,6 +182,21 @@ def test_the_tuner_measures_ours_and_cutlass():
     assert tiles[0] == sk.SplitTile(64, 32, 8) and len(tiles) == len(set(tiles)) > 1
     assert all(sk.tile_reason(op, tile) is None for tile in tiles)
     assert "splitk_conv" not in [c.family for c in candidates(op, "sm90", sms=132).choices]  # off by default
+
+
+def test_a_record_that_never_raced_it_gives_way(tmp_path):
+    """With few_pixels=splitk, a tuning record measured without our kernel does not overrule it."""
+    op = conv_of(**LAYER4_3X3)
+    cutlass_choice = HeuristicSelector().select(op, "sm90")
+    ours = HeuristicSelector(split_convs=True).select(op, "sm90")
+    with TuningDatabase.open(tmp_path / "old.sqlite") as database:
+        database.store(TuningRecord(tuning_key(op, "sm90"), cutlass_choice, 0.0123,
+                                    [Measurement(cutlass_choice, "ok", 0.0123, 0.0, timing="graph")]))
+    selector = make_selector("db", tuning_db=str(tmp_path / "old.sqlite"), few_pixels="splitk")
+    assert selector.select(op, "sm90") == ours
+    assert any("no splitk_conv candidate" in note for note in selector.notes)
+    # without the option the record stands
+    assert make_selector("db", tuning_db=str(tmp_path / "old.sqlite")).select(op, "sm90") == cutlass_choice
 
 
 # ------------------------------------------------------------------- the instance

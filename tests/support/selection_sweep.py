@@ -10,7 +10,7 @@ import itertools
 from collections.abc import Iterator
 
 import boltir
-from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels
+from boltir.backends.cuda.codegen import cutlass_kernels, tiled_families
 from boltir.backends.cuda.codegen.cutlass_common import FAMILIES
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
@@ -47,8 +47,12 @@ def gemm_cases(sizes):
 
 
 
-OWN_GENERATORS = (depthwise_kernels, stem_conv_kernels, skinny_gemm_kernels)
+OWN_GENERATORS = tiled_families.GENERATORS
 """Our own kernel families: their ops stay at the op level, the kernel choice attached."""
+
+OPT_IN = {"few_pixels": "splitk"}
+"""select-kernels options that are off by default: the sweep takes them on sm90, so that
+what a user can ask for is checked too."""
 
 
 def instances(module) -> list[tuple[object, object]]:
@@ -70,7 +74,8 @@ def instances(module) -> list[tuple[object, object]]:
 def heuristic_instances(text: str, arch: str, cutlass: int) -> list[tuple[object, object]]:
     """The instances (`instances`) the heuristic's choice lowers the module's op to."""
     module = boltir.parse_module(text)
-    SelectKernelsPass(arch=arch, cutlass=cutlass, selector="heuristic").apply(make_context(), module)
+    options = OPT_IN if arch == "sm90" else {}
+    SelectKernelsPass(arch=arch, cutlass=cutlass, selector="heuristic", **options).apply(make_context(), module)
     LowerOpToCutlassPass().apply(make_context(), module)
     return instances(module)
 
@@ -80,7 +85,7 @@ def candidate_modules(text: str, arch: str, cutlass: int) -> Iterator[tuple[obje
     module = boltir.parse_module(text)
     op = next(o for o in module.walk() if isinstance(o, (ops.GemmOp, ops.Conv2dOp)))
     alone = single_op_module(op)
-    for choice in candidates(op, arch, cutlass=cutlass).choices:
+    for choice in candidates(op, arch, cutlass=cutlass, split_convs=arch == "sm90").choices:
         if choice == UNFUSE:
             continue
         lowered = alone.clone()

@@ -13,9 +13,10 @@
   lacks (`profiler.Tuner`), then selects as `db` does.
 
 A record whose choice the current template rules refuse (a database from another boltir)
-is not used: the heuristic decides, and `--pass-stats` says so. So is a record of a GEMM
-that the heuristic gives our few-rows kernel (`skinny_gemm`) when none of its candidates
-was that kernel: it was measured before the kernel existed, and never raced it.
+is not used: the heuristic decides, and `--pass-stats` says so. So is a record of an op
+that the heuristic gives our few-rows GEMM (`skinny_gemm`) or our split-reduction conv
+(`splitk_conv`) when none of its candidates was that kernel: it was measured before the
+kernel existed (or was asked for), and never raced it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import skinny_gemm_kernels
+from boltir.backends.cuda.codegen import skinny_gemm_kernels, splitk_conv_kernels
 from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import HeuristicSelector
 from boltir.backends.cuda.tune.database import TuningDatabase, TuningRecord, default_path, shipped_tuning, tuning_key
@@ -41,6 +42,11 @@ def allowed_generations(arch: str, cutlass: int):
         return choice == UNFUSE or choice.arch == "sm80" or (arch == "sm90" and cutlass >= 3)
 
     return allowed
+
+
+RACED_FAMILIES = (skinny_gemm_kernels.FAMILY, splitk_conv_kernels.FAMILY)
+"""Our kernel families that a record must have measured before it may overrule the
+heuristic's choice of them (records older than the family never raced it)."""
 
 
 @dataclass
@@ -111,12 +117,13 @@ class DatabaseSelector:
         return choice
 
     def never_raced_our_kernel(self, op: Operation, arch: str, record: TuningRecord) -> bool:
-        """Whether the heuristic gives `op` our few-rows GEMM and the record measured no
-        candidate of it (counted and noted: the heuristic decides)."""
-        family = skinny_gemm_kernels.FAMILY
-        heuristic = self.heuristic.select(op, arch) if isinstance(op, ops.GemmOp) else None
-        if not isinstance(heuristic, KernelChoice) or heuristic.family != family:
+        """Whether the heuristic gives `op` one of our kernels that came after most records
+        (our few-rows GEMM, our split-reduction conv) and the record measured no candidate
+        of it (counted and noted: the heuristic decides)."""
+        heuristic = self.heuristic.select(op, arch) if isinstance(op, ops.GemmOp | ops.Conv2dOp) else None
+        if not isinstance(heuristic, KernelChoice) or heuristic.family not in RACED_FAMILIES:
             return False
+        family = heuristic.family
         if any(isinstance(m.choice, KernelChoice) and m.choice.family == family for m in record.measurements):
             return False
         self.notes.append(f"{op.name}: its record has no {family} candidate (measured before that kernel); heuristic used")
