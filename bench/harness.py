@@ -212,6 +212,8 @@ def describe_choice(case: Case) -> str:
             text += f" splitk{op.prop_value('split_k')}"
         if op.prop_value("swizzle") > 1:
             text += f" sw{op.prop_value('swizzle')}"
+        if tile.stages:
+            text += f" st{tile.stages}"
         return text
     text = f"{'x'.join(map(str, tile.threadblock))}/{'x'.join(map(str, tile.warp))} s{tile.stages}"
     if "split_k" in op.properties and op.prop_value("split_k") > 1:

@@ -100,14 +100,25 @@ CONV_CANDIDATES = [
     ((64, 128, 64), "warpspecialized", (1, 1, 1), 1),
     ((64, 64, 64), "warpspecialized", (1, 1, 1), 1),
     ((128, 128, 64), "warpspecialized", (2, 1, 1), 1),
+    # a sixth entry: explicit stages, so that two CTAs share a multiprocessor (as many
+    # stages as fit, the default, leave one CTA per SM: cutlass_sm90.occupancy_stages)
+    ((128, 128, 64), "warpspecialized", (1, 1, 1), 1, 1, 3),
+    ((128, 64, 64), "warpspecialized", (1, 1, 1), 1, 1, 4),
+    ((128, 64, 64), "warpspecialized", (1, 1, 1), 1, 1, 3),
+    ((64, 128, 64), "warpspecialized", (1, 1, 1), 1, 1, 4),
+    ((64, 64, 64), "warpspecialized", (1, 1, 1), 1, 1, 6),
 ]
 
 
 def candidate_cases(label: str, text: str, candidates, element: str = "f16") -> list:
     out = []
-    for threadblock, schedule, cluster, split_k, *swizzle in candidates:
-        override = {**hopper(threadblock, schedule, cluster, split_k), "swizzle": swizzle[0] if swizzle else 1}
-        name = f"{label} cand {'x'.join(map(str, threadblock))} {schedule} {cluster[0]}x{cluster[1]} s{split_k} sw{override['swizzle']}"
+    for threadblock, schedule, cluster, split_k, *rest in candidates:
+        swizzle, stages = (rest + [1, 0])[:2] if len(rest) < 2 else rest[:2]
+        override = {**hopper(threadblock, schedule, cluster, split_k), "swizzle": swizzle}
+        if stages:
+            override["tile"] = dataclasses.replace(override["tile"], stages=stages)
+        name = (f"{label} cand {'x'.join(map(str, threadblock))} {schedule} {cluster[0]}x{cluster[1]} s{split_k} sw{swizzle}"
+                + (f" st{stages}" if stages else ""))
         try:
             out.append(lower(Case(name, text, element, override=override, target="sm90")))
         except Exception as error:  # noqa: BLE001 - a candidate the rules refuse is skipped, said why

@@ -5,6 +5,7 @@ candidate, a wrong one, resuming an interrupted tuning) with a fake measuring pr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -711,3 +712,18 @@ def test_timing_rotates_at_least_two_operand_sets_and_exceeds_three_l2s():
     assert operand_sets(205 * 2**20, l2, most=16) == 2  # larger than the L2: still two (it may keep part of one)
     assert operand_sets(50 * 2**20, l2, most=16) == 4  # 4 x 50 MB > 3 x 60 MB
     assert operand_sets(1024, l2, most=16) == 16
+
+
+def test_the_3x_conv_is_also_raced_with_two_ctas_per_multiprocessor():
+    """Stages = 0 (as many as fit) leave the non-persistent 3.x conv one CTA per SM; the
+    tuner also times the heuristic's tile with the stages that let two share one."""
+    from boltir.backends.cuda.codegen.cutlass_sm90 import occupancy_stages
+
+    assert [occupancy_stages(t) for t in ((128, 64, 64), (128, 128, 64), (64, 64, 64), (128, 256, 64))] == [4, 3, 6, 2]
+    assert occupancy_stages((256, 256, 64)) == 0  # not even 2 stages fit twice
+    op = op_of(conv_text(32, 224, 224, 64, 64, 3, 3))
+    heuristic = HeuristicSelector(sms=132).select(op, "sm90")
+    found = candidates(op, "sm90", 132, 3).choices
+    assert found[0] == heuristic and heuristic.tile.stages == 0
+    assert found[1] == dataclasses.replace(heuristic, tile=dataclasses.replace(heuristic.tile, stages=4))
+    lower_alone(single_op_module(op), found[1])

@@ -99,6 +99,27 @@ SHARED_MEMORY_FOR_MAINLOOP = 227 * 1024 - 32 * 1024
 for the 64 x 32 epilogue tiles of C and D)."""
 
 
+SHARED_MEMORY_PER_SM = 228 * 1024
+"""An H100's / H200's shared memory per multiprocessor (227 KiB at most per CTA, 1 KiB of
+each CTA's reserved by the system)."""
+EPILOGUE_SHARED_MEMORY = 16 * 1024
+"""What the TMA epilogue keeps in shared memory beside the mainloop's stages, rounded up:
+sizeof(CollectiveEpilogue::SharedStorage) was 9216 bytes for a 128 x 64 conv tile with
+bias + ReLU (its D stages only; computed on the CPU from the instance's types)."""
+
+
+def occupancy_stages(threadblock: tuple[int, int, int], ctas: int = 2) -> int:
+    """The most mainloop stages with which `ctas` CTAs of a non-persistent 3.x kernel share
+    one multiprocessor (0 where not even 2 stages fit). With stages = 0 (as many as fit)
+    the implicit-GEMM conv takes the whole shared memory, one CTA per SM: its epilogue and
+    its next CTA's pipeline fill then never overlap (a 128 x 64 x 64 tile took 9 stages,
+    221696 bytes, computed on the CPU)."""
+    m, n, k = threadblock
+    per_cta = SHARED_MEMORY_PER_SM // ctas - 1024 - EPILOGUE_SHARED_MEMORY
+    stages = per_cta // ((m + n) * k * 2)
+    return stages if stages >= 2 else 0
+
+
 def cluster_of(op) -> tuple[int, int, int]:
     return tuple(op.prop_value("cluster")) if "cluster" in op.properties else (1, 1, 1)
 

@@ -17,7 +17,9 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
   builder takes (M 64 / 128 / 256, N 64 to 256), the cooperative and ping-pong schedules
   (warp-specialized for convs), clusters 1x1, 2x1, 1x2, and stream-K split-k for small
   grids (cooperative only); GEMM tiles whose last wave leaves SMs idle also on the
-  stream-K scheduler ("streamk"). Stages are "as many as fit" (0).
+  stream-K scheduler ("streamk"). Stages are "as many as fit" (0); the implicit-GEMM
+  conv's heuristic tile also with the stages that let two CTAs share a multiprocessor
+  (`cutlass_sm90.occupancy_stages`: the conv kernel is not persistent).
 - b2b ops: the fused kernel against its unfused pair (`UNFUSE`), whose halves are tuned
   as ops of their own.
 - GEMMs with few rows that our kernel takes (`skinny_gemm_kernels`): its weight rows per
@@ -61,7 +63,13 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels, splitk_conv_kernels, stem_conv_kernels
+from boltir.backends.cuda.codegen import (
+    cutlass_sm90,
+    depthwise_kernels,
+    skinny_gemm_kernels,
+    splitk_conv_kernels,
+    stem_conv_kernels,
+)
 from boltir.backends.cuda.codegen.epilogues import plan_epilogue
 from boltir.backends.cuda.select.choice import CUTLASS_3X_FAMILIES, UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import (
@@ -420,7 +428,15 @@ def hopper_conv(op: ops.Conv2dOp, base: KernelChoice, sms: int, found: Candidate
     ranked = _hopper_ranked(HOPPER_CONV_SHAPES, lambda shape: ("warpspecialized",), pixels, k, 0, 1, sms, found,
                             "conv2d_fprop", False, template)
     first = base if base.arch == "sm90" else None
-    return _keep_best(found, ranked, MAX_PER_GENERATION["3.x"], pixels, k, 1, sms, first)
+    kept = _keep_best(found, ranked, MAX_PER_GENERATION["3.x"], pixels, k, 1, sms, first)
+    if first is not None and first.tile.stages == 0 and (stages := cutlass_sm90.occupancy_stages(first.tile.threadblock)):
+        # the heuristic's tile with two CTAs per multiprocessor (as many stages as leave room)
+        two = dataclasses.replace(first, tile=dataclasses.replace(first.tile, stages=stages))
+        kept.insert(kept.index(first) + 1 if first in kept else 0, two)
+        while len(kept) > MAX_PER_GENERATION["3.x"]:
+            kept.pop()
+            found.prune("rank")
+    return kept
 
 
 # ------------------------------------------------- 1x1 convs as persistent GEMMs

@@ -419,7 +419,8 @@ SCHEDULE_SHORT = {"cooperative": "coop", "pingpong": "pingpong", "warpspecialize
 
 
 def describe_choice(choice: KernelChoice | str) -> str:
-    """A short name for a choice: `3.x 128x256x64 coop c2x1`, `2.x 128x128x32 s3 splitk2`."""
+    """A short name for a choice: `3.x 128x256x64 coop c2x1` (`st4`: 4 stages, not as many as
+    fit), `2.x 128x128x32 s3 splitk2`."""
     if choice == UNFUSE:
         return "unfused"
     tb = "x".join(map(str, choice.tile.threadblock))
@@ -429,6 +430,8 @@ def describe_choice(choice: KernelChoice | str) -> str:
         schedule = SCHEDULE_SHORT.get(choice.kernel_schedule, "auto")
         cluster = choice.cluster or (1, 1, 1)
         text = f"3.x {tb} {schedule} c{cluster[0]}x{cluster[1]}"
+        if choice.tile.stages:  # explicit stages (0: as many as fit)
+            text += f" st{choice.tile.stages}"
     elif choice.family.startswith("b2b"):
         text = f"2.x b2b {tb}+{'x'.join(map(str, choice.tile1.threadblock))} {choice.residency}"
     elif choice.family == "depthwise_direct":  # our own kernel: one thread's rows x columns x channels
