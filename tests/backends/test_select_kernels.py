@@ -16,6 +16,7 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 import boltir
+from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass, make_selector
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.diagnostics import BoltError
@@ -25,8 +26,10 @@ from boltir.target import get_target
 from boltir.dialects.graph import tensor_shape
 from boltir.passes import statistics
 from boltir.passes.form_persistent_kernels import FormPersistentKernelsPass
+from boltir.ir import make_context, parse_module
 from boltir.tools import bolt_opt
 from tests.passes.equivalence import assert_equivalent
+from tests.support.op_modules import conv_text
 from tests.passes.test_pad_alignment import OpModel
 
 ARCHS = ("sm80", "sm90")
@@ -685,3 +688,24 @@ def test_sm90_conv_tiles(pixels, k, tile):
     from boltir.backends.cuda.select.heuristic import hopper_conv_tile
 
     assert hopper_conv_tile(pixels, k, 132) == tile
+
+
+# ------------------------------------------- conv_ctas: 3.x convs two to a multiprocessor
+
+
+def test_conv_ctas_gives_the_3x_conv_explicit_stages():
+    text = conv_text(32, 56, 56, 64, 64, 3, 3)
+    default, two = parse_module(text), parse_module(text)
+    SelectKernelsPass(arch="sm90", selector="heuristic").apply(make_context(), default)
+    SelectKernelsPass(arch="sm90", selector="heuristic", conv_ctas=2).apply(make_context(), two)
+    LowerOpToCutlassPass().apply(make_context(), default)
+    LowerOpToCutlassPass().apply(make_context(), two)
+    tile = lambda module: next(op for op in module.walk() if op.name == "cutlass.conv2d_fprop").tile.value  # noqa: E731
+    assert tile(default).stages == 0 and tile(two).stages == 4 and tile(two).threadblock == (128, 64, 64)
+
+
+def test_a_bad_conv_ctas_is_one_line(tmp_path, capsys):
+    path = tmp_path / "conv.mlir"
+    path.write_text(conv_text(1, 7, 7, 512, 512, 3, 3))
+    assert bolt_opt.main([str(path), "-p", "select-kernels{conv_ctas=4}"]) == 1
+    assert capsys.readouterr().err == "error: conv_ctas must be 1, 2 or 3 CTAs per multiprocessor; got 4\n"

@@ -407,3 +407,4 @@ def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
         for op in op_list:
             for name in (sk.kernel_name(op), sk.kernel_name(op) + "_workspace_size"):
                 assert re.search(rf"\bT {name}$", symbols, re.MULTILINE), f"{name} is not defined"
+

@@ -392,6 +392,11 @@ class HeuristicSelector:
     stem_convs: bool = True
     """Whether convs on few input channels (image stems) run on our own kernel where it
     takes them (False: CUTLASS's implicit GEMM, for comparison)."""
+    conv_ctas: int = 1
+    """CTAs of a 3.x implicit-GEMM conv per multiprocessor: 1 takes as many stages as fit
+    (the whole shared memory); 2 or more take `cutlass_sm90.occupancy_stages`, so that one
+    CTA's epilogue overlaps another's mainloop (the conv kernel is not persistent). 1 until
+    measured (bench/kernels.py's conv candidates with explicit stages)."""
     split_convs: bool = False
     """Whether convs with few output pixels and long reductions (batch 1's deep layers) run
     on our split-reduction kernel on sm90 where `splitk_conv_problem` says so. Off until it
@@ -454,6 +459,8 @@ class HeuristicSelector:
             # 0.192, and a 1x1 16 -> 96 conv as fast as the best 3.x tile (bench/RESULTS.md).
             return None
         tile = hopper_tile(hopper_conv_tile(pixels, k, self.sms or get_target("sm90").multiprocessors), "warpspecialized")
+        if self.conv_ctas > 1 and (stages := cutlass_sm90.occupancy_stages(tile.threadblock, self.conv_ctas)):
+            tile = dataclasses.replace(tile, stages=stages)
         return KernelChoice("conv2d_fprop", "sm90", tile, (8, 8, 8), 1, 1, "optimized",
                             cluster=(1, 1, 1), kernel_schedule="warpspecialized")
 
