@@ -34,7 +34,8 @@ def model_units(name: str, batch: int, build: str, work: Path) -> list:
     onnx_path = work / f"{name}_b{batch}.onnx"
     if not onnx_path.exists():
         models.export(name, models.make_model(name), models.example_inputs(name, batch), onnx_path)
-    module, _, _ = lower_model(onnx_path, arch=arch, dtype="f16", cutlass=cutlass, tuning_db=models.HEURISTIC_DB)
+    module, _, _ = lower_model(onnx_path, arch=arch, dtype="f16", cutlass=cutlass, tuning_db=models.HEURISTIC_DB,
+                               pipeline=models.build_pipeline(build, models.HEURISTIC_DB))
     return build_program(module).units
 
 

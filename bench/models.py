@@ -224,6 +224,17 @@ SELECT_OPTIONS = {"sm90-splitk": "few_pixels=splitk", "sm90-2cta": "conv_ctas=2"
 HEURISTIC_DB = "/nonexistent/boltir-heuristic-builds.sqlite"
 
 
+def build_pipeline(build: str, tuning_db: str) -> str | None:
+    """The pipeline of a build with select-kernels options (SELECT_OPTIONS); None: the default one."""
+    if build not in SELECT_OPTIONS:
+        return None
+    import boltir.compiler
+
+    arch, cutlass = BUILDS[build]
+    return boltir.compiler.full_pipeline(dtype="f16", arch=arch, cutlass=cutlass, tuning_db=tuning_db).replace(
+        "select-kernels{", "select-kernels{" + SELECT_OPTIONS[build] + " ")
+
+
 def compiled_model(name: str, batch: int, model, work: Path, build: str = "sm90", builds: int = 2):
     """Exports and compiles one model; returns (the compile result, its inputs, cold and
     warm compile seconds; `builds` = 1: one compile, both times the same). Cold means every
@@ -239,12 +250,8 @@ def compiled_model(name: str, batch: int, model, work: Path, build: str = "sm90"
     for _ in range(builds):
         start = time.monotonic()
         tuning_db = os.environ.get("BOLTIR_TUNING_DB", "") if build.endswith("-tuned") else HEURISTIC_DB
-        pipeline = None
-        if build in SELECT_OPTIONS:
-            pipeline = boltir.compiler.full_pipeline(dtype="f16", arch=arch, cutlass=cutlass, tuning_db=tuning_db).replace(
-                "select-kernels{", "select-kernels{" + SELECT_OPTIONS[build] + " ")
         result = boltir.compiler.compile(onnx_path, work / f"{name}_b{batch}_{build}", arch=arch, dtype="f16", progress=False,
-                                         cutlass=cutlass, tuning_db=tuning_db, pipeline=pipeline)
+                                         cutlass=cutlass, tuning_db=tuning_db, pipeline=build_pipeline(build, tuning_db))
         times.append(time.monotonic() - start)
     return result, inputs, times[0], times[-1]
 
