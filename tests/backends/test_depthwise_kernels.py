@@ -10,10 +10,6 @@ without it); the `gpu` test runs them against the interpreter (skipped without a
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -28,10 +24,10 @@ from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.backends.cuda.select.heuristic import HeuristicSelector
 from boltir.dialects import op as ops
 from boltir.interp import find_entry
-from boltir.ir import make_context, parse_module
-from boltir.passes import statistics
+from boltir.ir import parse_module
 from boltir.tools import bolt_opt
 from tests.passes.equivalence import assert_equivalent
+from tests.support.own_kernel_units import assert_unit_compiles, selected, the_conv
 from tests.support.op_modules import conv_text
 
 F16_TOLERANCE = 2e-2
@@ -39,19 +35,6 @@ F16_TOLERANCE = 2e-2
 
 def depthwise_text(n=2, h=12, w=12, c=32, r=3, stride=1, element="f16", epilogue="bias, clip(0.0, 6.0)", pad=None):
     return conv_text(n, h, w, c, c, r, r, stride=stride, pad=pad, element=element, epilogue=epilogue, depthwise=True)
-
-
-def the_conv(module) -> ops.Conv2dOp:
-    return next(op for op in module.walk() if isinstance(op, ops.Conv2dOp))
-
-
-def selected(text: str, arch: str = "sm90", **options):
-    """The module after select-kernels (heuristic) and lower-op-to-cutlass, and the stats."""
-    module = parse_module(text)
-    with statistics.collecting() as collected:
-        SelectKernelsPass(arch=arch, selector="heuristic", **options).apply(make_context(), module)
-        LowerOpToCutlassPass().apply(make_context(), module)
-    return module, collected
 
 
 def marked(text: str, tile: dk.DirectTile) -> ops.Conv2dOp:
@@ -255,25 +238,7 @@ def compiled_ops():
 
 @pytest.mark.slow
 def test_the_unit_compiles_with_nvcc(tmp_path):
-    from boltir.backends.cuda.codegen.generator import NVCC_FLAGS
-
-    nvcc = os.environ.get("BOLTIR_NVCC") or shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc is not on PATH (set BOLTIR_NVCC)")
-    op_list = compiled_ops()
-    source, obj = tmp_path / "depthwise.cu", tmp_path / "depthwise.o"
-    source.write_text(dk.emit_translation_unit(op_list))
-    command = [nvcc, *NVCC_FLAGS, "-Xcompiler", "-fPIC", "-gencode=arch=compute_80,code=[sm_80,sm_90]",
-               "-Xptxas", "-warn-spills", "-c", str(source), "-o", str(obj)]
-    result = subprocess.run(command, capture_output=True, text=True)
-    log = result.stdout + result.stderr
-    assert result.returncode == 0, log[-6000:]
-    assert "warning" not in log.lower(), log[-3000:]
-    if shutil.which("nm"):
-        symbols = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
-        for op in op_list:
-            for name in (dk.kernel_name(op), dk.kernel_name(op) + "_workspace_size"):
-                assert re.search(rf"\bT {name}$", symbols, re.MULTILINE), f"{name} is not defined"
+    assert_unit_compiles(dk, compiled_ops(), tmp_path)
 
 
 @pytest.mark.gpu

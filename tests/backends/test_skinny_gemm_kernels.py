@@ -10,10 +10,7 @@ The `slow` test compiles a unit of instances with the real nvcc (skipped without
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 
 import pytest
 
@@ -28,22 +25,13 @@ from boltir.backends.cuda.tune.selectors import DatabaseSelector
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
 from boltir.ir import make_context, parse_module
-from boltir.passes import statistics
 from tests.passes.equivalence import assert_equivalent
+from tests.support.own_kernel_units import assert_unit_compiles, selected
 from tests.support.op_modules import gemm_text, tensor
 
 
 def the_gemm(module) -> ops.GemmOp:
     return next(op for op in module.walk() if isinstance(op, ops.GemmOp))
-
-
-def selected(text: str, arch: str = "sm90", **options):
-    """The module after select-kernels (heuristic) and lower-op-to-cutlass, and the stats."""
-    module = parse_module(text)
-    with statistics.collecting() as collected:
-        SelectKernelsPass(arch=arch, selector="heuristic", **options).apply(make_context(), module)
-        LowerOpToCutlassPass().apply(make_context(), module)
-    return module, collected
 
 
 def marked(text: str, tile: sk.SkinnyTile) -> ops.GemmOp:
@@ -248,22 +236,4 @@ COMPILED = [
 
 @pytest.mark.slow
 def test_the_unit_compiles_with_nvcc(tmp_path):
-    from boltir.backends.cuda.codegen.generator import NVCC_FLAGS
-
-    nvcc = os.environ.get("BOLTIR_NVCC") or shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc is not on PATH (set BOLTIR_NVCC)")
-    op_list = [marked(text, sk.SkinnyTile(*tile)) for text, tile in COMPILED]
-    source, obj = tmp_path / "skinny.cu", tmp_path / "skinny.o"
-    source.write_text(sk.emit_translation_unit(op_list))
-    command = [nvcc, *NVCC_FLAGS, "-Xcompiler", "-fPIC", "-gencode=arch=compute_80,code=[sm_80,sm_90]",
-               "-Xptxas", "-warn-spills", "-c", str(source), "-o", str(obj)]
-    result = subprocess.run(command, capture_output=True, text=True)
-    log = result.stdout + result.stderr
-    assert result.returncode == 0, log[-6000:]
-    assert "warning" not in log.lower(), log[-3000:]
-    if shutil.which("nm"):
-        symbols = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
-        for op in op_list:
-            for name in (sk.kernel_name(op), sk.kernel_name(op) + "_workspace_size"):
-                assert re.search(rf"\bT {name}$", symbols, re.MULTILINE), f"{name} is not defined"
+    assert_unit_compiles(sk, [marked(text, sk.SkinnyTile(*tile)) for text, tile in COMPILED], tmp_path)

@@ -13,10 +13,6 @@ without it). bench/check_splitk_conv.py runs it on a GPU.
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -33,9 +29,9 @@ from boltir.backends.cuda.tune.database import Measurement, TuningDatabase, Tuni
 from boltir.dialects import op as ops
 from boltir.interp import find_entry
 from boltir.ir import make_context, parse_module
-from boltir.passes import statistics
 from boltir.tools import bolt_opt
 from tests.passes.equivalence import assert_equivalent
+from tests.support.own_kernel_units import SM90A, assert_unit_compiles, conv_of, selected, the_conv
 from tests.support.op_modules import conv_text
 
 F16_TOLERANCE = 2e-2
@@ -48,25 +44,9 @@ LAYER2_3X3 = {"n": 1, "h": 28, "w": 28, "c": 128, "k": 128, "r": 3, "s": 3}
 VGG_14 = {"n": 1, "h": 14, "w": 14, "c": 512, "k": 512, "r": 3, "s": 3}
 
 
-def the_conv(module) -> ops.Conv2dOp:
-    return next(op for op in module.walk() if isinstance(op, ops.Conv2dOp))
-
-
-def conv_of(**shape) -> ops.Conv2dOp:
-    return the_conv(parse_module(conv_text(**shape)))
-
-
 def marked(op: ops.Conv2dOp, tile: sk.SplitTile) -> ops.Conv2dOp:
     op.attributes[KERNEL_ATTR] = KernelChoice(sk.FAMILY, "sm90", tile.as_tile(), (8, 8, 8)).to_attr()
     return op
-
-
-def selected(text: str, arch: str = "sm90", **options):
-    module = parse_module(text)
-    with statistics.collecting() as collected:
-        SelectKernelsPass(arch=arch, selector="heuristic", **options).apply(make_context(), module)
-        LowerOpToCutlassPass().apply(make_context(), module)
-    return module, collected
 
 
 # ------------------------------------------------------------------ the heuristic
@@ -385,26 +365,8 @@ def test_the_kernel_replayed_matches_the_interpreter(rng, shape, tile):
 
 @pytest.mark.slow
 def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
-    from boltir.backends.cuda.codegen.generator import NVCC_FLAGS
-
-    nvcc = os.environ.get("BOLTIR_NVCC") or shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc is not on PATH (set BOLTIR_NVCC)")
     shapes = [(LAYER4_3X3, None), (LAYER3_3X3, None), ({**LAYER4_3X3, "element": "bf16",
                "epilogue": "bias, relu, residual = add, then relu"}, None), (LAYER2_3X3, (32, 32, 5))]
     op_list = [marked(conv_of(**shape), sk.SplitTile(*tile) if tile else sk.default_tile(conv_of(**shape), sms=132))
                for shape, tile in shapes]
-    source, obj = tmp_path / "splitk.cu", tmp_path / "splitk.o"
-    source.write_text(sk.emit_translation_unit(op_list))
-    command = [nvcc, *NVCC_FLAGS, "-Xcompiler", "-fPIC", "-gencode=arch=compute_90a,code=sm_90a",
-               "-Xptxas", "-warn-spills", "-c", str(source), "-o", str(obj)]
-    result = subprocess.run(command, capture_output=True, text=True)
-    log = result.stdout + result.stderr
-    assert result.returncode == 0, log[-6000:]
-    assert "warning" not in log.lower(), log[-3000:]
-    if shutil.which("nm"):
-        symbols = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
-        for op in op_list:
-            for name in (sk.kernel_name(op), sk.kernel_name(op) + "_workspace_size"):
-                assert re.search(rf"\bT {name}$", symbols, re.MULTILINE), f"{name} is not defined"
-
+    assert_unit_compiles(sk, op_list, tmp_path, SM90A)

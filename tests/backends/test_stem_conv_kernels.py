@@ -12,10 +12,6 @@ interpreter (skipped without a GPU).
 from __future__ import annotations
 
 import itertools
-import os
-import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -30,10 +26,10 @@ from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.backends.cuda.select.heuristic import HeuristicSelector
 from boltir.dialects import op as ops
 from boltir.interp import find_entry
-from boltir.ir import make_context, parse_module
-from boltir.passes import statistics
+from boltir.ir import parse_module
 from boltir.tools import bolt_opt
 from tests.passes.equivalence import assert_equivalent
+from tests.support.own_kernel_units import assert_unit_compiles, conv_of, selected, the_conv
 from tests.support.op_modules import conv_text
 
 F16_TOLERANCE = 2e-2
@@ -43,25 +39,9 @@ RESNET = {"n": 32, "h": 115, "w": 115, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 
 MOBILENET = {"n": 32, "h": 113, "w": 113, "c": 16, "k": 32, "r": 2, "s": 2, "pad": 0, "epilogue": "bias, clip(0.0, 6.0)"}
 
 
-def the_conv(module) -> ops.Conv2dOp:
-    return next(op for op in module.walk() if isinstance(op, ops.Conv2dOp))
-
-
-def conv_of(**shape) -> ops.Conv2dOp:
-    return the_conv(parse_module(conv_text(**shape)))
-
-
 def marked(op: ops.Conv2dOp, tile: sk.StemTile) -> ops.Conv2dOp:
     op.attributes[KERNEL_ATTR] = KernelChoice(sk.FAMILY, "sm80", tile.as_tile(), (8, 8, 8)).to_attr()
     return op
-
-
-def selected(text: str, arch: str = "sm90", **options):
-    module = parse_module(text)
-    with statistics.collecting() as collected:
-        SelectKernelsPass(arch=arch, selector="heuristic", **options).apply(make_context(), module)
-        LowerOpToCutlassPass().apply(make_context(), module)
-    return module, collected
 
 
 # ------------------------------------------------------------------ the heuristic
@@ -296,22 +276,4 @@ def compiled_ops() -> list[ops.Conv2dOp]:
 
 @pytest.mark.slow
 def test_the_unit_compiles_with_nvcc(tmp_path):
-    from boltir.backends.cuda.codegen.generator import NVCC_FLAGS
-
-    nvcc = os.environ.get("BOLTIR_NVCC") or shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc is not on PATH (set BOLTIR_NVCC)")
-    op_list = compiled_ops()
-    source, obj = tmp_path / "stem.cu", tmp_path / "stem.o"
-    source.write_text(sk.emit_translation_unit(op_list))
-    command = [nvcc, *NVCC_FLAGS, "-Xcompiler", "-fPIC", "-gencode=arch=compute_80,code=[sm_80,sm_90]",
-               "-Xptxas", "-warn-spills", "-c", str(source), "-o", str(obj)]
-    result = subprocess.run(command, capture_output=True, text=True)
-    log = result.stdout + result.stderr
-    assert result.returncode == 0, log[-6000:]
-    assert "warning" not in log.lower(), log[-3000:]
-    if shutil.which("nm"):
-        symbols = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
-        for op in op_list:
-            for name in (sk.kernel_name(op), sk.kernel_name(op) + "_workspace_size"):
-                assert re.search(rf"\bT {name}$", symbols, re.MULTILINE), f"{name} is not defined"
+    assert_unit_compiles(sk, compiled_ops(), tmp_path)

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from boltir.backends.cuda.codegen import compute_kernels
-from boltir.backends.cuda.codegen.generator import Instance, chosen_threadblock, render
+from boltir.backends.cuda.codegen.generator import Instance, LaunchArguments, chosen_threadblock, render
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
@@ -43,6 +43,35 @@ def conv_problem(op: ops.Conv2dOp) -> tuple[int, ...]:
     _, p, q, _ = tensor_shape(op.output.type)
     strides, pads, dilations, _ = op.window()
     return (n, h, w, c, k, r, s, p, q, pads[0], pads[1], strides[0], strides[1], dilations[0], dilations[1])
+
+
+def conv_launch_arguments(op: ops.Conv2dOp, name: str) -> LaunchArguments:
+    """A conv kernel's launch: the CUTLASS conv launchers' operands, integers and workspace."""
+    return LaunchArguments(name, (op.input, op.filter, op.bias, op.residual, op.output), conv_problem(op), workspace=True)
+
+
+def nhwc_conv_reason(op: Operation) -> str | None:
+    """Why an op is not an op.conv2d over an NHWC input and an OHWI filter, or None."""
+    if not isinstance(op, ops.Conv2dOp):
+        return f"'{op.name}' is not an op.conv2d"
+    if op.prop_value("layout") != "NHWC" or op.prop_value("filter_layout") != "OHWI":
+        return "the kernel takes an NHWC input and an OHWI filter"
+    return None
+
+
+def one_element_reason(op: ops.Conv2dOp, elements) -> str | None:
+    """Why a conv's tensors are not all of one of `elements` (input, filter, bias, residual,
+    output), or its residual not of the output's type; else None."""
+    element = element_name(op.input)
+    if element not in elements:
+        return f"the input has element type {element}; the kernel takes {', '.join(elements)}"
+    for name in ("filter", "bias", "residual", "output"):
+        value = getattr(op, name)
+        if value is not None and element_name(value) != element:
+            return f"the {name} has element type {element_name(value)}, the input {element}: the kernel takes one"
+    if op.residual is not None and op.residual.type != op.output.type:
+        return f"the residual ({op.residual.type}) must have the output's type ({op.output.type})"
+    return None
 
 
 def translation_unit(module_or_ops: ModuleOp | Iterable[Operation], computes: Callable[[Operation], bool],

@@ -52,7 +52,14 @@ from xdsl.ir import Operation
 
 from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.generator import LaunchArguments
-from boltir.backends.cuda.codegen.own_kernels import TiledFamily, conv_problem, element_name
+from boltir.backends.cuda.codegen.own_kernels import (
+    TiledFamily,
+    conv_launch_arguments,
+    conv_problem,
+    element_name,
+    nhwc_conv_reason,
+    one_element_reason,
+)
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
 from boltir.dialects.cutlass import Tile
@@ -113,10 +120,8 @@ def k_tiles(op: ops.Conv2dOp) -> int:
 
 def conv_reason(op: Operation) -> str | None:
     """Why the kernel does not compute this op.conv2d (whatever its tile), or None."""
-    if not isinstance(op, ops.Conv2dOp):
-        return f"'{op.name}' is not an op.conv2d"
-    if op.prop_value("layout") != "NHWC" or op.prop_value("filter_layout") != "OHWI":
-        return "the kernel takes an NHWC input and an OHWI filter"
+    if (reason := nhwc_conv_reason(op)) is not None:
+        return reason
     if op.prop_value("groups") != 1:
         return f"a grouped conv ({op.prop_value('groups')} groups)"
     c = tensor_shape(op.input.type)[-1]
@@ -125,15 +130,8 @@ def conv_reason(op: Operation) -> str | None:
         return f"{c} input channels: the kernel takes a multiple of {K_TILE}"
     if k % 8:
         return f"{k} output channels: the kernel takes a multiple of 8"
-    element = element_name(op.input)
-    if element not in ELEMENTS:
-        return f"the input has element type {element}; the kernel takes {', '.join(ELEMENTS)}"
-    for name in ("filter", "bias", "residual", "output"):
-        value = getattr(op, name)
-        if value is not None and element_name(value) != element:
-            return f"the {name} has element type {element_name(value)}, the input {element}: the kernel takes one"
-    if op.residual is not None and op.residual.type != op.output.type:
-        return f"the residual ({op.residual.type}) must have the output's type ({op.output.type})"
+    if (reason := one_element_reason(op, ELEMENTS)) is not None:
+        return reason
     if not math.prod(tensor_shape(op.input.type)) or not math.prod(tensor_shape(op.output.type)):
         return "an empty input or output"
     return None
@@ -185,13 +183,12 @@ def default_tile(op: ops.Conv2dOp, sms: int) -> SplitTile:
 # ---------------------------------------------------------------------- instances
 
 
-def problem(op: ops.Conv2dOp) -> tuple[int, ...]:
-    """The launcher's 15 integers, in the CUTLASS conv launchers' order."""
-    return conv_problem(op)
+problem = conv_problem
+"""The launcher's 15 integers, in the CUTLASS conv launchers' order."""
 
 
 def launch_arguments(op: Operation) -> LaunchArguments:
-    return LaunchArguments(kernel_name(op), (op.input, op.filter, op.bias, op.residual, op.output), problem(op), workspace=True)
+    return conv_launch_arguments(op, kernel_name(op))
 
 
 def _context(op: ops.Conv2dOp, tile: SplitTile) -> dict:

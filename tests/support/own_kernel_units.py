@@ -1,0 +1,66 @@
+"""What the tests of our own kernel families share: an op module's conv (`the_conv`,
+`conv_of`), the module after select-kernels and lower-op-to-cutlass with its statistics
+(`selected`), and the slow tests' check that a family's translation unit compiles with the
+real nvcc (`assert_unit_compiles`: no error, no warning, spills included, and every launcher
+and its workspace query defined; skipped where nvcc is not found)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+def the_conv(module):
+    from boltir.dialects import op as ops
+
+    return next(op for op in module.walk() if isinstance(op, ops.Conv2dOp))
+
+
+def conv_of(**shape):
+    """The op.conv2d of `conv_text(**shape)`."""
+    from boltir.ir import parse_module
+    from tests.support.op_modules import conv_text
+
+    return the_conv(parse_module(conv_text(**shape)))
+
+
+def selected(text: str, arch: str = "sm90", **options):
+    """The module after select-kernels (heuristic, `options`) and lower-op-to-cutlass, and the stats."""
+    from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
+    from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
+    from boltir.ir import make_context, parse_module
+    from boltir.passes import statistics
+
+    module = parse_module(text)
+    with statistics.collecting() as collected:
+        SelectKernelsPass(arch=arch, selector="heuristic", **options).apply(make_context(), module)
+        LowerOpToCutlassPass().apply(make_context(), module)
+    return module, collected
+
+
+SM80_AND_SM90 = "-gencode=arch=compute_80,code=[sm_80,sm_90]"
+SM90A = "-gencode=arch=compute_90a,code=sm_90a"
+
+
+def assert_unit_compiles(generator, op_list: list, directory: Path, gencode: str = SM80_AND_SM90) -> None:
+    from boltir.backends.cuda.codegen.generator import NVCC_FLAGS
+
+    nvcc = os.environ.get("BOLTIR_NVCC") or shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not on PATH (set BOLTIR_NVCC)")
+    source, obj = directory / f"{generator.FAMILY}.cu", directory / f"{generator.FAMILY}.o"
+    source.write_text(generator.emit_translation_unit(op_list))
+    command = [nvcc, *NVCC_FLAGS, "-Xcompiler", "-fPIC", gencode, "-Xptxas", "-warn-spills", "-c", str(source), "-o", str(obj)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-6000:]
+    assert "warning" not in log.lower(), log[-3000:]
+    if shutil.which("nm"):
+        symbols = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
+        for op in op_list:
+            for name in (generator.kernel_name(op), generator.kernel_name(op) + "_workspace_size"):
+                assert re.search(rf"\bT {name}$", symbols, re.MULTILINE), f"{name} is not defined"
