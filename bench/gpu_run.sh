@@ -47,7 +47,7 @@ for spec in "$@"; do
   [ "$spec" != "$stage" ] && limit="${spec#*:}"
   stages+=("$stage")
   start=$(date +%s)
-  timeout "$limit" ${commands[$stage]} >"$OUT/$stage.log" 2>&1
+  timeout "$limit" bash -c "${commands[$stage]}" >"$OUT/$stage.log" 2>&1  # bash -c: quoted arguments stay whole
   echo "stage $stage: exit $? in $(( $(date +%s) - start )) s (limit $limit s)"
 done
 for stage in "${stages[@]}"; do

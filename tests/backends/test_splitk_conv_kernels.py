@@ -189,7 +189,7 @@ def test_the_instance():
     instance = sk.emit_instance(op)
     source = instance.source
     assert instance.family == "splitk_conv" and instance.name == sk.kernel_name(op)
-    for constant in ("C = 512", "K = 512", "R = 3", "S = 3", "P = 7", "Q = 7", "BM = 64, BN = 32, SPLIT = 8, STAGES = 4"):
+    for constant in ("C = 512", "K = 512", "R = 3", "S = 3", "P = 7", "Q = 7", "BM = 64, BN = 32, SPLIT = 8, STAGES = 10"):
         assert constant in source, constant
     for needed in ("__cluster_dims__(SPLIT, 1, 1)", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "ldmatrix.sync",
                    "cp.async.cg", "map_shared_rank", "dim3(SPLIT, 16)", "boltir_pdl::enter();"):
