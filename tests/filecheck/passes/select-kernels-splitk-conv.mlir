@@ -17,7 +17,7 @@
 
 // CHECK-LABEL: func.func @layer4
 // CHECK:       op.conv2d %x, %w bias %b
-// CHECK-SAME:  kernel = {family = "splitk_conv", arch = "sm90", threadblock = array<i64: 64, 32, 8>
+// CHECK-SAME:  kernel = {family = "splitk_conv", arch = "sm90", threadblock = array<i64: 32, 64, 8>
 // DEFAULT-LABEL: func.func @layer4
 // DEFAULT:       kernel = {family = "conv2d_fprop", arch = "sm90", threadblock = array<i64: 64, 64, 64>
 // LOWERED-LABEL: func.func @layer4

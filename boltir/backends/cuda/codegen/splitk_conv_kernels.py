@@ -21,9 +21,8 @@ output).
 **The kernel.** A cluster of `split` CTAs (at most 8, the portable cluster size) computes
 one `block_m` × `block_n` tile of the output (pixels × output channels); its CTAs take
 turns of the reduction's k-tiles (64 channels of one tap each), so that the grid is
-`split` × the tile count. Each CTA runs 4 warps (2 × 2) over a cp.async pipeline deep
-enough to hold all its k-tiles where they fit (`pipeline_stages`) into swizzled shared
-memory, ldmatrix fragments and mma.sync m16n8k16 with f32
+`split` × the tile count. Each CTA runs 4 warps (2 × 2) over a 4-stage cp.async pipeline
+into swizzled shared memory, ldmatrix fragments and mma.sync m16n8k16 with f32
 accumulators: an implicit im2col, zeros where a window leaves the image. The partial tiles
 then meet in distributed shared memory: after a cluster barrier each CTA adds up its share
 of the tile's rows over the cluster's CTAs in rank order (deterministic), applies the
@@ -77,9 +76,9 @@ fragments are m16 × pairs of n8."""
 MAX_SPLIT = 8
 """The portable thread block cluster size."""
 STAGES = 4
-"""The stage count a KernelChoice records; the kernel's own is `pipeline_stages`."""
-SHARED_LIMIT = 200 * 1024
-"""Shared memory a CTA's pipeline may take (of the 227 KiB a CTA can have on sm_90)."""
+"""The cp.async pipeline's stages. On the H200 a pipeline holding all of a CTA's k-tiles
+(up to 10 stages) was slower than 4 for most tiles of ResNet-50's batch-1 convs
+(bench/RESULTS.md)."""
 MIN_K_TILES = 2
 """k-tiles a CTA walks at least: fewer and the pipeline never fills."""
 
@@ -160,30 +159,26 @@ def tiles(op: ops.Conv2dOp, tile: SplitTile) -> int:
     return -(-m // tile.block_m) * -(-n // tile.block_n)
 
 
-def pipeline_stages(op: ops.Conv2dOp, tile: SplitTile) -> int:
-    """The pipeline's stages: one more than the k-tiles a CTA walks, so that the prologue
-    puts them all in flight at once where they fit (a CTA walks a few: the time is then
-    about one memory round trip, not one per stage); at least 2, at most what
-    SHARED_LIMIT holds."""
-    per_cta = -(-k_tiles(op) // tile.split)
-    return max(2, min(per_cta + 1, SHARED_LIMIT // ((tile.block_m + tile.block_n) * K_TILE * 2)))
-
-
-def shared_bytes(op: ops.Conv2dOp, tile: SplitTile) -> int:
+def shared_bytes(tile: SplitTile) -> int:
     """A CTA's shared memory: the pipeline's stages, reused for the f32 partial tile."""
-    stages = pipeline_stages(op, tile)
-    return max(stages * (tile.block_m + tile.block_n) * K_TILE * 2, tile.block_m * (tile.block_n + 8) * 4)
+    return max(STAGES * (tile.block_m + tile.block_n) * K_TILE * 2, tile.block_m * (tile.block_n + 8) * 4)
 
 
 # ------------------------------------------------------------------ the heuristic
 
 
+TILE_ORDER = ((32, 64), (64, 64), (64, 32), (32, 32))
+"""The tiles default_tile tries, in order: on the H200, 32 pixels × 64 channels was the
+fastest of the four shapes for four of ResNet-50's five batch-1 convs the rule takes
+(bench/RESULTS.md)."""
+
+
 def default_tile(op: ops.Conv2dOp, sms: int) -> SplitTile:
-    """The largest tile (64 × 64 first) whose clusters, split as far as the reduction
-    allows (MIN_K_TILES each, MAX_SPLIT at most, no more CTAs than multiprocessors), fill
-    half the machine or more; else the one that fills most."""
+    """The first tile of TILE_ORDER whose clusters, split as far as the reduction allows
+    (MIN_K_TILES each, MAX_SPLIT at most, no more CTAs than multiprocessors), fill half the
+    machine or more; else the one that fills most."""
     best = None
-    for block_m, block_n in ((64, 64), (64, 32), (32, 64), (32, 32)):
+    for block_m, block_n in TILE_ORDER:
         count = tiles(op, SplitTile(block_m, block_n, 1))
         split = max(1, min(MAX_SPLIT, k_tiles(op) // MIN_K_TILES, sms // count))
         tile = SplitTile(block_m, block_n, split)
@@ -210,7 +205,7 @@ def _context(op: ops.Conv2dOp, tile: SplitTile) -> dict:
     return {
         "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "k": k, "p": p, "q": q, "r": r, "s": s,
         "pad_h": pad_h, "pad_w": pad_w, "sh": sh, "sw": sw, "dh": dh, "dw": dw,
-        "block_m": tile.block_m, "block_n": tile.block_n, "split": tile.split, "stages": pipeline_stages(op, tile),
+        "block_m": tile.block_m, "block_n": tile.block_n, "split": tile.split, "stages": STAGES,
         "tiles": tiles(op, tile),
         "element": ELEMENTS[element_name(op.input)],
         "index_t": "int" if max(n * h * w * c, n * p * q * k, k * r * s * c) < compute_kernels.INT_LIMIT else "long long",

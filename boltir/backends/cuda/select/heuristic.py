@@ -338,10 +338,11 @@ def stem_conv_problem(op: ops.Conv2dOp) -> bool:
     return r * s > 1 and stem_conv_kernels.conv_reason(op) is None
 
 
-SPLIT_WAVE_SHARE = 4
+SPLIT_WAVE_SHARE = 8
 """Our split-reduction conv is for convs whose 3.x grid (the heuristic's tile) is at most
 1 / SPLIT_WAVE_SHARE of the multiprocessors: there each CTA walks the whole reduction alone
-(5-40x off the bound at batch 1 on the H200, bench/RESULTS.md)."""
+(5-40x off the bound at batch 1 on the H200). At 8 and 16 CTAs it beat the 3.x conv on the
+H200; at 32 (VGG-16's 3x3 512 -> 512 at 14²) it lost (bench/RESULTS.md)."""
 SPLIT_MIN_K_TILES = 16
 """... and whose reduction is at least this many 64-wide k-tiles (R·S·C >= 1024): shorter
 ones leave each cluster CTA too few to fill its pipeline."""
