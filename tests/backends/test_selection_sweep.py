@@ -109,7 +109,7 @@ def test_the_larger_sweep_selects_only_valid_instances():
 
 def test_the_sweep_checks_our_own_kernel_families_too():
     """The heuristic gives batch-1 GEMMs, depthwise convs and image stems to our own kernels,
-    and batch-1 deep convs where few_pixels=splitk asks; the sweep checks those choices
+    and batch-1 deep convs with few pixels; the sweep checks those choices
     against their own rules, not only CUTLASS's."""
     from tests.support.op_modules import gemm_text
 

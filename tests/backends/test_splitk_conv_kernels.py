@@ -1,8 +1,8 @@
 """Our split-reduction conv for few output pixels (codegen/splitk_conv_kernels.py, family
 "splitk_conv").
 
-Without a GPU: which convs it takes and why not, the heuristic's rule and tiles (off unless
-`few_pixels=splitk`), the choice through select-kernels and lower-op-to-cutlass (the
+Without a GPU: which convs it takes and why not, the heuristic's rule and tiles
+(`few_pixels=cutlass` turns it off), the choice through select-kernels and lower-op-to-cutlass (the
 op.conv2d stays with its whole epilogue; a choice it cannot run is one line), the emitted
 instance and its arch, the tuner's candidates, and a numpy replay of the kernel, lane by
 lane (its copies into swizzled shared memory, the stage ring, ldmatrix's and mma.sync's
@@ -58,8 +58,8 @@ def marked(op: ops.Conv2dOp, tile: sk.SplitTile) -> ops.Conv2dOp:
     (LAYER3_1X1, (32, 64, 4)),   # a 1024-long 1x1 reduction, 4 k-tiles a CTA
     ({**LAYER4_3X3, "element": "bf16", "epilogue": "bias, relu, residual = add, then relu"}, (32, 64, 8)),
 ])
-def test_few_pixels_splitk_picks_our_kernel(shape, tile):
-    module, collected = selected(conv_text(**shape), few_pixels="splitk")
+def test_the_heuristic_picks_our_kernel(shape, tile):
+    module, collected = selected(conv_text(**shape))
     op = the_conv(module)
     choice = KernelChoice.from_attr(op.attributes[KERNEL_ATTR])
     assert (choice.family, choice.arch) == ("splitk_conv", "sm90")
@@ -68,11 +68,10 @@ def test_few_pixels_splitk_picks_our_kernel(shape, tile):
     assert collected.get("lower-op-to-cutlass", "splitk_conv kernels (op.conv2d kept)") == 1
 
 
-def test_the_default_keeps_cutlass():
-    """Off until the kernel has run on a GPU: the default build is unchanged."""
-    module, _ = selected(conv_text(**LAYER4_3X3))
+def test_few_pixels_cutlass_keeps_cutlass_for_comparison():
+    module, _ = selected(conv_text(**LAYER4_3X3), few_pixels="cutlass")
     assert [op.name for op in find_entry(module).body.ops][:1] == ["cutlass.conv2d_fprop"]
-    assert HeuristicSelector().select(conv_of(**LAYER4_3X3), "sm90").family == "conv2d_fprop"
+    assert HeuristicSelector(split_convs=False).select(conv_of(**LAYER4_3X3), "sm90").family == "conv2d_fprop"
 
 
 @pytest.mark.parametrize(("shape", "arch", "cutlass"), [
@@ -86,8 +85,8 @@ def test_the_default_keeps_cutlass():
     ({**LAYER4_3X3, "c": 96}, "sm90", 3),     # C not a multiple of 64
 ])
 def test_what_the_rule_leaves_to_cutlass(shape, arch, cutlass):
-    assert HeuristicSelector(cutlass=cutlass, split_convs=True).select(conv_of(**shape), arch).family == "conv2d_fprop"
-    module, _ = selected(conv_text(**shape), arch, cutlass=cutlass, few_pixels="splitk")
+    assert HeuristicSelector(cutlass=cutlass).select(conv_of(**shape), arch).family == "conv2d_fprop"
+    module, _ = selected(conv_text(**shape), arch, cutlass=cutlass)
     assert [op.name for op in find_entry(module).body.ops][:1] == ["cutlass.conv2d_fprop"]
 
 
@@ -140,14 +139,14 @@ def test_a_bad_few_pixels_option_is_one_line(tmp_path, capsys):
     path = tmp_path / "conv.mlir"
     path.write_text(conv_text(**LAYER4_3X3))
     assert bolt_opt.main([str(path), "-p", "select-kernels{few_pixels=splitq}"]) == 1
-    assert capsys.readouterr().err == "error: few_pixels must be one of cutlass, splitk; got 'splitq'\n"
+    assert capsys.readouterr().err == "error: few_pixels must be one of splitk, cutlass; got 'splitq'\n"
 
 
 def test_select_and_lower_compute_the_same_function(rng):
     """The chosen conv keeps its whole epilogue (bias, activation, residual, activation)."""
     text = conv_text(1, 7, 7, 512, 512, 3, 3, epilogue="bias, hardswish, residual = add, then relu")
     module = parse_module(text)
-    after = assert_equivalent(module, [SelectKernelsPass(arch="sm90", few_pixels="splitk"), LowerOpToCutlassPass()], rng,
+    after = assert_equivalent(module, [SelectKernelsPass(arch="sm90"), LowerOpToCutlassPass()], rng,
                               tolerance=F16_TOLERANCE)
     op = the_conv(after)
     assert op.residual is not None and op.epilogue == the_conv(module).epilogue and sk.supports(op)
@@ -155,29 +154,29 @@ def test_select_and_lower_compute_the_same_function(rng):
 
 def test_the_tuner_measures_ours_and_cutlass():
     op = conv_of(**LAYER4_3X3)
-    found = candidates(op, "sm90", sms=132, split_convs=True)
+    found = candidates(op, "sm90", sms=132)
     families = [choice.family for choice in found.choices]
     assert families[0] == "splitk_conv" and "conv2d_fprop" in families
     tiles = [sk.SplitTile.of(c.tile) for c in found.choices if c.family == "splitk_conv"]
     assert tiles[0] == sk.SplitTile(32, 64, 8) and len(tiles) == len(set(tiles)) > 1
     assert all(sk.tile_reason(op, tile) is None for tile in tiles)
-    assert "splitk_conv" not in [c.family for c in candidates(op, "sm90", sms=132).choices]  # off by default
+    assert "splitk_conv" not in [c.family for c in candidates(op, "sm90", sms=132, split_convs=False).choices]
 
 
 def test_a_record_that_never_raced_it_gives_way(tmp_path):
-    """With few_pixels=splitk, a tuning record measured without our kernel does not overrule it."""
+    """A tuning record measured without our kernel does not overrule it."""
     op = conv_of(**LAYER4_3X3)
-    cutlass_choice = HeuristicSelector().select(op, "sm90")
-    ours = HeuristicSelector(split_convs=True).select(op, "sm90")
+    cutlass_choice = HeuristicSelector(split_convs=False).select(op, "sm90")
+    ours = HeuristicSelector().select(op, "sm90")
     assert ours.family == "splitk_conv"
     with TuningDatabase.open(tmp_path / "old.sqlite") as database:
         database.store(TuningRecord(tuning_key(op, "sm90"), cutlass_choice, 0.0123,
                                     [Measurement(cutlass_choice, "ok", 0.0123, 0.0, timing="graph")]))
-    selector = make_selector("db", tuning_db=str(tmp_path / "old.sqlite"), few_pixels="splitk")
+    selector = make_selector("db", tuning_db=str(tmp_path / "old.sqlite"))
     assert selector.select(op, "sm90") == ours
     assert any("no splitk_conv candidate" in note for note in selector.notes)
-    # without the option the record stands
-    assert make_selector("db", tuning_db=str(tmp_path / "old.sqlite")).select(op, "sm90") == cutlass_choice
+    # with few_pixels=cutlass the record stands
+    assert make_selector("db", tuning_db=str(tmp_path / "old.sqlite"), few_pixels="cutlass").select(op, "sm90") == cutlass_choice
 
 
 # ------------------------------------------------------------------- the instance
@@ -204,7 +203,7 @@ def test_its_unit_compiles_for_sm90_in_any_build():
     """Clusters need sm_90: the unit's arch is the instance's, as a CUTLASS 3.x unit's."""
     from boltir.passes.plan_memory import PlanMemoryPass
 
-    module, _ = selected(conv_text(**LAYER4_3X3), few_pixels="splitk")
+    module, _ = selected(conv_text(**LAYER4_3X3))
     PlanMemoryPass().apply(make_context(), module)
     program = build_program(module)
     unit = next(job for job in program.units if job.name.startswith("boltir_splitk_conv_"))

@@ -50,7 +50,7 @@ def gemm_cases(sizes):
 OWN_GENERATORS = tiled_families.GENERATORS
 """Our own kernel families: their ops stay at the op level, the kernel choice attached."""
 
-OPT_IN = {"few_pixels": "splitk"}
+OPT_IN = {"conv_ctas": 2}
 """select-kernels options that are off by default: the sweep takes them on sm90, so that
 what a user can ask for is checked too."""
 
@@ -85,7 +85,7 @@ def candidate_modules(text: str, arch: str, cutlass: int) -> Iterator[tuple[obje
     module = boltir.parse_module(text)
     op = next(o for o in module.walk() if isinstance(o, (ops.GemmOp, ops.Conv2dOp)))
     alone = single_op_module(op)
-    for choice in candidates(op, arch, cutlass=cutlass, split_convs=arch == "sm90").choices:
+    for choice in candidates(op, arch, cutlass=cutlass).choices:
         if choice == UNFUSE:
             continue
         lowered = alone.clone()

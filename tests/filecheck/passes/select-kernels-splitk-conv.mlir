@@ -1,25 +1,25 @@
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 few_pixels=splitk}' | filecheck %s
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90}' | filecheck %s --check-prefix=DEFAULT
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 few_pixels=splitk},lower-op-to-cutlass' | filecheck %s --check-prefix=LOWERED
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 few_pixels=splitk},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90}' | filecheck %s
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 few_pixels=cutlass}' | filecheck %s --check-prefix=CUTLASS
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' | filecheck %s --check-prefix=LOWERED
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 conv_ctas=2}' | filecheck %s --check-prefix=TWO
 // RUN: not bolt-opt %s -p 'select-kernels{few_pixels=splitq}' 2>&1 | filecheck %s --check-prefix=OPTION
 
 // A batch-1 conv with few output pixels and a long reduction (ResNet-50's 3x3 512 -> 512
-// at 7²) runs on our split-reduction conv where few_pixels=splitk asks (an "sm90" choice:
-// clusters), its tile output pixels x output channels x the cluster's CTAs; the default
-// keeps CUTLASS's 3.x conv (8 CTAs). lower-op-to-cutlass leaves it an op.conv2d with its
+// at 7²) runs on our split-reduction conv (an "sm90" choice: clusters), its tile output
+// pixels x output channels x the cluster's CTAs; few_pixels=cutlass keeps CUTLASS's 3.x
+// conv (8 CTAs). lower-op-to-cutlass leaves it an op.conv2d with its
 // whole epilogue. The same conv at batch 32 stays CUTLASS's. conv_ctas=2 gives the 3.x
 // conv's 64 x 128 tile 4 stages (two CTAs per multiprocessor) instead of as many as fit (0).
 
-// OPTION:     {{^}}error: few_pixels must be one of cutlass, splitk; got 'splitq'{{$}}
+// OPTION:     {{^}}error: few_pixels must be one of splitk, cutlass; got 'splitq'{{$}}
 // OPTION-NOT: Traceback
 
 // CHECK-LABEL: func.func @layer4
 // CHECK:       op.conv2d %x, %w bias %b
 // CHECK-SAME:  kernel = {family = "splitk_conv", arch = "sm90", threadblock = array<i64: 32, 64, 8>
-// DEFAULT-LABEL: func.func @layer4
-// DEFAULT:       kernel = {family = "conv2d_fprop", arch = "sm90", threadblock = array<i64: 64, 64, 64>
+// CUTLASS-LABEL: func.func @layer4
+// CUTLASS:       kernel = {family = "conv2d_fprop", arch = "sm90", threadblock = array<i64: 64, 64, 64>
 // LOWERED-LABEL: func.func @layer4
 // LOWERED-NOT:   cutlass.
 // LOWERED:       op.conv2d %x, %w bias %b

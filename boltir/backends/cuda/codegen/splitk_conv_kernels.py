@@ -11,7 +11,7 @@ each walking the whole reduction alone, and the rest of the machine idles.
     source = emit_translation_unit([op])
 
 **Which ops.** `select-kernels` chooses it (a KernelChoice of family "splitk_conv", arch
-"sm90", its tile in `threadblock`) where `few_pixels=splitk` asks for it, and
+"sm90", its tile in `threadblock`; `few_pixels=cutlass` keeps CUTLASS's), and
 `lower-op-to-cutlass` leaves such an op.conv2d at the op level, its choice attached: this
 generator computes every op.conv2d so marked. `conv_reason` says which convs it takes:
 NHWC input, OHWI filter, one group, C a multiple of 64 (a 64-wide k-tile lies in one

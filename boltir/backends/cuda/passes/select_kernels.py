@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=cutlass conv_ctas=1}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk conv_ctas=1}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -12,11 +12,11 @@ GEMMs with few rows (M <= 16: batch-1 classifiers) run on our weight-streaming k
 (`small_m=skinny`, codegen/skinny_gemm_kernels.py); `small_m=cutlass` keeps CUTLASS's.
 Convs on few input channels (C <= 16, larger than 1x1: image stems) run on our own kernel
 (`few_channels=stem`, codegen/stem_conv_kernels.py); `few_channels=cutlass` keeps CUTLASS's.
-`few_pixels=splitk` runs convs with few output pixels and long reductions (batch 1's deep
-layers) on our split-reduction kernel on sm90 (codegen/splitk_conv_kernels.py, where
-heuristic.splitk_conv_problem says so); the default, `few_pixels=cutlass`, keeps CUTLASS's
-until that kernel has run on a GPU. `conv_ctas=2` gives the 3.x implicit-GEMM convs the
-stages that let two CTAs share a multiprocessor (the default, 1, takes as many as fit).
+Convs with few output pixels and long reductions (batch 1's deep layers) run on our
+split-reduction kernel on sm90 (`few_pixels=splitk`, codegen/splitk_conv_kernels.py, where
+heuristic.splitk_conv_problem says so); `few_pixels=cutlass` keeps CUTLASS's. `conv_ctas=2`
+gives the 3.x implicit-GEMM convs the stages that let two CTAs share a multiprocessor (the
+default, 1, takes as many as fit; 2 measured no faster on the H200, bench/RESULTS.md).
 
 Requires: op-level IR (after the op-level passes).
 Guarantees: every op.gemm, op.conv2d and op.b2b_* carries a `kernel` attribute with its
@@ -57,12 +57,12 @@ SELECTORS = ("heuristic", "db", "tune")
 DEPTHWISE_KERNELS = ("direct", "cutlass")
 SMALL_M_KERNELS = ("skinny", "cutlass")
 FEW_CHANNELS_KERNELS = ("stem", "cutlass")
-FEW_PIXELS_KERNELS = ("cutlass", "splitk")
+FEW_PIXELS_KERNELS = ("splitk", "cutlass")
 
 
 def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "",
                   depthwise: str = "direct", small_m: str = "skinny", few_channels: str = "stem",
-                  few_pixels: str = "cutlass", conv_ctas: int = 1) -> KernelSelector:
+                  few_pixels: str = "splitk", conv_ctas: int = 1) -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
     (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
     kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's), and
@@ -123,8 +123,8 @@ class SelectKernelsPass(ModulePass):
     """Whose kernel the heuristic gives GEMMs with few rows: "skinny" (ours) or "cutlass"."""
     few_channels: str = "stem"
     """Whose kernel the heuristic gives convs on few input channels: "stem" (ours) or "cutlass"."""
-    few_pixels: str = "cutlass"
-    """Whose kernel the heuristic gives convs with few output pixels on sm90: "cutlass" or "splitk" (ours)."""
+    few_pixels: str = "splitk"
+    """Whose kernel the heuristic gives convs with few output pixels on sm90: "splitk" (ours) or "cutlass"."""
     conv_ctas: int = 1
     """CTAs per multiprocessor of the heuristic's 3.x implicit-GEMM convs (1: as many stages as fit)."""
 

@@ -29,7 +29,7 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
   around the heuristic's (other fragments per warp, half and double the columns), then
   CUTLASS's candidates as if our kernel did not exist.
 - Convs with few output pixels that our split-reduction kernel takes, where the heuristic
-  gives it them (`split_convs`, select-kernels' `few_pixels=splitk`; `splitk_conv_kernels`):
+  gives it them (`split_convs`; `splitk_conv_kernels`):
   its four tile shapes at the heuristic's split, half of it and 8, then CUTLASS's
   candidates as if our kernel did not exist.
 - Depthwise convs: our own kernel's (`depthwise_kernels`) strip widths and rows per
@@ -504,10 +504,11 @@ MAX_SPLIT_POINTWISE = 4
 # --------------------------------------------------------------------------- entry
 
 
-def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_convs: bool = False) -> CandidateSet:
+def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_convs: bool = True) -> CandidateSet:
     """The candidates of one op-level GEMM, conv or b2b op for an `arch` target on a GPU of
     `sms` multiprocessors (0: the arch's flagship), newest generation `cutlass`;
-    `split_convs`: our split-reduction conv races too where the heuristic would give it the op."""
+    `split_convs`: our split-reduction conv races too where the heuristic gives it the op
+    (False: as if it did not exist, select-kernels' few_pixels=cutlass)."""
     sms = sms or get_target(arch).multiprocessors
     found = CandidateSet()
     heuristic = HeuristicSelector(sms=sms, cutlass=cutlass, split_convs=split_convs)

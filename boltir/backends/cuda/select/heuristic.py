@@ -349,7 +349,7 @@ ones leave each cluster CTA too few to fill its pipeline."""
 
 
 def splitk_conv_problem(op: ops.Conv2dOp, sms: int) -> bool:
-    """Whether `few_pixels=splitk` gives the conv our split-reduction kernel: one it takes,
+    """Whether the heuristic gives the conv our split-reduction kernel: one it takes,
     with a long reduction (SPLIT_MIN_K_TILES), whose 3.x grid would be a small share of the
     machine (SPLIT_WAVE_SHARE) and whose clusters bring at least twice that many CTAs."""
     if splitk_conv_kernels.conv_reason(op) is not None or splitk_conv_kernels.k_tiles(op) < SPLIT_MIN_K_TILES:
@@ -398,10 +398,10 @@ class HeuristicSelector:
     (the whole shared memory); 2 or more take `cutlass_sm90.occupancy_stages`, so that one
     CTA's epilogue overlaps another's mainloop (the conv kernel is not persistent). 1 until
     measured (bench/kernels.py's conv candidates with explicit stages)."""
-    split_convs: bool = False
+    split_convs: bool = True
     """Whether convs with few output pixels and long reductions (batch 1's deep layers) run
-    on our split-reduction kernel on sm90 where `splitk_conv_problem` says so. Off until it
-    has run on a GPU (bench/check_splitk_conv.py)."""
+    on our split-reduction kernel on sm90 where `splitk_conv_problem` says so (False:
+    CUTLASS's 3.x conv, for comparison)."""
 
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
         if self.stem_convs and isinstance(op, ops.Conv2dOp) and stem_conv_problem(op):
