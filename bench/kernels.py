@@ -113,7 +113,8 @@ CONV_CANDIDATES = [
 def candidate_cases(label: str, text: str, candidates, element: str = "f16") -> list:
     out = []
     for threadblock, schedule, cluster, split_k, *rest in candidates:
-        swizzle, stages = (rest + [1, 0])[:2] if len(rest) < 2 else rest[:2]
+        swizzle = rest[0] if rest else 1  # a fifth entry: the raster swizzle
+        stages = rest[1] if len(rest) > 1 else 0  # a sixth: explicit stages (0: as many as fit)
         override = {**hopper(threadblock, schedule, cluster, split_k), "swizzle": swizzle}
         if stages:
             override["tile"] = dataclasses.replace(override["tile"], stages=stages)
@@ -142,15 +143,16 @@ CHOICE_FIELDS = ("family", "arch", "tile", "alignment", "swizzle", "split_k", "i
 
 def tuner_candidates(first: Case) -> list[Case]:
     """The tuner's other candidates for a case's op (2.x split-k among them, and our
-    split-reduction conv's tiles where few_pixels=splitk would take the op), each as a case."""
+    split-reduction conv's tiles where the heuristic gives it the op), each as a case."""
     from boltir.dialects import op as ops
+
+    from boltir.backends.cuda.select.heuristic import HeuristicSelector
 
     op = next(o for o in first.op_module.walk() if isinstance(o, ops.Conv2dOp | ops.GemmOp))
     out = []
-    from boltir.backends.cuda.select.heuristic import HeuristicSelector
-
-    heuristic = HeuristicSelector(sms=SMS).select(op, "sm90")  # `first`'s own kernel
-    choices = [c for c in candidates(op, "sm90", sms=SMS, split_convs=True).choices if c != heuristic]
+    # `first`'s own kernel: the harness keeps CUTLASS's conv (few_pixels="cutlass")
+    heuristic = HeuristicSelector(sms=SMS, split_convs=False).select(op, "sm90")
+    choices = [c for c in candidates(op, "sm90", sms=SMS).choices if c != heuristic]
     split = next((c for c in choices if c.split_k > 1), None)
     if split is not None:  # the split-k curve around the tuner's count
         choices += [dataclasses.replace(split, split_k=n) for n in (2, 4, 16) if dataclasses.replace(split, split_k=n) not in choices]

@@ -59,16 +59,25 @@ def nhwc_conv_reason(op: Operation) -> str | None:
     return None
 
 
+def same_element_reason(op: Operation, elements, first: str, label: str, others: tuple[str, ...]) -> str | None:
+    """Why the op's operand `first` (called `label` in the message) is not of one of
+    `elements`, or one of the operands `others` that it has not of the same; else None."""
+    element = element_name(getattr(op, first))
+    if element not in elements:
+        return f"{label} has element type {element}; the kernel takes {', '.join(elements)}"
+    for name in others:
+        value = getattr(op, name)
+        if value is not None and element_name(value) != element:
+            return f"the {name} has element type {element_name(value)}, {label} {element}: the kernel takes one"
+    return None
+
+
 def one_element_reason(op: ops.Conv2dOp, elements) -> str | None:
     """Why a conv's tensors are not all of one of `elements` (input, filter, bias, residual,
     output), or its residual not of the output's type; else None."""
-    element = element_name(op.input)
-    if element not in elements:
-        return f"the input has element type {element}; the kernel takes {', '.join(elements)}"
-    for name in ("filter", "bias", "residual", "output"):
-        value = getattr(op, name)
-        if value is not None and element_name(value) != element:
-            return f"the {name} has element type {element_name(value)}, the input {element}: the kernel takes one"
+    reason = same_element_reason(op, elements, "input", "the input", ("filter", "bias", "residual", "output"))
+    if reason is not None:
+        return reason
     if op.residual is not None and op.residual.type != op.output.type:
         return f"the residual ({op.residual.type}) must have the output's type ({op.output.type})"
     return None

@@ -50,7 +50,7 @@ from xdsl.ir import Operation
 from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.cutlass_common import batch_layout
 from boltir.backends.cuda.codegen.generator import LaunchArguments
-from boltir.backends.cuda.codegen.own_kernels import TiledFamily, element_name
+from boltir.backends.cuda.codegen.own_kernels import TiledFamily, element_name, same_element_reason
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
 from boltir.dialects.cutlass import Tile
@@ -113,13 +113,8 @@ def gemm_reason(op: Operation) -> str | None:
         return f"'{op.name}' is not an op.gemm"
     if op.prop_value("layout_a") != "row" or op.prop_value("layout_b") != "col":
         return "the kernel takes a row-major A (M x K) and an N x K weight (layout_b = \"col\")"
-    element = element_name(op.a)
-    if element not in ELEMENTS:
-        return f"A has element type {element}; the kernel takes {', '.join(ELEMENTS)}"
-    for name in ("b", "bias", "residual", "output"):
-        value = getattr(op, name)
-        if value is not None and element_name(value) != element:
-            return f"the {name} has element type {element_name(value)}, A {element}: the kernel takes one"
+    if (reason := same_element_reason(op, ELEMENTS, "a", "A", ("b", "bias", "residual", "output"))) is not None:
+        return reason
     if len(tensor_shape(op.b.type)) != 2:
         return "the weight has batch dimensions: the kernel folds only A's batch into its rows"
     if isinstance(batch_layout(op), str):
