@@ -2,7 +2,10 @@
 and our own kernel families', each as its own translation unit as a model build compiles
 it, with the real nvcc, and prints how many compiled, per family and kernel arch. Needs nvcc and the CUTLASS headers, no GPU; meant for the GPU host's cores.
 
-    python3 -m bench.compile_sweep [--slow] [--jobs N] [--families stem_conv,"CUTLASS 3.x",...]
+    python3 -m bench.compile_sweep [--slow] [--jobs N] [--families stem_conv,"CUTLASS 3.x",...] [--part K/N]
+
+`--part K/N` compiles every N-th instance (by family, then name) starting at the K-th, so
+N device calls share the sweep evenly and together compile each instance once.
 """
 
 from __future__ import annotations
@@ -49,13 +52,27 @@ def family_of(generator, op) -> str:
     return own or ("CUTLASS 3.x" if generator.kernel_arch(op) == "sm90" else "CUTLASS 2.x")
 
 
+def share(found: dict, part: int, parts: int, key) -> dict:
+    """The `part`-th of `parts` shares of `found`: every parts-th entry in `key` order, so
+    each share holds about as many of each family (their compile times differ 20×)."""
+    ordered = sorted(found, key=key)
+    return {name: found[name] for name in ordered[part - 1::parts]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slow", action="store_true", help="the slow suite's larger grid")
     parser.add_argument("--jobs", type=int, default=None, help="nvcc processes at once (default: cores, within memory)")
     parser.add_argument("--families", default="", help="compile only these, comma-separated: 'CUTLASS 2.x', 'CUTLASS 3.x', "
                                                        "depthwise_direct, stem_conv, skinny_gemm, splitk_conv (default: all)")
+    parser.add_argument("--part", default="1/1", metavar="K/N", help="the K-th of N even shares of the instances (default: all)")
     args = parser.parse_args(argv)
+    try:
+        part, parts = (int(x) for x in args.part.split("/"))
+        if not 1 <= part <= parts:
+            raise ValueError
+    except ValueError:
+        parser.error(f"--part: expected K/N with 1 <= K <= N, got {args.part!r}")
     start = time.time()
     found, chosen = distinct_instances(args.slow)
     if args.families:
@@ -65,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--families: no instances of {', '.join(sorted(wanted - known))} (there are: {', '.join(sorted(known))})")
         found = {name: pair for name, pair in found.items() if family_of(*pair) in wanted}
         chosen &= set(found)
+    total = len(found)
+    if parts > 1:
+        found = share(found, part, parts, key=lambda name: (family_of(*found[name]), name))
+        chosen &= set(found)
+        print(f"part {part}/{parts}: {len(found)} of {total} instances", flush=True)
     jobs = [CompileJob(name, generator.emit_translation_unit([op]), generator.kernel_arch(op))
             for name, (generator, op) in found.items()]
     families = [family_of(generator, op) for generator, op in found.values()]

@@ -24,11 +24,21 @@ result layout, the channel count and element type of its result), so they fold i
 A producer is folded only when the op is its one user, and a consumer only when it is
 the op's one user; anything else stays as it is.
 
+An image's input that is not blocked (VGG's 3×3 stem at stride 1) goes through three of
+them: the cast, the layout transform NCHW -> NHWC and the channel pad (3 -> 4). Such a
+layout transform becomes an `op.space_to_depth` of blocksize 1 (the same copy), so that
+its cast and pad fold into it as above: one kernel reads the f32 image and writes the
+conv's input. It does so only where something folds (a one-use float cast before it, or
+a channel pad as its one user) and where the result's pixel is one thread's store
+(`space_to_depth_kernel.PIXEL_BYTES`, 64 bytes); a wider transpose stays on the layout
+kernel, which stages its tiles in shared memory.
+
 Requires: op-level IR, after pad-alignment (whose channel pad it takes). Guarantees:
 each `op.space_to_depth` has absorbed every neighbour listed above; the module computes
 the same function.
 
-Statistics: "pads fused", "casts fused", "layout transforms fused".
+Statistics: "pads fused", "casts fused", "layout transforms fused", "image inputs
+blocked by 1" (the layout transforms that became an op.space_to_depth).
 """
 
 from __future__ import annotations
@@ -56,6 +66,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from boltir.dialects import op as ops
+from boltir.dtypes import numpy_dtype
 from boltir.passes import statistics
 
 CONVERTED_FLOATS = (Float16Type, BFloat16Type, Float32Type, Float64Type)
@@ -63,6 +74,10 @@ CONVERTED_FLOATS = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
 TO_LAYOUT = {(0, 2, 3, 1): ("NCHW", "NHWC"), (0, 3, 1, 2): ("NHWC", "NCHW")}
 """A layout_transform's perm -> the layout it reads and the one it writes."""
+
+PIXEL_BYTES = 64
+"""The widest NHWC result pixel a blocksize-1 op.space_to_depth is made for: one thread
+writes it whole (the data kernel's `PIXEL_BYTES`; this layer may not import it)."""
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -198,6 +213,37 @@ class FoldConsumer(RewritePattern):
         statistics.count(self.owner, what)
 
 
+@dataclass
+class BlockImageInput(RewritePattern):
+    """An NCHW -> NHWC layout_transform of few channels, next to a cast or a channel pad
+    that would fold, becomes a blocksize-1 space_to_depth (which they then fold into)."""
+
+    owner: ModulePass
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ops.LayoutTransformOp, rewriter: PatternRewriter) -> None:
+        if TO_LAYOUT.get(op.prop_value("perm")) != ("NCHW", "NHWC"):
+            return
+        shape = op.output.type.get_shape()
+        if -1 in shape:
+            return
+        producer = op.input.owner
+        cast_before = isinstance(producer, Operation) and op.input.has_one_use() and float_cast_source(producer) is not None
+        consumer = next(iter(op.output.uses)).operation if op.output.has_one_use() else None
+        pad_after = isinstance(consumer, ops.PadOp) and appended_channels(consumer) is not None
+        if not (cast_before or pad_after):
+            return
+        pad_channels = appended_channels(consumer) if pad_after else 0
+        pixel = (shape[3] + pad_channels) * numpy_dtype(op.output.type.element_type).itemsize
+        if pixel > PIXEL_BYTES:
+            return
+        new = ops.SpaceToDepthOp(op.input, 1, layout="NCHW", result_layout="NHWC")
+        new.location = op.location
+        new.attributes.update(op.attributes)
+        rewriter.replace(op, [new])
+        statistics.count(self.owner, "image inputs blocked by 1")
+
+
 @dataclass(frozen=True)
 class FuseSpaceToDepthPass(ModulePass):
     """Folds the pads, casts and layout transforms around each `op.space_to_depth` into
@@ -206,5 +252,5 @@ class FuseSpaceToDepthPass(ModulePass):
     name = "fuse-space-to-depth"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = [FoldProducer(self), FoldConsumer(self)]
+        patterns = [BlockImageInput(self), FoldProducer(self), FoldConsumer(self)]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns, dce_enabled=False)).rewrite_module(op)

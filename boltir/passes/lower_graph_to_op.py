@@ -3,7 +3,8 @@
 Requires: a verified graph module (any layouts the graph ops carry are kept as they are).
 Guarantees: no graph op is left; GEMMs and convs carry their bias in the epilogue
 (`#op.epilogue<bias>`), every other epilogue is still a separate `op.unary`/`op.binary`
-(fusing them is fuse-epilogue's job); locations and value names are kept; the module
+(fusing them is fuse-epilogue's job); a pool with a 1×1 window, stride 1 and no padding
+is dropped (its input is its result); locations and value names are kept; the module
 computes the same function.
 """
 
@@ -189,6 +190,15 @@ def lower_batch_norm(low: Lowering, op: graph.BatchNormOp) -> list[SSAValue]:
     return [low.value(ops.BinaryOp("add", scaled, shift_value))]
 
 
+def is_identity_pool(op) -> bool:
+    """A max or average pool whose 1×1 window, stride 1 and no padding copy its input (the
+    adaptive average pool torchvision's VGG exports at 224²): it lowers to nothing."""
+    if isinstance(op, graph.GlobalAvgPoolOp):
+        return False
+    window, strides, pads = op.prop_value("kernel_shape"), op.prop_value("strides"), op.prop_value("pads")
+    return all(k == 1 for k in window) and all(s == 1 for s in strides) and not any(pads)
+
+
 def lower_pool(low: Lowering, op) -> list[SSAValue]:
     layout = op.properties["layout"].data if "layout" in op.properties else "NCHW"
     if isinstance(op, graph.GlobalAvgPoolOp):
@@ -197,6 +207,8 @@ def lower_pool(low: Lowering, op) -> list[SSAValue]:
         rank = op.input.type.get_num_dims()
         spatial = range(1, rank - 1) if layout == "NHWC" else range(2, rank)  # channels last or second
         return [low.value(ops.ReduceOp(op.input, "mean", list(spatial), keepdims=True))]
+    if is_identity_pool(op):
+        return [op.input]
     kind = "max" if isinstance(op, graph.MaxPool2dOp) else "avg"
     new = ops.Pool2dOp(
         op.input,

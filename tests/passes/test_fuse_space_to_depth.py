@@ -149,3 +149,86 @@ def test_blocked_stems_from_the_pipeline(rng, dtype, batch, size, kernel, pads):
     assert blocking.result_channels() == -(-12 // alignment) * alignment
     assert str(blocking.output.type.element_type) == dtype
     assert collected.get(PASS.name, "casts fused") == (dtype != "f32")
+
+
+VGG_INPUT = """
+func.func @main(%x: tensor<2x3x9x7xf32>) -> tensor<2x9x7x4xf16> {
+  %0 = op.elementwise (%x) {
+  ^bb0(%e: f32):
+    %t = arith.truncf %e : f32 to f16
+    op.yield %t : f16
+  } : (tensor<2x3x9x7xf32>) -> tensor<2x3x9x7xf16>
+  %1 = op.layout_transform %0 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x3x9x7xf16> -> tensor<2x9x7x3xf16>
+  %2 = op.pad %1 {pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 1>} : tensor<2x9x7x3xf16> -> tensor<2x9x7x4xf16>
+  func.return %2 : tensor<2x9x7x4xf16>
+}
+"""
+
+CAST_THEN_LAYOUT = """
+func.func @main(%x: tensor<1x5x6x4xf32>) -> tensor<1x6x4x5xbf16> {
+  %0 = op.cast %x : tensor<1x5x6x4xf32> to tensor<1x5x6x4xbf16>
+  %1 = op.layout_transform %0 {perm = array<i64: 0, 2, 3, 1>} : tensor<1x5x6x4xbf16> -> tensor<1x6x4x5xbf16>
+  func.return %1 : tensor<1x6x4x5xbf16>
+}
+"""
+
+LAYOUT_THEN_PAD = """
+func.func @main(%x: tensor<3x3x4x5xf32>) -> tensor<3x4x5x4xf32> {
+  %0 = op.layout_transform %x {perm = array<i64: 0, 2, 3, 1>} : tensor<3x3x4x5xf32> -> tensor<3x4x5x3xf32>
+  %1 = op.pad %0 {pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 1>} : tensor<3x4x5x3xf32> -> tensor<3x4x5x4xf32>
+  func.return %1 : tensor<3x4x5x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "stats"),
+    [
+        (VGG_INPUT, {"image inputs blocked by 1": 1, "casts fused": 1, "pads fused": 1}),
+        (CAST_THEN_LAYOUT, {"image inputs blocked by 1": 1, "casts fused": 1}),
+        (LAYOUT_THEN_PAD, {"image inputs blocked by 1": 1, "pads fused": 1}),
+    ],
+)
+def test_unblocked_image_inputs_fold_into_one_op(rng, text, stats):
+    """An image input's cast, NCHW -> NHWC transpose and channel pad become one op.space_to_depth
+    of blocksize 1 that reads the model's input (bit for bit the same)."""
+    module = parse_module(text, "test.mlir")
+    after, collected = fused(module, rng)
+    assert data_ops(after) == ["op.space_to_depth"]
+    blocking = find_entry(after).body.ops.first
+    assert blocking.prop_value("blocksize") == 1 and blocking.input is find_entry(after).body.block.args[0]
+    for what, count in stats.items():
+        assert collected.get(PASS.name, what) == count, what
+
+
+def test_layout_transforms_that_fold_nothing_or_are_wide_stay(rng):
+    """A lone transpose, a transpose back to NCHW, and one whose pixel is wider than one
+    thread's stores (64 f16 channels) stay on the layout kernel."""
+    text = """
+func.func @main(%x: tensor<1x3x4x4xf16>, %y: tensor<1x64x4x4xf32>, %z: tensor<1x4x4x3xf32>) -> (tensor<1x4x4x3xf16>, tensor<1x4x4x64xf16>, tensor<1x3x4x4xf16>) {
+  %0 = op.layout_transform %x {perm = array<i64: 0, 2, 3, 1>} : tensor<1x3x4x4xf16> -> tensor<1x4x4x3xf16>
+  %1 = op.cast %y : tensor<1x64x4x4xf32> to tensor<1x64x4x4xf16>
+  %2 = op.layout_transform %1 {perm = array<i64: 0, 2, 3, 1>} : tensor<1x64x4x4xf16> -> tensor<1x4x4x64xf16>
+  %3 = op.cast %z : tensor<1x4x4x3xf32> to tensor<1x4x4x3xf16>
+  %4 = op.layout_transform %3 {perm = array<i64: 0, 3, 1, 2>} : tensor<1x4x4x3xf16> -> tensor<1x3x4x4xf16>
+  func.return %0, %2, %4 : tensor<1x4x4x3xf16>, tensor<1x4x4x64xf16>, tensor<1x3x4x4xf16>
+}
+"""
+    module = parse_module(text, "test.mlir")
+    before = str(module)
+    after, collected = fused(module, rng)
+    assert str(after) == before
+    assert not collected.counters.get(PASS.name)
+
+
+@pytest.mark.parametrize(("dtype", "batch", "size"), [("f16", 2, (13, 11)), ("bf16", 1, (8, 9)), ("f32", 3, (7, 7))])
+def test_stride_one_stems_from_the_pipeline(rng, dtype, batch, size):
+    """VGG's stem (3×3, stride 1, C = 3): the pipeline's cast, transpose and channel pad
+    reach the conv as one blocksize-1 op.space_to_depth of the model's input."""
+    module = to_pad_alignment(stem_model(rng, batch=batch, size=size, kernel=3, pads=(1, 1, 1, 1), stride=1), dtype)
+    after, collected = fused(module, rng)
+    assert data_ops(after)[:2] == ["op.space_to_depth", "op.conv2d"]
+    blocking = next(op for op in after.walk() if isinstance(op, ops.SpaceToDepthOp))
+    assert blocking.prop_value("blocksize") == 1 and blocking.input is find_entry(after).body.block.args[0]
+    assert blocking.result_channels() == 4
+    assert collected.get(PASS.name, "image inputs blocked by 1") == 1

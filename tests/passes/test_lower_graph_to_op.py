@@ -236,6 +236,8 @@ pool_case("avg_pool2d", lambda x: graph.AvgPool2dOp(x, (3, 3), strides=(2, 1), p
 pool_case("avg_pool2d_count_pad_ceil", lambda x: graph.AvgPool2dOp(x, (3, 3), strides=(2, 2), pads=(1, 1, 1, 1), ceil_mode=True, count_include_pad=True))
 pool_case("avg_pool2d_nhwc", lambda x: graph.AvgPool2dOp(x, (2, 2), strides=(2, 2), layout="NHWC"))
 pool_case("global_avg_pool", lambda x: graph.GlobalAvgPoolOp(x))
+pool_case("avg_pool2d_identity", lambda x: graph.AvgPool2dOp(x, (1, 1)))
+pool_case("max_pool2d_identity_nhwc", lambda x: graph.MaxPool2dOp(x, (1, 1), strides=(1, 1), layout="NHWC"))
 pool_case("global_avg_pool_nhwc", lambda x: graph.GlobalAvgPoolOp(x, layout="NHWC"))
 pool_case("global_avg_pool_rank3", lambda x: graph.GlobalAvgPoolOp(x), shape=(2, 3, 7))
 pool_case("global_avg_pool_rank3_nhwc", lambda x: graph.GlobalAvgPoolOp(x, layout="NHWC"), shape=(2, 7, 3))
@@ -501,3 +503,12 @@ def test_light_resnet50(rng):
     after, collected = lower(module, rng, trials=1)
     assert sum(isinstance(op, ops.Conv2dOp) for op in after.walk()) == 53
     assert collected.get(PASS.name, "graph.conv2d lowered") == 53
+
+
+def test_identity_pools_lower_to_nothing(rng):
+    """A pool with a 1×1 window, stride 1 and no padding is its input: no op.pool2d is
+    made (one launch fewer in VGG), the equivalence check still holds."""
+    for name in ("avg_pool2d_identity", "max_pool2d_identity_nhwc"):
+        b = ModelBuilder()
+        after, _ = lower(b.finish(CASES[name](b, rng)), rng)
+        assert "op.pool2d" not in op_names(after), name

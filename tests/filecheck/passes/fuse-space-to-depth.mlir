@@ -3,9 +3,10 @@
 // RUN: bolt-opt %s -p fuse-space-to-depth --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 
 // STATS:      fuse-space-to-depth
-// STATS-NEXT:   4 pads fused
-// STATS-NEXT:   3 casts fused
+// STATS-NEXT:   5 pads fused
+// STATS-NEXT:   4 casts fused
 // STATS-NEXT:   3 layout transforms fused
+// STATS-NEXT:   1 image inputs blocked by 1
 
 // What the default pipeline makes of a blocked stem's input (convert-precision's cast,
 // the stem's padding, ONNX's blocking, convert-layout's transpose, pad-alignment's
@@ -42,6 +43,24 @@ func.func @elementwise_cast_and_nhwc_input(%x: tensor<1x11x10x3xf32>) -> tensor<
   %4 = op.layout_transform %3 {perm = array<i64: 0, 2, 3, 1>} : tensor<1x12x5x6xbf16> -> tensor<1x5x6x12xbf16>
   %5 = op.pad %4 {pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 4>} : tensor<1x5x6x12xbf16> -> tensor<1x5x6x16xbf16>
   func.return %5 : tensor<1x5x6x16xbf16>
+}
+
+// VGG's input (a 3×3 stem at stride 1, nothing to block): the cast, the transpose to
+// NHWC and the channel pad 3 -> 4 become one blocksize-1 op that reads the f32 image.
+// CHECK-LABEL: func.func @unblocked_image
+func.func @unblocked_image(%x: tensor<2x3x9x7xf32>, %w: tensor<8x3x3x4xf16>) -> tensor<2x9x7x8xf16> {
+  // CHECK-NEXT: %[[S:.*]] = op.space_to_depth %{{.*}} {blocksize = 1 : i64, layout = "NCHW"} : tensor<2x3x9x7xf32> -> tensor<2x9x7x4xf16>
+  // CHECK-NEXT: %[[Y:.*]] = op.conv2d %[[S]], %{{.*}} {pads = array<i64: 1, 1, 1, 1>}
+  // CHECK-NEXT: func.return %[[Y]]
+  %0 = op.elementwise (%x) {
+  ^bb0(%e: f32):
+    %t = arith.truncf %e : f32 to f16
+    op.yield %t : f16
+  } : (tensor<2x3x9x7xf32>) -> tensor<2x3x9x7xf16>
+  %1 = op.layout_transform %0 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x3x9x7xf16> -> tensor<2x9x7x3xf16>
+  %2 = op.pad %1 {pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 1>} : tensor<2x9x7x3xf16> -> tensor<2x9x7x4xf16>
+  %3 = op.conv2d %2, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<2x9x7x4xf16>, tensor<8x3x3x4xf16>) -> tensor<2x9x7x8xf16>
+  func.return %3 : tensor<2x9x7x8xf16>
 }
 
 // A cast after the blocking folds as well (one rounding either way).

@@ -166,6 +166,23 @@ func.func @pools(%x: tensor<1x4x8x8xf32>, %y: tensor<1x8x8x4xf32>) -> (tensor<1x
 
 // -----
 
+// A 1×1 window at stride 1 with no padding copies its input (VGG's adaptive average pool
+// at 224²): it lowers to nothing and its users read the input. A 1×1 window at stride 2
+// stays a pool.
+// CHECK-LABEL: func.func @identity_pools
+func.func @identity_pools(%x: tensor<1x4x7x7xf32>) -> (tensor<1x4x7x7xf32>, tensor<1x4x4x4xf32>) {
+  // CHECK-NEXT: %[[R:.*]] = op.unary relu %x
+  // CHECK-NEXT: %[[S:.*]] = op.pool2d %x {kind = "max", layout = "NCHW", strides = array<i64: 2, 2>, kernel_shape = array<i64: 1, 1>}
+  // CHECK-NEXT: func.return %[[R]], %[[S]]
+  %0 = graph.avg_pool2d %x {kernel_shape = array<i64: 1, 1>} : tensor<1x4x7x7xf32> -> tensor<1x4x7x7xf32>
+  %1 = graph.max_pool2d %0 {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>} : tensor<1x4x7x7xf32> -> tensor<1x4x7x7xf32>
+  %2 = graph.relu %1 : tensor<1x4x7x7xf32>
+  %3 = graph.max_pool2d %x {kernel_shape = array<i64: 1, 1>, strides = array<i64: 2, 2>} : tensor<1x4x7x7xf32> -> tensor<1x4x4x4xf32>
+  func.return %2, %3 : tensor<1x4x7x7xf32>, tensor<1x4x4x4xf32>
+}
+
+// -----
+
 // global_avg_pool of another rank is a mean over the spatial axes, wherever the
 // layout puts the channels.
 // CHECK-LABEL: func.func @global_avg_pool_rank3
