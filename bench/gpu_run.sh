@@ -6,7 +6,8 @@
 # Stages: check (bench/check_kernels.py $CHECK_ARGS), sweep (bench/compile_sweep.py: nvcc on every instance
 # the selection sweep emits), data / compute (the op-kernel checks; compute takes $COMPUTE_ARGS), attention (bench/check_attention.py
 # $ATTENTION_ARGS: the fused attention against the interpreter, then timed against torch's SDPA), splitk
-# (bench/check_splitk_conv.py $SPLITK_ARGS: our split-reduction conv against the interpreter), tests
+# (bench/check_splitk_conv.py $SPLITK_ARGS: our split-reduction conv against the interpreter), stem
+# (bench/check_stem_conv.py $STEM_ARGS: our few-channel conv against the interpreter, then timed), tests
 # (pytest -m gpu), kernels (bench/kernels.py $KERNELS_ARGS), models (bench/models.py $MODELS_ARGS),
 # tune (bench/tune.py $TUNE_ARGS), sanitize (bench/sanitize.py $SANITIZE_ARGS: memcheck and racecheck on whole models),
 # buckets (bench/buckets.py $BUCKETS_ARGS, default ResNet-50), users (bench/users_path.py $USERS_ARGS; carry .whl_cupy
@@ -26,6 +27,7 @@ declare -A commands=(
   [compute]="python3 -m bench.check_compute_kernels ${COMPUTE_ARGS:-}"
   [attention]="python3 -m bench.check_attention ${ATTENTION_ARGS:-}"
   [splitk]="python3 -m bench.check_splitk_conv ${SPLITK_ARGS:-}"
+  [stem]="python3 -m bench.check_stem_conv ${STEM_ARGS:-}"
   [tests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_compiler.py tests/backends"
   [kernels]="python3 -m bench.kernels ${KERNELS_ARGS:-}"
   [models]="python3 -m bench.models ${MODELS_ARGS:-}"

@@ -226,6 +226,7 @@ RULES: dict[type, Rule] = {
     ops.ConcatOp: MOVED,
     ops.ReshapeOp: MOVED,
     ops.ResizeOp: MOVED,
+    ops.SpaceToDepthOp: MOVED,  # the image's input kernel: the image read once, the blocked input written once
     ops.SliceOp: (no_flops, reads_what_it_writes),
     ops.GatherOp: (no_flops, gather_bytes),
 }
