@@ -70,10 +70,16 @@ def lower(case: Case) -> Case:
     case.module = parse_module(case.text, f"<{case.label}>", ctx=ctx)
     module = case.module.clone()
     SelectKernelsPass(selector="heuristic", arch="sm90", sms=SMS, few_channels=case.few_channels).apply(ctx, module)
-    if case.tile is not None:
-        for target in module.walk():
-            if KERNEL_ATTR in target.attributes:
-                target.attributes[KERNEL_ATTR] = KernelChoice(stem_conv_kernels.FAMILY, "sm80", case.tile.as_tile(), (8, 8, 8)).to_attr()
+    for target in module.walk():
+        if not isinstance(target, ops.Conv2dOp) or case.few_channels != "stem":
+            continue
+        # this check is for our kernel: where the heuristic keeps a small grid on CUTLASS
+        # (ResNet-50's blocked stem at batch 1 and 2), ours runs with its default tile
+        tile = case.tile
+        if tile is None and KernelChoice.from_attr(target.attributes[KERNEL_ATTR]).family != stem_conv_kernels.FAMILY:
+            tile = stem_conv_kernels.default_tile(target, SMS)
+        if tile is not None:
+            target.attributes[KERNEL_ATTR] = KernelChoice(stem_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8)).to_attr()
     LowerOpToCutlassPass().apply(ctx, module)
     (case.op,) = [o for o in find_entry(module).body.ops if isinstance(o, cutlass.TemplateOp) or stem_conv_kernels.computes(o)]
     return case
