@@ -85,6 +85,12 @@ func.func @main(%x: tensor<1x8x8x2xf64>) -> tensor<1x8x4x4xf16> {
     ],
 )
 def test_chains_fold_into_one_op(rng, text, stats):
+    assert_one_op_reads_the_input(rng, text, stats)
+
+
+def assert_one_op_reads_the_input(rng, text: str, stats: dict[str, int]):
+    """The chain in `text` folds into one op.space_to_depth that reads the function's
+    argument, with these statistics; returns that op."""
     module = parse_module(text, "test.mlir")
     after, collected = fused(module, rng)
     assert data_ops(after) == ["op.space_to_depth"]
@@ -92,6 +98,7 @@ def test_chains_fold_into_one_op(rng, text, stats):
     assert blocking.input is find_entry(after).body.block.args[0]
     for what, count in stats.items():
         assert collected.get(PASS.name, what) == count, what
+    return blocking
 
 
 def test_shared_values_stay(rng):
@@ -192,13 +199,7 @@ func.func @main(%x: tensor<3x3x4x5xf32>) -> tensor<3x4x5x4xf32> {
 def test_unblocked_image_inputs_fold_into_one_op(rng, text, stats):
     """An image input's cast, NCHW -> NHWC transpose and channel pad become one op.space_to_depth
     of blocksize 1 that reads the model's input (bit for bit the same)."""
-    module = parse_module(text, "test.mlir")
-    after, collected = fused(module, rng)
-    assert data_ops(after) == ["op.space_to_depth"]
-    blocking = find_entry(after).body.ops.first
-    assert blocking.prop_value("blocksize") == 1 and blocking.input is find_entry(after).body.block.args[0]
-    for what, count in stats.items():
-        assert collected.get(PASS.name, what) == count, what
+    assert assert_one_op_reads_the_input(rng, text, stats).prop_value("blocksize") == 1
 
 
 def test_layout_transforms_that_fold_nothing_or_are_wide_stay(rng):
