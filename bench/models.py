@@ -351,7 +351,7 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     ours_bytes = free_before - torch.cuda.mem_get_info()[0]
     ours_ms = time_ms(lambda: compiled(**device_inputs))
     print(f"profile of {name} b{batch} (launches timed inside a captured graph; % bound: the roofline bound over the time):")
-    launches = compiled.profile(**device_inputs)
+    launches = compiled.profile(**device_inputs, alone=True)
     print(format_profile(launches, top=8), format_profile_by_family(launches), sep="\n", flush=True)
     plot_launches(launches, get_target(BUILDS[builds[0]][0]), "f16", f"{name} b{batch}",
                   Path(os.environ.get("OUT", ".")) / f"{name}_b{batch}_roofline.png")

@@ -7,6 +7,7 @@
     model.capture(); model.replay()             # CUDA-graph replay of the last inputs' shapes
     model = boltir.runtime.load("out/", debug=True)   # op by op against the interpreter
     print(boltir.runtime.format_profile(model.profile(x=array)))   # every launch against its roofline bound
+    model.profile(x=array, alone=True)          # also each launch timed by itself (`alone_ms`)
 
 A call replays a CUDA graph from its second call on, and its outputs are the model's
 own buffers, valid until the next call (boltir/graph_call.py says how, and on which stream).
@@ -41,6 +42,9 @@ from boltir.shape_ranges import (
 from boltir.target import get_target
 
 HOST_TO_DEVICE, DEVICE_TO_HOST = 1, 2
+ALONE_INNER = 10
+"""Copies of a launch back to back in `profile(alone=True)`'s graph: enough that one
+replay's launch latency is a small part of the time per copy."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,9 @@ class LaunchTime:
     bytes: int | None = None
     bound_ms: float | None = None
     """max(FLOPs / peak, bytes / bandwidth) on the model's target."""
+    alone_ms: float | None = None
+    """The launch's median time when replayed alone, back to back on the model's buffers
+    (`profile(alone=True)`); None when not measured."""
 
     @property
     def tflops_per_second(self) -> float | None:
@@ -256,13 +263,18 @@ class CompiledModel:
     def replay(self, stream: int | None = None) -> None:
         self._check(self.library.boltir_model_replay(self.context, ctypes.c_void_p(stream)), "replaying: ")
 
-    def profile(self, *args, repeats: int = 20, **kwargs) -> list[LaunchTime]:
+    def profile(self, *args, repeats: int = 20, alone: bool = False, **kwargs) -> list[LaunchTime]:
         """Each launch's median time over `repeats` runs (after one warm-up), in launch
         order, with its roofline counts and bound. The launches are captured once into a
         CUDA graph with an event between them and the graph is replayed, so launch gaps do
         not count and the times add up to about a graph replay's. A library built before
         that was possible is timed with events between plain launches (each time then
-        includes the gap to the next)."""
+        includes the gap to the next).
+
+        With `alone`, each launch is also timed by itself (`LaunchTime.alone_ms`): ten
+        copies of it back to back in a graph of their own, on the model's buffers. A launch
+        much slower in the model than alone loses time to its place (what its neighbours
+        leave in the L2, launch order), not to its kernel."""
         pointers, _ = self._bind(args, kwargs)
         inputs = self._pointer_array(pointers)
         launches = self.manifest["launches"]
@@ -277,8 +289,18 @@ class CompiledModel:
             self._check(self.library.boltir_model_profile(self.context, inputs, repeats, times, None), "profiling: ")
         samples = np.frombuffer(times, dtype=np.float32)[: repeats * len(launches)].reshape(repeats, len(launches))
         medians = np.median(samples, axis=0) if repeats else np.zeros(len(launches))
-        return [LaunchTime(i, launch["op"], launch["kernel"], launch["family"], float(ms), *bound)
-                for i, (launch, ms, bound) in enumerate(zip(launches, medians, launch_bounds(self.manifest)))]
+        alone_medians = [None] * len(launches)
+        if alone:
+            timed_alone = getattr(self.library, "boltir_model_profile_alone", None)
+            if timed_alone is None:
+                raise BoltError(f"{self.directory} was built before launches could be timed alone; compile it again")
+            timed_alone.restype = ctypes.c_int
+            self._check(timed_alone(self.context, inputs, repeats, ALONE_INNER, times, None), "profiling alone: ")
+            alone_samples = np.frombuffer(times, dtype=np.float32)[: repeats * len(launches)].reshape(repeats, len(launches))
+            alone_medians = [float(ms) for ms in (np.median(alone_samples, axis=0) if repeats else np.zeros(len(launches)))]
+        return [LaunchTime(i, launch["op"], launch["kernel"], launch["family"], float(ms), *bound, alone_ms=alone_ms)
+                for i, (launch, ms, bound, alone_ms) in enumerate(zip(launches, medians, launch_bounds(self.manifest),
+                                                                      alone_medians))]
 
     def results(self) -> list[np.ndarray]:
         self._check(self.library.boltir_synchronize())
@@ -333,18 +355,24 @@ def _figure(value: float | None, width: int, digits: int, scale: float = 1.0, su
 def format_profile(launches: list[LaunchTime], top: int | None = None) -> str:
     """A table of the launches, slowest first (the `top` slowest): each one's time, share,
     achieved TFLOP/s and GB/s and its bound over its time ("% bound": 100% is the
-    roofline); the last line sets the sum of the bounds against the measured total."""
+    roofline); the last line sets the sum of the bounds against the measured total. With
+    launches timed alone (`profile(alone=True)`) an "alone" column follows the time."""
     measured = sum(launch.ms for launch in launches)
     share_of = measured or 1.0
     rows = sorted(launches, key=lambda launch: -launch.ms)[:top]
-    lines = [f"{'#':>4}  {'ms':>8}  {'share':>6}  {'TFLOP/s':>8}  {'GB/s':>7}  {'% bound':>7}  {'op':<22} kernel"]
-    lines += [f"{r.index:>4}  {r.ms:8.4f}  {100 * r.ms / share_of:5.1f}%  {_figure(r.tflops_per_second, 8, 1)}  "
+    alone = any(launch.alone_ms is not None for launch in launches)
+    lines = [f"{'#':>4}  {'ms':>8}  " + (f"{'alone':>8}  " if alone else "")
+             + f"{'share':>6}  {'TFLOP/s':>8}  {'GB/s':>7}  {'% bound':>7}  {'op':<22} kernel"]
+    lines += [f"{r.index:>4}  {r.ms:8.4f}  " + (f"{_figure(r.alone_ms, 8, 4)}  " if alone else "")
+              + f"{100 * r.ms / share_of:5.1f}%  {_figure(r.tflops_per_second, 8, 1)}  "
               f"{_figure(r.gigabytes_per_second, 7, 0)}  {_figure(r.bound_fraction, 7, 1, 100, '%')}  {r.op:<22} {r.kernel}"
               for r in rows]
     total = f"{len(launches)} launches, {measured:.4f} ms in all"
     bounds = [launch.bound_ms for launch in launches]
     if launches and None not in bounds:
         total += f"; bounds {sum(bounds):.4f} ms, {100 * sum(bounds) / share_of:.1f}% of the measured time"
+    if alone and None not in (alone_times := [launch.alone_ms for launch in launches]):
+        total += f"; alone {sum(alone_times):.4f} ms"
     lines.append(total)
     return "\n".join(lines)
 

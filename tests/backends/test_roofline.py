@@ -5,6 +5,8 @@ within the padding the pipeline adds; the manifest's counts; the profile's table
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 import subprocess
 import sys
@@ -264,6 +266,15 @@ def test_format_profile_without_counts_shows_dashes_and_no_bounds():
     assert lines[-1] == "2 launches, 0.0300 ms in all"
 
 
+def test_format_profile_with_launches_timed_alone_adds_their_column_and_sum():
+    launches = [dataclasses.replace(launch, alone_ms=alone) for launch, alone in zip(fake_launches(), (0.05, 0.02, 0.01))]
+    lines = format_profile(launches, top=2).splitlines()
+    assert lines[0].split()[:3] == ["#", "ms", "alone"]
+    # the conv: 0.1 ms in the model, 0.05 alone
+    assert lines[1].split()[:4] == ["0", "0.1000", "0.0500", "76.9%"]
+    assert lines[-1].endswith("; alone 0.0800 ms")
+
+
 def test_format_profile_by_family_sums_each_family_largest_first():
     launches = [*fake_launches(), LaunchTime(3, "op.pad", "pad", "pad", 0.030, 0, 40_000_000, 0.0094)]
     lines = format_profile_by_family(launches).splitlines()
@@ -294,9 +305,10 @@ def test_profile_on_the_gpu_sets_launches_against_their_bounds(small_resnet, tmp
     result = compiler.compile(small_resnet, tmp_path / "out", arch="sm80", dtype="f16", progress=False)
     model = load(result.directory)
     image = np.load(small_resnet.parent / "input.npz")["image"]
-    launches = model.profile(image=image, repeats=10)
+    launches = model.profile(image=image, repeats=10, alone=True)
     assert len(launches) == len(result.manifest["launches"])
     assert all(t.ms > 0 and t.flops is not None and t.bound_ms > 0 for t in launches)
+    assert all(t.alone_ms > 0 for t in launches)
     assert [t.flops for t in launches] == [launch["flops"] for launch in result.manifest["launches"]]
     assert "; bounds " in format_profile(launches).splitlines()[-1]
     (got,) = model(image=image)  # profiling leaves the model usable
