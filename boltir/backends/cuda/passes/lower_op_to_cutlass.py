@@ -36,6 +36,7 @@ from xdsl.passes import ModulePass
 
 from boltir.backends.cuda.codegen import (
     depthwise_kernels,
+    halo_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
@@ -203,7 +204,7 @@ class CutlassLowering:
 FAMILIES_OF: dict[type, tuple[str, ...]] = {
     ops.GemmOp: ("gemm", skinny_gemm_kernels.FAMILY),
     ops.Conv2dOp: ("conv2d_fprop", "depthwise_conv2d_fprop", depthwise_kernels.FAMILY, stem_conv_kernels.FAMILY,
-                   splitk_conv_kernels.FAMILY),
+                   splitk_conv_kernels.FAMILY, halo_conv_kernels.FAMILY),
     ops.B2bGemmOp: ("b2b_gemm",),
     ops.B2bConv2dOp: ("b2b_conv2d",),
 }

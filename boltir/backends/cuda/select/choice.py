@@ -23,7 +23,7 @@ KERNEL_ATTR = "kernel"
 
 
 FAMILIES = ("gemm", "conv2d_fprop", "depthwise_conv2d_fprop", "b2b_gemm", "b2b_conv2d", "depthwise_direct",
-            "skinny_gemm", "stem_conv", "splitk_conv")
+            "skinny_gemm", "stem_conv", "splitk_conv", "halo_conv")
 """The template families a choice can name; "depthwise_direct" is our own depthwise conv
 kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, channels)."""
 # "skinny_gemm" is our own GEMM for few rows (codegen/skinny_gemm_kernels.py), its tile a
@@ -32,6 +32,8 @@ kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, cha
 # tile a CTA's (output rows, output columns, m16 fragments per warp).
 # "splitk_conv" is our own conv for few output pixels (codegen/splitk_conv_kernels.py), its
 # tile a cluster's (output pixels, output channels, CTAs splitting the reduction).
+# "halo_conv" is our own wgmma conv for 64 input channels (codegen/halo_conv_kernels.py), its
+# tile a CTA's (output columns, output rows, descriptor base-offset mode).
 
 
 CUTLASS_3X_FAMILIES = ("gemm", "conv2d_fprop")

@@ -20,6 +20,7 @@ from xdsl.ir import Operation
 from boltir.backends.cuda.codegen import (
     cutlass_sm90,
     depthwise_kernels,
+    halo_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
@@ -348,6 +349,23 @@ SPLIT_MIN_K_TILES = 16
 ones leave each cluster CTA too few to fill its pipeline."""
 
 
+HALO_MIN_WAVES = 2
+"""Tiles of our halo conv per CTA at least (each CTA loads its filter block once): fewer
+and the filter's load is not paid back."""
+
+
+def halo_conv_problem(op: ops.Conv2dOp, sms: int) -> bool:
+    """Whether our wgmma conv for 64 input channels takes the op (codegen/halo_conv_kernels.py):
+    a conv it computes, with at least HALO_MIN_WAVES tiles per multiprocessor."""
+    if halo_conv_kernels.conv_reason(op) is not None:
+        return False
+    tile = halo_conv_kernels.default_tile(op)
+    if halo_conv_kernels.tile_reason(op, tile) is not None:
+        return False
+    blocks = tensor_shape(op.filter.type)[0] // halo_conv_kernels.BLOCK_K
+    return halo_conv_kernels.tiles(op, tile) * blocks >= HALO_MIN_WAVES * sms
+
+
 def splitk_conv_problem(op: ops.Conv2dOp, sms: int) -> bool:
     """Whether the heuristic gives the conv our split-reduction kernel: one it takes,
     with a long reduction (SPLIT_MIN_K_TILES), whose 3.x grid would be a small share of the
@@ -402,6 +420,10 @@ class HeuristicSelector:
     """Whether convs with few output pixels and long reductions (batch 1's deep layers) run
     on our split-reduction kernel on sm90 where `splitk_conv_problem` says so (False:
     CUTLASS's 3.x conv, for comparison)."""
+    halo_convs: bool = False
+    """Whether stride-1 convs on 64 input channels with many output pixels run on our wgmma
+    conv (halo_conv_kernels) on sm90 where `halo_conv_problem` says so. Off until the
+    kernel has run on a GPU (select-kernels narrow_convs=halo turns it on)."""
 
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
         if self.stem_convs and isinstance(op, ops.Conv2dOp) and stem_conv_problem(op):
@@ -412,6 +434,9 @@ class HeuristicSelector:
         sms = self.sms or get_target(arch).multiprocessors
         if hopper and self.split_convs and isinstance(op, ops.Conv2dOp) and splitk_conv_problem(op, sms):
             return self.splitk_conv(op, sms)
+        if hopper and self.halo_convs and isinstance(op, ops.Conv2dOp) and halo_conv_problem(op, sms):
+            tile = halo_conv_kernels.default_tile(op)
+            return KernelChoice(halo_conv_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
         if hopper and isinstance(op, ops.GemmOp | ops.Conv2dOp):
             choice = self.hopper_gemm(op) if isinstance(op, ops.GemmOp) else self.hopper_conv(op)
             if choice is not None:

@@ -426,6 +426,8 @@ def describe_choice(choice: KernelChoice | str) -> str:
     tb = "x".join(map(str, choice.tile.threadblock))
     if choice.family == "splitk_conv":  # our split-reduction conv: pixels x channels x cluster CTAs
         text = f"splitk {tb}"
+    elif choice.family == "halo_conv":  # our wgmma conv for 64 channels: columns x rows x base-offset mode
+        text = f"halo {tb}"
     elif choice.arch == "sm90":
         schedule = SCHEDULE_SHORT.get(choice.kernel_schedule, "auto")
         cluster = choice.cluster or (1, 1, 1)

@@ -1,0 +1,218 @@
+"""Our conv for 64 input channels on Hopper (family `halo_conv`): an NHWC conv of stride 1
+with C = 64, K a multiple of 64, any R×S up to 7×7 and pads, one group, the whole
+`#op.epilogue` fused. Such convs are VGG-16's 224² and 112² layers and ResNet-50's 56²
+ones: CUTLASS's implicit GEMM walks one 64-channel k-tile per filter tap and re-reads each
+input pixel from the L2 once per tap (R·S times), which keeps VGG-16's 3×3 64 → 64 at 224²
+near 284 TFLOP/s on the H200 (bench/RESULTS.md). Here each input pixel enters shared memory
+once per tile, with the tile's halo, and every tap reads it from there.
+
+    reason = conv_reason(op)          # None where the kernel computes this op.conv2d
+    tile = default_tile(op)           # HaloTile: columns and rows of output pixels a tile
+    source = emit_translation_unit([op])
+
+**Which ops.** `select-kernels` chooses it with `narrow_convs=halo` (a KernelChoice of family
+"halo_conv", arch "sm90", its tile in `threadblock`); the default, `narrow_convs=cutlass`,
+keeps CUTLASS's until the kernel has run on a GPU. `lower-op-to-cutlass` leaves such an
+op.conv2d at the op level, its choice attached, and this generator computes it.
+
+**The kernel** (sm_90a). Persistent CTAs of `rows` warpgroups; CTA b keeps the filter of
+output-channel block b mod K/64 in shared memory (R·S taps of 64 × 64, 128-byte swizzled,
+K-major) and walks output tiles of `rows` rows × `columns` pixels. A tile's input patch,
+(rows + R − 1) × (columns + S − 1) pixels of 128 bytes, arrives by cp.async into one of two
+swizzled buffers while the other is computed. Warpgroup g computes output row g of the tile
+as R·S·4 `wgmma.mma_async` m64 n`columns` k16, A = the tap's filter (64 output channels ×
+16 input channels), B = the tap's window of the patch: `columns` consecutive patch pixels
+starting at (g + r, s), which a shared-memory descriptor addresses directly because a
+pixel is one 128-byte swizzle row. The f32 accumulators (64 channels × `columns` pixels)
+take the epilogue (`compute_kernels.epilogue_function`, the interpreter's
+`apply_epilogue`) in registers, are rounded once and leave through shared memory in 16-byte
+stores. One CTA barrier and one warpgroup barrier a tile.
+
+**Launcher ABI**: the CUTLASS conv launchers' (as `splitk_conv_kernels.py`'s); shapes are
+compile-time constants, 2002 when the integers are not its problem, 2003 for a missing bias
+or residual, 1 for an operand not aligned to 16 bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+
+from boltir.backends.cuda.codegen import compute_kernels
+from boltir.backends.cuda.codegen.generator import LaunchArguments
+from boltir.backends.cuda.codegen.own_kernels import (
+    TiledFamily,
+    conv_launch_arguments,
+    conv_problem,
+    element_name,
+    nhwc_conv_reason,
+    one_element_reason,
+)
+from boltir.dialects import op as ops
+from boltir.dialects.common import tensor_shape
+from boltir.dialects.cutlass import Tile
+
+FAMILY = "halo_conv"
+FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
+
+ELEMENTS = {"f16": "__half", "bf16": "__nv_bfloat16"}
+CHANNELS = 64
+"""Input channels: one pixel is one 128-byte row of the 128-byte swizzle, so a window that
+starts at any pixel is a valid wgmma operand."""
+BLOCK_K = 64
+"""Output channels a CTA computes: wgmma's M."""
+MAX_WINDOW = 7
+ROWS = (1, 2)
+"""Output rows a tile: one warpgroup each."""
+MAX_COLUMNS = 128
+"""Output pixels a warpgroup's row: wgmma's N (a multiple of 8), columns / 2 f32
+accumulators a thread."""
+PIXEL_BYTES = CHANNELS * 2
+STAGE_PITCH = PIXEL_BYTES + 16
+"""Bytes a staged output pixel: 16 past 128, so that a warp's 2-byte writes of 8 channels ×
+4 pixels fall in distinct banks, and rows stay 16-byte aligned."""
+SHARED_LIMIT = 227 * 1024
+"""The H100's / H200's shared memory a block may ask for."""
+
+
+@dataclass(frozen=True)
+class HaloTile:
+    """Output tiles of `rows` rows × `columns` pixels (× 64 output channels). `descriptor`
+    says how the kernel fills the wgmma descriptors' base-offset field: 1 writes 0 (the
+    buffers start at 1024-byte boundaries, which is when the PTX ISA's rule asks for 0);
+    2 writes the window's own (address >> 7) & 7 (the other reading of that rule: an
+    instance for the GPU to settle which one the hardware follows)."""
+
+    columns: int
+    rows: int
+    descriptor: int = 1
+
+    def as_tile(self) -> Tile:
+        """The KernelChoice tile: threadblock = warp = (columns, rows, descriptor);
+        instruction 1×1×1; stages 2 (the patch's double buffer)."""
+        shape = (self.columns, self.rows, self.descriptor)
+        return Tile(shape, shape, (1, 1, 1), 2)
+
+    @staticmethod
+    def of(tile: Tile) -> HaloTile:
+        return HaloTile(*tile.threadblock)
+
+    def describe(self) -> str:
+        return f"{self.columns}x{self.rows}" + ("" if self.descriptor == 1 else f"d{self.descriptor}")
+
+
+# ------------------------------------------------------------- what is supported
+
+
+def conv_reason(op: Operation) -> str | None:
+    """Why the kernel does not compute this op.conv2d (whatever its tile), or None."""
+    if (reason := nhwc_conv_reason(op)) is not None:
+        return reason
+    if op.prop_value("groups") != 1:
+        return f"a grouped conv ({op.prop_value('groups')} groups)"
+    strides, _, dilations, _ = op.window()
+    if tuple(strides) != (1, 1) or tuple(dilations) != (1, 1):
+        return "a strided or dilated conv: the kernel takes stride 1, dilation 1"
+    n, h, w, c = tensor_shape(op.input.type)
+    k, r, s, _ = tensor_shape(op.filter.type)
+    if c != CHANNELS:
+        return f"{c} input channels: the kernel takes {CHANNELS}"
+    if k % BLOCK_K:
+        return f"{k} output channels: the kernel takes a multiple of {BLOCK_K}"
+    if r > MAX_WINDOW or s > MAX_WINDOW:
+        return f"a {r}x{s} window: the kernel takes up to {MAX_WINDOW}x{MAX_WINDOW}"
+    if (reason := one_element_reason(op, ELEMENTS)) is not None:
+        return reason
+    if not math.prod(tensor_shape(op.input.type)) or not math.prod(tensor_shape(op.output.type)):
+        return "an empty input or output"
+    return None
+
+
+def patch_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
+    """One patch buffer: (rows + R - 1) × (columns + S - 1) pixels, rounded to 1024 bytes
+    (each buffer starts a 128-byte swizzle pattern)."""
+    _, r, s, _ = tensor_shape(op.filter.type)
+    return -(-(tile.rows + r - 1) * (tile.columns + s - 1) * PIXEL_BYTES // 1024) * 1024
+
+
+ALIGN_SLACK = 1024
+"""Bytes asked beyond the layout, so that the kernel can start it at a 1024-byte boundary
+(dynamic shared memory is only promised 16-byte alignment)."""
+
+
+def shared_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
+    """Filter taps, two patch buffers, the warpgroups' staged rows and the bias, from a
+    1024-byte aligned base, and the slack that aligns it."""
+    _, r, s, _ = tensor_shape(op.filter.type)
+    return (r * s * BLOCK_K * PIXEL_BYTES + 2 * patch_bytes(op, tile) + tile.rows * tile.columns * STAGE_PITCH + 4 * BLOCK_K
+            + ALIGN_SLACK)
+
+
+def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
+    """Why `tile` cannot compute the op (which conv_reason accepts), or None."""
+    if tile.rows not in ROWS:
+        return f"{tile.rows} rows a tile: the kernel takes {' or '.join(map(str, ROWS))} (a warpgroup each)"
+    if tile.columns % 8 or not 8 <= tile.columns <= MAX_COLUMNS:
+        return f"{tile.columns} columns a tile: wgmma's N is a multiple of 8 from 8 to {MAX_COLUMNS}"
+    if tile.descriptor not in (1, 2):
+        return f"descriptor mode {tile.descriptor}: 1 (base offset 0) or 2 (the window's)"
+    if (need := shared_bytes(op, tile)) > SHARED_LIMIT:
+        return f"{need} bytes of shared memory: a block takes at most {SHARED_LIMIT}"
+    return None
+
+
+def tiles(op: ops.Conv2dOp, tile: HaloTile) -> int:
+    """Output tiles of one 64-channel block: images × row tiles × column tiles."""
+    n, p, q, _ = tensor_shape(op.output.type)
+    return n * -(-p // tile.rows) * -(-q // tile.columns)
+
+
+# ------------------------------------------------------------------ the heuristic
+
+
+def default_tile(op: ops.Conv2dOp) -> HaloTile:
+    """Two rows a tile; the widest column count (a multiple of 8, at most MAX_COLUMNS)
+    that pads the output's width least, so a 224-wide row is two tiles of 112."""
+    q = tensor_shape(op.output.type)[2]
+    columns = min(range(8, MAX_COLUMNS + 1, 8), key=lambda c: (-(-q // c) * c - q, -c))
+    tile = HaloTile(columns, 2)
+    return tile if tile_reason(op, tile) is None else HaloTile(columns, 1)
+
+
+# ---------------------------------------------------------------------- instances
+
+
+problem = conv_problem
+"""The launcher's 15 integers, in the CUTLASS conv launchers' order."""
+
+
+def launch_arguments(op: Operation) -> LaunchArguments:
+    return conv_launch_arguments(op, kernel_name(op))
+
+
+def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
+    n, h, w, c, k, r, s, p, q, pad_h, pad_w, sh, sw, dh, dw = problem(op)
+    element = element_name(op.input)
+    return {
+        "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "k": k, "p": p, "q": q, "r": r, "s": s,
+        "pad_h": pad_h, "pad_w": pad_w, "columns": tile.columns, "rows": tile.rows, "base_offset": tile.descriptor - 1,
+        "tiles": tiles(op, tile), "patch_bytes": patch_bytes(op, tile), "shared_bytes": shared_bytes(op, tile),
+        "element": ELEMENTS[element], "mma_type": element,
+        "index_t": "int" if max(n * h * w * c, n * p * q * k, k * r * s * c) < compute_kernels.INT_LIMIT else "long long",
+        "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
+        "has_bias": op.bias is not None, "has_residual": op.residual is not None,
+        "empty": False,
+    }
+
+
+# ------------------------------------------------------------- the generator protocol
+
+
+TILED = TiledFamily(FAMILY, ops.Conv2dOp, HaloTile, "columns, rows, descriptor mode", "compute/halo_conv.cu.j2",
+                    conv_reason, tile_reason, _context, arch="sm90")
+# the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
+marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes
+is_fallback, kernel_arch, instance_key, kernel_name = TILED.is_fallback, TILED.kernel_arch, TILED.instance_key, TILED.kernel_name
+emit_instance, emit_translation_unit = TILED.emit_instance, TILED.emit_translation_unit
