@@ -7,7 +7,8 @@
 # the selection sweep emits), data / compute (the op-kernel checks; compute takes $COMPUTE_ARGS), attention (bench/check_attention.py
 # $ATTENTION_ARGS: the fused attention against the interpreter, then timed against torch's SDPA), splitk
 # (bench/check_splitk_conv.py $SPLITK_ARGS: our split-reduction conv against the interpreter), stem
-# (bench/check_stem_conv.py $STEM_ARGS: our few-channel conv against the interpreter, then timed), tests
+# (bench/check_stem_conv.py $STEM_ARGS: our few-channel conv against the interpreter, then timed), halo
+# (bench/check_halo_conv.py $HALO_ARGS: our wgmma conv for 64 channels against the interpreter, then timed), tests
 # (pytest -m gpu), kernels (bench/kernels.py $KERNELS_ARGS), models (bench/models.py $MODELS_ARGS),
 # tune (bench/tune.py $TUNE_ARGS), sanitize (bench/sanitize.py $SANITIZE_ARGS: memcheck and racecheck on whole models),
 # buckets (bench/buckets.py $BUCKETS_ARGS, default ResNet-50), users (bench/users_path.py $USERS_ARGS; carry .whl_cupy
@@ -28,6 +29,7 @@ declare -A commands=(
   [attention]="python3 -m bench.check_attention ${ATTENTION_ARGS:-}"
   [splitk]="python3 -m bench.check_splitk_conv ${SPLITK_ARGS:-}"
   [stem]="python3 -m bench.check_stem_conv ${STEM_ARGS:-}"
+  [halo]="python3 -m bench.check_halo_conv ${HALO_ARGS:-}"
   [tests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_compiler.py tests/backends"
   [kernels]="python3 -m bench.kernels ${KERNELS_ARGS:-}"
   [models]="python3 -m bench.models ${MODELS_ARGS:-}"

@@ -12,7 +12,8 @@ codegen/depthwise_kernels.py, which stays an op.conv2d with the same launcher AB
 GEMM with few rows gets CUTLASS's GEMM unless the case asks for ours (`small_m="skinny"`:
 codegen/skinny_gemm_kernels.py, an op.gemm with the CUTLASS GEMM launcher's ABI), and
 a conv with few output pixels CUTLASS's unless it asks for our split-reduction conv
-(`few_pixels="splitk"`: codegen/splitk_conv_kernels.py, on sm90).
+(`few_pixels="splitk"`: codegen/splitk_conv_kernels.py, on sm90). Our other families are
+reached through `override` (family, arch and tile).
 """
 
 from __future__ import annotations
@@ -202,6 +203,8 @@ def describe_choice(case: Case) -> str:
         return f"skinny {skinny_gemm_kernels.marked_tile(op).describe()}"
     if splitk_conv_kernels.computes(op):
         return f"splitk {splitk_conv_kernels.marked_tile(op).describe()}"
+    if (generator := generator_computing(op)) is not None:
+        return f"{generator.FAMILY} {generator.marked_tile(op).describe()}"
     tile = op.tile.value
     if op.prop_value("arch") == "sm90":
         from boltir.backends.cuda.codegen import cutlass_sm90 as sm90

@@ -1,5 +1,5 @@
 """Our conv for 64 input channels on Hopper (family `halo_conv`): an NHWC conv of stride 1
-with C = 64, K a multiple of 64, any R×S up to 7×7 and pads, one group, the whole
+with C = 64, K a multiple of 64, any R×S up to 5×5 and pads, one group, the whole
 `#op.epilogue` fused. Such convs are VGG-16's 224² and 112² layers and ResNet-50's 56²
 ones: CUTLASS's implicit GEMM walks one 64-channel k-tile per filter tap and re-reads each
 input pixel from the L2 once per tap (R·S times), which keeps VGG-16's 3×3 64 → 64 at 224²
@@ -63,7 +63,8 @@ CHANNELS = 64
 starts at any pixel is a valid wgmma operand."""
 BLOCK_K = 64
 """Output channels a CTA computes: wgmma's M."""
-MAX_WINDOW = 7
+MAX_WINDOW = 5
+"""Taps are 8 KiB of shared memory each: 25 leave room for the patches of one-row tiles."""
 ROWS = (1, 2)
 """Output rows a tile: one warpgroup each."""
 MAX_COLUMNS = 128

@@ -1,0 +1,176 @@
+"""Our wgmma conv for 64 input channels (boltir/backends/cuda/codegen/halo_conv_kernels.py) on
+the GPU: correctness against the op-level interpreter, then graph-timed against the CUTLASS
+3.x choice (the heuristic without `narrow_convs=halo`) and cuDNN.
+
+Correctness: VGG-16's and ResNet-50's 3x3 convs on 64 channels at batch 2, odd sizes,
+partial row and column tiles, 1x1 to 5x5 windows, asymmetric pads, two output-channel
+blocks, one-row tiles, every epilogue kind, f16 and bf16, each with both descriptor modes
+(`HaloTile.descriptor`: 1 writes the wgmma descriptors' base offset as 0, 2 as the
+window's address bits 7..9; the rows say which reading of the PTX ISA the hardware
+follows). The bar: ‖Δ‖/‖ref‖ < 1e-2 (outputs NaN-filled first, so a missed element fails).
+
+Timing: VGG-16's 3x3 64 -> 64 at 224² and 64 -> 128 at 112², ResNet-50's 3x3 64 -> 64 at
+56², batch 32, bias + ReLU: ours (each descriptor mode), the CUTLASS choice, cuDNN
+(channels_last conv + ReLU), each launched 10 times inside a captured CUDA graph (median
+of 20 replays / 10); TFLOP/s and the share of the roofline bound (sm90's GpuTarget).
+
+    source bench/setup_gpu.sh && python3 -m bench.check_halo_conv [--only TEXT] [--no-timing] [--list] [--build-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from bench.check_stem_conv import graph_ms, print_table
+from bench.harness import Case, build_library, check_against_interpreter, describe_choice, lower_cases
+from boltir.backends.cuda.codegen import halo_conv_kernels
+from boltir.dialects import op as ops
+from boltir.ir import parse_module
+from boltir.target import get_target
+from tests.support.op_modules import conv_text
+
+MODEL_CONVS = {  # label: conv_text arguments at batch 32
+    "vgg16 3x3 64->64 224²": {"h": 224, "w": 224, "c": 64, "k": 64, "r": 3, "s": 3},
+    "vgg16 3x3 64->128 112²": {"h": 112, "w": 112, "c": 64, "k": 128, "r": 3, "s": 3},
+    "resnet50 3x3 64->64 56²": {"h": 56, "w": 56, "c": 64, "k": 64, "r": 3, "s": 3},
+}
+
+
+def halo_case(label: str, text: str, element: str = "f16", tile: halo_conv_kernels.HaloTile | None = None,
+              descriptor: int = 1) -> Case:
+    op = next(o for o in parse_module(text).walk() if isinstance(o, ops.Conv2dOp))
+    base = tile or halo_conv_kernels.default_tile(op)
+    tile = halo_conv_kernels.HaloTile(base.columns, base.rows, descriptor)
+    override = {"family": halo_conv_kernels.FAMILY, "arch": "sm90", "tile": tile.as_tile(), "alignment": (8, 8, 8),
+                "kernel_schedule": None, "cluster": None, "iterator_algorithm": None, "split_k": 1}
+    return Case(f"{label} d{descriptor}", text, element, override=override, target="sm90")
+
+
+def cases() -> list[Case]:
+    out = []
+    for descriptor in (1, 2):
+        for label, shape in MODEL_CONVS.items():
+            out.append(halo_case(f"{label} N2", conv_text(2, **shape), descriptor=descriptor))
+        shapes = [  # (n, h, w, k, r, s, extra, tile)
+            (1, 13, 27, 64, 3, 3, {}, None),                             # partial row and column tiles
+            (2, 9, 20, 128, 3, 3, {}, (16, 2)),                          # two channel blocks
+            (1, 11, 9, 64, 5, 5, {"pads": (2, 1, 2, 3)}, (8, 1)),        # asymmetric pads, one-row tiles
+            (1, 8, 40, 64, 1, 1, {"pad": 0}, (40, 2)),                    # a 1x1 window
+            (1, 10, 30, 192, 4, 4, {"pad": 1}, (32, 1)),                  # 4x4 (an even window), three blocks
+        ]
+        for n, h, w, k, r, s, extra, tile in shapes:
+            for element in ("f16", "bf16"):
+                label = f"{element} {r}x{s} {n}x{h}x{w}x64->{k} {extra or ''}"
+                text = conv_text(n, h, w, 64, k, r, s, element=element, **extra)
+                out.append(halo_case(label, text, element, halo_conv_kernels.HaloTile(*tile) if tile else None, descriptor))
+        for epilogue in ("bias, hardswish", "bias, relu, residual = add, then relu", "residual = add", "none",
+                         "alpha = 0.5, beta = 2.0, bias, silu", "bias, gelu", "bias, leaky_relu(0.1)"):
+            out.append(halo_case(f"f16 3x3 1x12x24x64->64 <{epilogue}>", conv_text(1, 12, 24, 64, 64, 3, 3, epilogue=epilogue),
+                                 descriptor=descriptor))
+    return out
+
+
+def timing_rows(library, plans) -> list[tuple]:
+    import torch
+    import torch.nn.functional as F
+
+    stream = torch.cuda.Stream()
+    target = get_target("sm90")
+    rows = []
+    for label, timed_cases in plans:
+        op = timed_cases[0].op
+        n, h, w, c = op.input.type.get_shape()
+        k, r, s, _ = op.filter.type.get_shape()
+        _, p, q, _ = op.output.type.get_shape()
+        x = torch.randn(n, h, w, c, device="cuda", dtype=torch.float16)
+        weight = torch.randn(k, r, s, c, device="cuda", dtype=torch.float16) * (2 / (r * s * c)) ** 0.5
+        bias = torch.randn(k, device="cuda", dtype=torch.float16) * 0.1
+        out = torch.empty(n, p, q, k, device="cuda", dtype=torch.float16)
+        flops = 2 * n * p * q * k * r * s * c
+        moved = 2 * (n * h * w * c + k * r * s * c + k + n * p * q * k)
+        bound = target.bound_seconds(flops, moved) * 1e3
+        times = {}
+        for case in timed_cases:
+            try:
+                size = library.workspace_size(case.op)
+                workspace = torch.empty(max(size, 1), device="cuda", dtype=torch.uint8)
+                launch = library.bind(case.op, [x.data_ptr(), weight.data_ptr(), bias.data_ptr(), None, out.data_ptr()],
+                                      workspace=workspace.data_ptr(), workspace_bytes=size, stream=stream.cuda_stream)
+                times[describe_choice(case)] = graph_ms(launch, stream)
+            except Exception as error:  # noqa: BLE001 - a kernel that fails to run is a row, not the end
+                print(f"{label} {describe_choice(case)}: {str(error).splitlines()[0]}", flush=True)
+                times[describe_choice(case)] = float("nan")
+        x_cl, w_cl = x.permute(0, 3, 1, 2), weight.permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
+
+        def cudnn_call(x_cl=x_cl, w_cl=w_cl, bias=bias, pad=r // 2):
+            F.relu(F.conv2d(x_cl, w_cl, bias, padding=pad), inplace=True)
+
+        times["cudnn"] = graph_ms(cudnn_call, stream)
+        for name, ms in times.items():
+            rows.append((label, name, ms, flops / (ms * 1e-3) / 1e12 if ms == ms else float("nan"), bound,
+                         f"{100 * bound / ms:.0f}%" if ms == ms else "-"))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run the correctness cases whose label contains this text")
+    parser.add_argument("--list", action="store_true", help="lower every case and print its kernel; no GPU")
+    parser.add_argument("--build-only", action="store_true", help="compile the kernels (correctness and timing) and stop")
+    parser.add_argument("--no-timing", action="store_true")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--library", default="/tmp/boltir-check/halo_conv.so")
+    args = parser.parse_args()
+
+    rows, lowered = lower_cases(cases(), args.only, halo_conv_kernels.computes)
+    plans = []
+    if not args.no_timing:
+        for label, shape in MODEL_CONVS.items():
+            text = conv_text(32, **shape)
+            timed = [halo_case(label, text, descriptor=d) for d in (1, 2)]
+            timed.append(Case(f"{label} cutlass", text, target="sm90"))
+            _, timed_lowered = lower_cases(timed)
+            plans.append((label, timed_lowered))
+    if args.list:
+        for case in lowered + [c for _, cs in plans for c in cs]:
+            print(f"{case.label:70s} {describe_choice(case)}")
+        return 1 if rows else 0
+    Path(args.library).parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    library = build_library(lowered + [c for _, cs in plans for c in cs], args.library)
+    print(f"built the kernels of {len(lowered)} cases and {len(plans)} timed convs in {time.monotonic() - start:.0f} s",
+          flush=True)
+    if args.build_only:
+        return 1 if rows else 0
+
+    import torch
+
+    rng = np.random.default_rng(args.seed)
+    for case in lowered:
+        try:
+            rows.append(check_against_interpreter(library, case, rng))
+        except Exception as error:  # noqa: BLE001 - a case that fails to run is a failure row
+            traceback.print_exc()
+            rows.append((case.label, describe_choice(case), "-", str(error).splitlines()[0][:60], "FAIL"))
+    timing = timing_rows(library, plans) if plans else []
+    failed = sum(row[-1] != "pass" for row in rows)
+    print(f"\nGPU: {torch.cuda.get_device_name(0)}; reference: the op-level interpreter; seed {args.seed}")
+    print_table(("case", "kernel", "rel err", "bar", "result"), rows)
+    print(f"\n{len(rows) - failed} passed, {failed} failed")
+    for descriptor in (1, 2):
+        mine = [row for row in rows if row[0].endswith(f"d{descriptor}")]
+        print(f"descriptor mode {descriptor}: {sum(row[-1] == 'pass' for row in mine)} of {len(mine)} passed")
+    if timing:
+        print("\ngraph-timed ms per launch, batch 32, bias + ReLU (cuDNN: channels_last conv + ReLU)")
+        print_table(("conv", "kernel", "ms", "TFLOP/s", "bound ms", "bound/ms"), timing)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

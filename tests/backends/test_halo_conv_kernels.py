@@ -1,0 +1,259 @@
+"""Our wgmma conv for 64 input channels (codegen/halo_conv_kernels.py, family "halo_conv").
+
+Without a GPU: which convs it takes and why not, its tiles and shared memory, the heuristic's
+rule (`narrow_convs=halo`; off by default), the choice through select-kernels and
+lower-op-to-cutlass, and a numpy replay of the kernel's addressing against the interpreter:
+its copies of the filter and of each tile's patch into 128-byte-swizzled shared memory, the
+wgmma descriptors' windows as the hardware reads a K-major 128-byte-swizzled operand (rows
+128 bytes apart, 8-row groups 1024 apart, 16-byte chunks XORed with address bits 7..9), the
+accumulator fragment layout, the staged row and its 16-byte stores. Breaking the swizzle on
+either side makes it fail. The `slow` test compiles units with the real nvcc for sm_90a.
+bench/check_halo_conv.py runs the kernel on a GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import boltir
+from boltir.backends.cuda.codegen import halo_conv_kernels as hc
+from boltir.backends.cuda.passes.select_kernels import make_selector
+from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
+from boltir.backends.cuda.select.heuristic import HeuristicSelector, halo_conv_problem
+from boltir.diagnostics import BoltError
+from boltir.dialects import op as ops
+from boltir.interp import find_entry
+from tests.support.op_modules import conv_text
+from tests.support.own_kernel_units import SM90A, assert_unit_compiles, conv_of, selected, the_conv
+
+VGG_224 = {"n": 32, "h": 224, "w": 224, "c": 64, "k": 64, "r": 3, "s": 3}
+VGG_112 = {"n": 32, "h": 112, "w": 112, "c": 64, "k": 128, "r": 3, "s": 3}
+RESNET_56 = {"n": 32, "h": 56, "w": 56, "c": 64, "k": 64, "r": 3, "s": 3}
+
+
+def marked(op: ops.Conv2dOp, tile: hc.HaloTile) -> ops.Conv2dOp:
+    op.attributes[KERNEL_ATTR] = KernelChoice(hc.FAMILY, "sm90", tile.as_tile(), (8, 8, 8)).to_attr()
+    return op
+
+
+# ------------------------------------------------------------- what it takes
+
+
+@pytest.mark.parametrize(("shape", "reason"), [
+    ({**VGG_224, "c": 128}, "128 input channels: the kernel takes 64"),
+    ({**VGG_224, "k": 96}, "96 output channels: the kernel takes a multiple of 64"),
+    ({**VGG_224, "stride": 2}, "a strided or dilated conv"),
+    ({**VGG_224, "dilation": 2, "pad": 2}, "a strided or dilated conv"),
+    ({**VGG_224, "r": 9, "s": 9}, "a 9x9 window"),
+    ({**VGG_224, "element": "f32"}, "f32"),
+])
+def test_what_the_kernel_refuses_says_why(shape, reason):
+    assert reason in hc.conv_reason(conv_of(**shape))
+
+
+def test_the_kernel_takes_vgg_and_resnet_stage_one_convs():
+    for shape in (VGG_224, VGG_112, RESNET_56, {**VGG_224, "element": "bf16", "epilogue": "bias, relu, residual = add"}):
+        assert hc.conv_reason(conv_of(**shape)) is None
+
+
+@pytest.mark.parametrize(("shape", "tile"), [
+    (VGG_224, (112, 2)),   # a 224-wide row: two tiles of 112
+    (VGG_112, (112, 2)),
+    (RESNET_56, (56, 2)),
+    ({**RESNET_56, "w": 28, "h": 28}, (32, 2)),  # 28 wide: 32 columns, 4 of them padding
+])
+def test_the_default_tile_pads_the_row_least(shape, tile):
+    op = conv_of(**shape)
+    assert hc.default_tile(op) == hc.HaloTile(*tile)
+    assert hc.tile_reason(op, hc.default_tile(op)) is None
+
+
+def test_shared_memory_counts_filter_two_patches_staging_bias_and_slack():
+    op = conv_of(**VGG_224)
+    # 9 taps x 8 KiB; 2 x (4 x 114 pixels x 128 B = 57 KiB); 2 rows x 112 x 144 B; bias; 1 KiB slack
+    assert hc.shared_bytes(op, hc.HaloTile(112, 2)) == 9 * 8192 + 2 * 58368 + 2 * 112 * 144 + 256 + 1024
+    assert hc.shared_bytes(op, hc.HaloTile(112, 2)) <= hc.SHARED_LIMIT
+
+
+@pytest.mark.parametrize(("tile", "reason"), [
+    ((112, 3), "3 rows a tile"),
+    ((100, 2), "100 columns a tile"),
+    ((136, 2), "136 columns a tile"),
+    ((112, 2, 3), "descriptor mode 3"),
+])
+def test_tiles_it_cannot_run_say_why(tile, reason):
+    assert reason in hc.tile_reason(conv_of(**VGG_224), hc.HaloTile(*tile))
+
+
+def test_a_large_window_runs_out_of_shared_memory():
+    op = conv_of(**{**VGG_224, "r": 7, "s": 7, "pad": 3})
+    assert "bytes of shared memory" in hc.tile_reason(op, hc.HaloTile(128, 2))
+
+
+# ------------------------------------------------------------------ the heuristic
+
+
+def test_narrow_convs_halo_gives_the_kernel_vggs_and_resnets_convs():
+    for shape in (VGG_224, VGG_112, RESNET_56):
+        module, collected = selected(conv_text(**shape), narrow_convs="halo")
+        op = the_conv(module)
+        choice = KernelChoice.from_attr(op.attributes[KERNEL_ATTR])
+        assert (choice.family, choice.arch) == ("halo_conv", "sm90")
+        assert hc.computes(op) and hc.marked_tile(op) == hc.default_tile(op)
+        assert collected.get("lower-op-to-cutlass", "halo_conv kernels (op.conv2d kept)") == 1
+
+
+def test_by_default_cutlass_keeps_the_convs():
+    module, _ = selected(conv_text(**VGG_224))
+    assert [op.name for op in find_entry(module).body.ops][:1] == ["cutlass.conv2d_fprop"]
+    assert HeuristicSelector().select(conv_of(**VGG_224), "sm90").family == "conv2d_fprop"
+
+
+def test_the_rule_wants_two_tiles_per_multiprocessor():
+    assert halo_conv_problem(conv_of(**VGG_224), 132)
+    assert not halo_conv_problem(conv_of(**{**VGG_224, "n": 1}), 132)  # 224 tiles: under 2 x 132
+    assert not halo_conv_problem(conv_of(**{**VGG_224, "c": 128}), 132)
+
+
+def test_a_bad_narrow_convs_value_is_one_line():
+    with pytest.raises(BoltError, match="narrow_convs must be one of cutlass, halo; got 'ours'"):
+        make_selector("heuristic", narrow_convs="ours")
+
+
+# ------------------------------------------------------------------ the replay
+
+SWIZZLE_ROW, GROUP_STRIDE = 128, 1024
+
+
+def swizzled(row: int, chunk: int) -> int:
+    """The template's `swizzled`: a 128-byte row's 16-byte chunk under the 128-byte swizzle."""
+    return row * SWIZZLE_ROW + ((chunk ^ (row & 7)) << 4)
+
+
+def read_operand(smem: np.ndarray, address: int, rows: int, hardware_swizzle: bool = True) -> np.ndarray:
+    """A K-major operand of `rows` × 16 halves as wgmma reads it from a 128-byte-swizzled
+    descriptor at `address` (base offset 0, the buffers 1024-aligned): row i at
+    (i // 8) * SBO + (i % 8) * 128, k-element e at 2e, then the 16-byte chunk XORed with the
+    address's bits 7..9."""
+    out = np.empty((rows, 16), np.float16)
+    for i in range(rows):
+        for e in range(16):
+            logical = address + (i // 8) * GROUP_STRIDE + (i % 8) * SWIZZLE_ROW + 2 * e
+            physical = logical ^ (((logical >> 7) & 7) << 4) if hardware_swizzle else logical
+            out[i, e] = smem[physical:physical + 2].view(np.float16)[0]
+    return out
+
+
+def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
+           grid_per_block: int = 2, writer_swizzle: bool = True, fragment_swap: bool = False) -> np.ndarray:
+    """The kernel's data movement in numpy, every CTA of a `grid_per_block` × K/64 grid: the
+    filter block and each tile's patch copied (zeros outside the image) into shared memory
+    as the template's loops write them, every tap's wgmma read through `read_operand`, the
+    epilogue (bias, ReLU) through the accumulator fragment layout into the staged row, and
+    the 16-byte stores."""
+    n, h, w, c, k, r, s, p, q, pad_h, pad_w = hc.problem(op)[:11]
+    columns, rows = tile.columns, tile.rows
+    kb = k // 64
+    pr, pc = rows + r - 1, columns + s - 1
+    patch_bytes = hc.patch_bytes(op, tile)
+    filter_bytes = r * s * 64 * 128
+    stage_pitch = hc.STAGE_PITCH
+    tiles_q, tiles_p = -(-q // columns), -(-p // rows)
+    tiles = n * tiles_p * tiles_q
+    out = np.full((n, p, q, k), np.nan, np.float32)
+    swz = swizzled if writer_swizzle else (lambda row, chunk: row * SWIZZLE_ROW + chunk * 16)
+    for cta in range(kb * grid_per_block):
+        smem = np.zeros(filter_bytes + 2 * patch_bytes + rows * columns * stage_pitch, np.uint8)
+        block, step = cta % kb, grid_per_block
+        for tap in range(r * s):
+            for o in range(64):
+                for chunk in range(8):
+                    src = weight[block * 64 + o, tap // s, tap % s, chunk * 8:chunk * 8 + 8]
+                    dst = tap * 64 * 128 + swz(o, chunk)
+                    smem[dst:dst + 16] = src.astype(np.float16).view(np.uint8)
+        buffer = 0
+        for t in range(cta // kb, tiles, step):
+            q0 = (t % tiles_q) * columns
+            p0 = ((t // tiles_q) % tiles_p) * rows
+            image = t // (tiles_q * tiles_p)
+            patch = filter_bytes + buffer * patch_bytes
+            for pixel in range(pr * pc):
+                row, column = divmod(pixel, pc)
+                hh, ww = p0 - pad_h + row, q0 - pad_w + column
+                for chunk in range(8):
+                    inside = 0 <= hh < h and 0 <= ww < w
+                    value = x[image, hh, ww, chunk * 8:chunk * 8 + 8] if inside else np.zeros(8, np.float16)
+                    dst = patch + swz(pixel, chunk)
+                    smem[dst:dst + 16] = value.astype(np.float16).view(np.uint8)
+            for group in range(rows):
+                acc = np.zeros((64, columns), np.float64)
+                for tap in range(r * s):
+                    a_address = tap * 64 * 128
+                    b_address = patch + ((group + tap // s) * pc + tap % s) * 128
+                    for kk in range(4):
+                        a = read_operand(smem, a_address + kk * 32, 64).astype(np.float64)
+                        b = read_operand(smem, b_address + kk * 32, columns).astype(np.float64)
+                        acc += a @ b.T
+                stage = filter_bytes + 2 * patch_bytes + group * columns * stage_pitch
+                for warp in range(4):
+                    for lane in range(32):
+                        for j in range(columns // 8):
+                            for e in range(2):
+                                for xx in range(2):
+                                    channel = 16 * warp + lane // 4 + 8 * e
+                                    pixel = 8 * j + 2 * (lane % 4) + xx
+                                    if fragment_swap:
+                                        channel, pixel = pixel % 64, channel % columns
+                                    y = max(acc[channel, pixel] + float(bias[block * 64 + channel]), 0.0)
+                                    at = stage + pixel * stage_pitch + channel * 2
+                                    smem[at:at + 2] = np.float16(y).reshape(1).view(np.uint8)
+                pp = p0 + group
+                for i in range(columns * 8):
+                    pixel, piece = divmod(i, 8)
+                    qq = q0 + pixel
+                    if pp < p and qq < q:
+                        at = stage + pixel * stage_pitch + piece * 16
+                        out[image, pp, qq, block * 64 + piece * 8:block * 64 + piece * 8 + 8] = \
+                            smem[at:at + 16].view(np.float16).astype(np.float32)
+            buffer ^= 1
+    return out
+
+
+def replay_case(rng, shape: dict, tile: tuple, **knobs) -> tuple[np.ndarray, np.ndarray]:
+    op = conv_of(**shape, epilogue="bias, relu")
+    tile = hc.HaloTile(*tile)
+    assert hc.conv_reason(op) is None and hc.tile_reason(marked(op, tile), tile) is None
+    x = rng.standard_normal(op.input.type.get_shape()).astype(np.float16)
+    weight = (rng.standard_normal(op.filter.type.get_shape()) * 0.1).astype(np.float16)
+    bias = rng.standard_normal(op.filter.type.get_shape()[0]).astype(np.float16)
+    (expected,) = boltir.interp.run(op.parent_op().parent_op(), {"arg0": x, "arg1": weight, "arg2": bias})
+    return replay(op, tile, x, weight, bias, **knobs), expected.astype(np.float32)
+
+
+@pytest.mark.parametrize(("shape", "tile"), [
+    ({"n": 2, "h": 5, "w": 16, "c": 64, "k": 128, "r": 3, "s": 3}, (16, 2)),  # 2 channel blocks; an odd row count
+    ({"n": 1, "h": 4, "w": 11, "c": 64, "k": 64, "r": 3, "s": 3}, (8, 2)),    # a partial last column tile
+    ({"n": 1, "h": 3, "w": 8, "c": 64, "k": 64, "r": 2, "s": 3, "pads": (1, 0, 0, 2)}, (8, 1)),  # asymmetric pads
+])
+def test_the_kernel_replayed_matches_the_interpreter(rng, shape, tile):
+    got, expected = replay_case(rng, shape, tile)
+    assert not np.isnan(got).any(), "an output never written"
+    np.testing.assert_allclose(got, expected, rtol=1e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("knob", [{"writer_swizzle": False}, {"fragment_swap": True}])
+def test_the_replay_fails_when_the_layouts_disagree(rng, knob):
+    got, expected = replay_case(rng, {"n": 1, "h": 4, "w": 16, "c": 64, "k": 64, "r": 3, "s": 3}, (16, 2), **knob)
+    assert np.isnan(got).any() or not np.allclose(got, expected, rtol=1e-2, atol=2e-2)
+
+
+# ------------------------------------------------------------------- with nvcc
+
+
+@pytest.mark.slow
+def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
+    shapes = [(VGG_224, (112, 2)), ({**VGG_112, "element": "bf16"}, (112, 2, 2)),
+              ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2)), (RESNET_56, (56, 1))]
+    op_list = [marked(conv_of(**shape), hc.HaloTile(*tile)) for shape, tile in shapes]
+    assert_unit_compiles(hc, op_list, tmp_path, SM90A)
