@@ -212,14 +212,15 @@ def time_ms(fn) -> float:
 
 
 BUILDS = {"sm80": ("sm80", 2), "sm90": ("sm90", 3), "sm90-2x": ("sm90", 2), "sm90-tuned": ("sm90", 3),
-          "sm90-nosplitk": ("sm90", 3), "sm90-2cta": ("sm90", 3)}
+          "sm90-nosplitk": ("sm90", 3), "sm90-2cta": ("sm90", 3), "sm90-halo": ("sm90", 3)}
 """What --builds names: an A100-targeted 2.x build, the sm90 build (3.x where it runs),
 an sm90 build kept to 2.x kernels (for comparing the generations), an sm90 build whose
 kernels come from the tuning database $BOLTIR_TUNING_DB (boltc --no-tune), and the sm90
 build with select-kernels' `few_pixels=cutlass` (CUTLASS's 3.x conv where our
-split-reduction conv would run batch 1's deep layers) or `conv_ctas=2` (two 3.x conv CTAs
-per multiprocessor). The others are heuristic builds (an empty database)."""
-SELECT_OPTIONS = {"sm90-nosplitk": "few_pixels=cutlass", "sm90-2cta": "conv_ctas=2"}
+split-reduction conv would run batch 1's deep layers), `conv_ctas=2` (two 3.x conv CTAs
+per multiprocessor) or `narrow_convs=halo` (our wgmma conv for 64-channel stride-1 convs).
+The others are heuristic builds (an empty database)."""
+SELECT_OPTIONS = {"sm90-nosplitk": "few_pixels=cutlass", "sm90-2cta": "conv_ctas=2", "sm90-halo": "narrow_convs=halo"}
 """select-kernels options a build adds to the default pipeline."""
 HEURISTIC_DB = "/nonexistent/boltir-heuristic-builds.sqlite"
 

@@ -18,12 +18,16 @@ import pytest
 
 import boltir
 from boltir.backends.cuda.codegen import halo_conv_kernels as hc
+from boltir.backends.cuda.codegen import tiled_families
+from boltir.backends.cuda.codegen.host_program import GENERATORS, build_program
 from boltir.backends.cuda.passes.select_kernels import make_selector
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.backends.cuda.select.heuristic import HeuristicSelector, halo_conv_problem
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
 from boltir.interp import find_entry
+from boltir.ir import make_context
+from boltir.passes.plan_memory import PlanMemoryPass
 from tests.support.op_modules import conv_text
 from tests.support.own_kernel_units import SM90A, assert_unit_compiles, conv_of, selected, the_conv
 
@@ -114,11 +118,40 @@ def test_the_rule_wants_two_tiles_per_multiprocessor():
     assert halo_conv_problem(conv_of(**VGG_224), 132)
     assert not halo_conv_problem(conv_of(**{**VGG_224, "n": 1}), 132)  # 224 tiles: under 2 x 132
     assert not halo_conv_problem(conv_of(**{**VGG_224, "c": 128}), 132)
+    assert not halo_conv_problem(conv_of(**{**RESNET_56, "r": 1, "s": 1, "pad": 0}), 132)  # 1x1: the pointwise GEMMs
 
 
 def test_a_bad_narrow_convs_value_is_one_line():
     with pytest.raises(BoltError, match="narrow_convs must be one of cutlass, halo; got 'ours'"):
         make_selector("heuristic", narrow_convs="ours")
+
+
+# ------------------------------------------------------------------ the instance
+
+
+def test_the_instance():
+    op = marked(conv_of(**VGG_224), hc.HaloTile(112, 2))
+    assert next(g for g in GENERATORS if g.supports(op)) is hc  # before the plain fallbacks
+    assert hc.kernel_arch(op) == "sm90"
+    source = hc.emit_instance(op).source
+    for needed in ("C = 64, K = 64", "ROWS = 2, COLUMNS = 112", "BASE_OFFSET_MODE = 0", "PATCH_BYTES = 58368",
+                   "wgmma.mma_async.sync.aligned.m64n112k16.f32.f16.f16", "fence.proxy.async.shared::cta",
+                   "cp.async.cg.shared.global", "boltir_pdl::enter();"):
+        assert needed in source, needed
+    assert "BASE_OFFSET_MODE = 1" in hc.emit_instance(marked(conv_of(**VGG_224), hc.HaloTile(112, 2, 2))).source
+    assert "m64n112k16.f32.bf16.bf16" in hc.emit_instance(marked(conv_of(**VGG_224, element="bf16"), hc.HaloTile(112, 2))).source
+
+
+def test_the_host_program_launches_it_from_an_sm90_unit():
+    module, _ = selected(conv_text(**VGG_224), narrow_convs="halo")
+    PlanMemoryPass().apply(make_context(), module)
+    program = build_program(module)
+    unit = next(job for job in program.units if job.name.startswith("boltir_halo_conv_"))
+    assert unit.arch == "sm90" and [step.family for step in program.steps] == ["halo_conv"]
+
+
+def test_every_tiled_family_has_a_host_generator():
+    assert set(tiled_families.GENERATORS) <= set(GENERATORS)
 
 
 # ------------------------------------------------------------------ the replay

@@ -32,6 +32,7 @@ from boltir.backends.cuda.codegen import (
     cutlass_kernels,
     data_kernels,
     depthwise_kernels,
+    halo_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
@@ -53,13 +54,15 @@ ARENA_ATTR = "arena_bytes"
 
 
 GENERATORS: tuple[KernelGenerator, ...] = (cutlass_kernels, attention_kernels, depthwise_kernels, skinny_gemm_kernels,
-                                         stem_conv_kernels, splitk_conv_kernels, data_kernels, compute_kernels)
+                                         stem_conv_kernels, splitk_conv_kernels, halo_conv_kernels, data_kernels,
+                                         compute_kernels)
 """Each op is launched by the first generator that supports it."""
 
 OWN_GENERATORS: tuple[KernelGenerator, ...] = (depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels, data_kernels,
                                              compute_kernels)
 """The generators of plain-CUDA kernels (no CUTLASS), which compile for `own_kernel_arch`
-(not splitk_conv_kernels: its clusters need sm_90, its instances' arch)."""
+(not splitk_conv_kernels nor halo_conv_kernels: clusters and wgmma need sm_90, their
+instances' arch)."""
 
 
 def generator_of(op: Operation) -> KernelGenerator | None:

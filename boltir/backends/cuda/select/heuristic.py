@@ -356,8 +356,10 @@ and the filter's load is not paid back."""
 
 def halo_conv_problem(op: ops.Conv2dOp, sms: int) -> bool:
     """Whether our wgmma conv for 64 input channels takes the op (codegen/halo_conv_kernels.py):
-    a conv it computes, with at least HALO_MIN_WAVES tiles per multiprocessor."""
-    if halo_conv_kernels.conv_reason(op) is not None:
+    a conv it computes with a window wider than 1x1 (a 1x1 conv has no halo to share: the
+    pointwise rules' persistent GEMMs keep it), with at least HALO_MIN_WAVES tiles per
+    multiprocessor."""
+    if halo_conv_kernels.conv_reason(op) is not None or math.prod(tensor_shape(op.filter.type)[1:3]) == 1:
         return False
     tile = halo_conv_kernels.default_tile(op)
     if halo_conv_kernels.tile_reason(op, tile) is not None:

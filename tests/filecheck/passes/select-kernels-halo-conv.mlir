@@ -1,0 +1,40 @@
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo}' | filecheck %s
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90}' | filecheck %s --check-prefix=DEFAULT
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo},lower-op-to-cutlass' | filecheck %s --check-prefix=LOWERED
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
+// RUN: not bolt-opt %s -p 'select-kernels{narrow_convs=wgmma}' 2>&1 | filecheck %s --check-prefix=OPTION
+
+// With narrow_convs=halo a stride-1 3x3 conv on 64 channels with many output pixels
+// (VGG-16's 64 -> 64 at 224², batch 32) runs on our wgmma conv with its halo in shared
+// memory (an "sm90" choice), its tile output columns x rows x descriptor mode; by default
+// CUTLASS's 3.x conv keeps it until the kernel has run on a GPU. lower-op-to-cutlass
+// leaves it an op.conv2d with its whole epilogue. A 1x1 conv on 64 channels stays with the
+// pointwise rules' persistent GEMM.
+
+// OPTION:     {{^}}error: narrow_convs must be one of cutlass, halo; got 'wgmma'{{$}}
+// OPTION-NOT: Traceback
+
+// CHECK-LABEL: func.func @vgg
+// CHECK:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 1>
+// DEFAULT-LABEL: func.func @vgg
+// DEFAULT:       kernel = {family = "conv2d_fprop", arch = "sm90"
+// LOWERED-LABEL: func.func @vgg
+// LOWERED-NOT:   cutlass.
+// LOWERED:       op.conv2d %x, %w bias %b
+// LOWERED-SAME:  epilogue = #op.epilogue<bias, relu>
+// LOWERED-SAME:  family = "halo_conv"
+func.func @vgg(%x: tensor<32x224x224x64xf16>, %w: tensor<64x3x3x64xf16>, %b: tensor<64xf16>) -> tensor<32x224x224x64xf16> {
+  %0 = op.conv2d %x, %w bias %b {layout = "NHWC", filter_layout = "OHWI", strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, epilogue = #op.epilogue<bias, relu>} : (tensor<32x224x224x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) -> tensor<32x224x224x64xf16>
+  func.return %0 : tensor<32x224x224x64xf16>
+}
+
+// CHECK-LABEL: func.func @pointwise
+// CHECK:       kernel = {family = "conv2d_fprop", arch = "sm90"
+// CHECK-SAME:  kernel_schedule = "cooperative"
+func.func @pointwise(%x: tensor<32x56x56x64xf16>, %w: tensor<256x1x1x64xf16>, %b: tensor<256xf16>) -> tensor<32x56x56x256xf16> {
+  %0 = op.conv2d %x, %w bias %b {layout = "NHWC", filter_layout = "OHWI", strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, epilogue = #op.epilogue<bias, relu>} : (tensor<32x56x56x64xf16>, tensor<256x1x1x64xf16>, tensor<256xf16>) -> tensor<32x56x56x256xf16>
+  func.return %0 : tensor<32x56x56x256xf16>
+}
+
+// STATS: lower-op-to-cutlass
+// STATS: 1 halo_conv kernels (op.conv2d kept)
