@@ -1,8 +1,9 @@
-"""Our wgmma conv for 64 input channels (boltir/backends/cuda/codegen/halo_conv_kernels.py) on
+"""Our wgmma conv for few input channels (boltir/backends/cuda/codegen/halo_conv_kernels.py) on
 the GPU: correctness against the op-level interpreter, then graph-timed against the CUTLASS
 3.x choice (the heuristic without `narrow_convs=halo`) and cuDNN.
 
-Correctness: VGG-16's and ResNet-50's 3x3 convs on 64 channels at batch 2, odd sizes,
+Correctness: VGG-16's and ResNet-50's 3x3 convs on 64 channels and ResNet-50's blocked stem
+(4x4 on 16 channels) at batch 2, 32 channels, odd sizes,
 partial row and column tiles, 1x1 to 5x5 windows, asymmetric pads, two output-channel
 blocks, one-row tiles, every epilogue kind, f16 and bf16, each with both descriptor modes
 (`HaloTile.descriptor`: 1 writes the wgmma descriptors' base offset as 0, 2 as the
@@ -10,7 +11,8 @@ window's address bits 7..9; the rows say which reading of the PTX ISA the hardwa
 follows). The bar: ‖Δ‖/‖ref‖ < 1e-2 (outputs NaN-filled first, so a missed element fails).
 
 Timing: VGG-16's 3x3 64 -> 64 at 224² and 64 -> 128 at 112², ResNet-50's 3x3 64 -> 64 at
-56², batch 32, bias + ReLU: ours (each descriptor mode), the CUTLASS choice, cuDNN
+56² and its blocked stem (CUTLASS's column: our stem kernel, the heuristic's choice there),
+batch 32, bias + ReLU: ours (each descriptor mode), the CUTLASS choice, cuDNN
 (channels_last conv + ReLU), each launched 10 times inside a captured CUDA graph (median
 of 20 replays / 10); TFLOP/s and the share of the roofline bound (sm90's GpuTarget).
 
@@ -39,6 +41,7 @@ MODEL_CONVS = {  # label: conv_text arguments at batch 32
     "vgg16 3x3 64->64 224²": {"h": 224, "w": 224, "c": 64, "k": 64, "r": 3, "s": 3},
     "vgg16 3x3 64->128 112²": {"h": 112, "w": 112, "c": 64, "k": 128, "r": 3, "s": 3},
     "resnet50 3x3 64->64 56²": {"h": 56, "w": 56, "c": 64, "k": 64, "r": 3, "s": 3},
+    "resnet50 s2d stem 4x4 16->64 112²": {"h": 115, "w": 115, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0},
 }
 
 
@@ -63,11 +66,15 @@ def cases() -> list[Case]:
             (1, 11, 9, 64, 5, 5, {"pads": (2, 1, 2, 3)}, (8, 1)),        # asymmetric pads, one-row tiles
             (1, 8, 40, 64, 1, 1, {"pad": 0}, (40, 2)),                    # a 1x1 window
             (1, 10, 30, 192, 4, 4, {"pad": 1}, (32, 1)),                  # 4x4 (an even window), three blocks
+            (1, 9, 21, 64, 7, 7, {"pad": 3, "c": 16}, (24, 2)),          # 16 channels (32-byte rows), 7x7
+            (2, 11, 13, 128, 3, 3, {"c": 32}, (16, 2)),                   # 32 channels (64-byte rows)
         ]
         for n, h, w, k, r, s, extra, tile in shapes:
+            extra = dict(extra)
+            c = extra.pop("c", 64)
             for element in ("f16", "bf16"):
-                label = f"{element} {r}x{s} {n}x{h}x{w}x64->{k} {extra or ''}"
-                text = conv_text(n, h, w, 64, k, r, s, element=element, **extra)
+                label = f"{element} {r}x{s} {n}x{h}x{w}x{c}->{k} {extra or ''}"
+                text = conv_text(n, h, w, c, k, r, s, element=element, **extra)
                 out.append(halo_case(label, text, element, halo_conv_kernels.HaloTile(*tile) if tile else None, descriptor))
         for epilogue in ("bias, hardswish", "bias, relu, residual = add, then relu", "residual = add", "none",
                          "alpha = 0.5, beta = 2.0, bias, silu", "bias, gelu", "bias, leaky_relu(0.1)"):
@@ -108,7 +115,7 @@ def timing_rows(library, plans) -> list[tuple]:
                 times[describe_choice(case)] = float("nan")
         x_cl, w_cl = x.permute(0, 3, 1, 2), weight.permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
 
-        def cudnn_call(x_cl=x_cl, w_cl=w_cl, bias=bias, pad=r // 2):
+        def cudnn_call(x_cl=x_cl, w_cl=w_cl, bias=bias, pad=op.prop_value("pads")[0]):
             F.relu(F.conv2d(x_cl, w_cl, bias, padding=pad), inplace=True)
 
         times["cudnn"] = graph_ms(cudnn_call, stream)

@@ -45,7 +45,8 @@ def marked(op: ops.Conv2dOp, tile: hc.HaloTile) -> ops.Conv2dOp:
 
 
 @pytest.mark.parametrize(("shape", "reason"), [
-    ({**VGG_224, "c": 128}, "128 input channels: the kernel takes 64"),
+    ({**VGG_224, "c": 128}, "128 input channels: the kernel takes 16, 32, 64"),
+    ({**VGG_224, "c": 4}, "4 input channels"),
     ({**VGG_224, "k": 96}, "96 output channels: the kernel takes a multiple of 64"),
     ({**VGG_224, "stride": 2}, "a strided or dilated conv"),
     ({**VGG_224, "dilation": 2, "pad": 2}, "a strided or dilated conv"),
@@ -56,8 +57,12 @@ def test_what_the_kernel_refuses_says_why(shape, reason):
     assert reason in hc.conv_reason(conv_of(**shape))
 
 
-def test_the_kernel_takes_vgg_and_resnet_stage_one_convs():
-    for shape in (VGG_224, VGG_112, RESNET_56, {**VGG_224, "element": "bf16", "epilogue": "bias, relu, residual = add"}):
+RESNET_STEM = {"n": 32, "h": 115, "w": 115, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0}  # after space-to-depth
+
+
+def test_the_kernel_takes_vgg_and_resnet_stage_one_convs_and_the_blocked_stem():
+    for shape in (VGG_224, VGG_112, RESNET_56, RESNET_STEM, {**RESNET_56, "c": 32},
+                  {**VGG_224, "element": "bf16", "epilogue": "bias, relu, residual = add"}):
         assert hc.conv_reason(conv_of(**shape)) is None
 
 
@@ -66,6 +71,7 @@ def test_the_kernel_takes_vgg_and_resnet_stage_one_convs():
     (VGG_112, (112, 2)),
     (RESNET_56, (56, 2)),
     ({**RESNET_56, "w": 28, "h": 28}, (32, 2)),  # 28 wide: 32 columns, 4 of them padding
+    (RESNET_STEM, (112, 2)),
 ])
 def test_the_default_tile_pads_the_row_least(shape, tile):
     op = conv_of(**shape)
@@ -78,6 +84,9 @@ def test_shared_memory_counts_filter_two_patches_staging_bias_and_slack():
     # 9 taps x 8 KiB; 2 x (4 x 114 pixels x 128 B = 57 KiB); 2 rows x 112 x 144 B; bias; 1 KiB slack
     assert hc.shared_bytes(op, hc.HaloTile(112, 2)) == 9 * 8192 + 2 * 58368 + 2 * 112 * 144 + 256 + 1024
     assert hc.shared_bytes(op, hc.HaloTile(112, 2)) <= hc.SHARED_LIMIT
+    # the blocked stem: 16 taps x 64 x 32 B; 2 x (5 x 115 x 32 B, rounded to 18 KiB)
+    stem = conv_of(**RESNET_STEM)
+    assert hc.shared_bytes(stem, hc.HaloTile(112, 2)) == 16 * 2048 + 2 * 18432 + 2 * 112 * 144 + 256 + 1024
 
 
 @pytest.mark.parametrize(("tile", "reason"), [
@@ -99,7 +108,7 @@ def test_a_large_window_runs_out_of_shared_memory():
 
 
 def test_narrow_convs_halo_gives_the_kernel_vggs_and_resnets_convs():
-    for shape in (VGG_224, VGG_112, RESNET_56):
+    for shape in (VGG_224, VGG_112, RESNET_56, RESNET_STEM):  # the stem before the stem kernel's rule
         module, collected = selected(conv_text(**shape), narrow_convs="halo")
         op = the_conv(module)
         choice = KernelChoice.from_attr(op.attributes[KERNEL_ATTR])
@@ -156,24 +165,21 @@ def test_every_tiled_family_has_a_host_generator():
 
 # ------------------------------------------------------------------ the replay
 
-SWIZZLE_ROW, GROUP_STRIDE = 128, 1024
+def swizzle(offset: int, row_bytes: int) -> int:
+    """Where a byte of a K-major operand with `row_bytes`-byte rows (32, 64 or 128: that
+    swizzle) lives: its 16-byte chunk XORed with the address bits above the 128-byte line
+    (1, 2 or 3 of them). The template's `swizzled`."""
+    return offset ^ (((offset >> 7) & (row_bytes // 16 - 1)) << 4)
 
 
-def swizzled(row: int, chunk: int) -> int:
-    """The template's `swizzled`: a 128-byte row's 16-byte chunk under the 128-byte swizzle."""
-    return row * SWIZZLE_ROW + ((chunk ^ (row & 7)) << 4)
-
-
-def read_operand(smem: np.ndarray, address: int, rows: int, hardware_swizzle: bool = True) -> np.ndarray:
-    """A K-major operand of `rows` × 16 halves as wgmma reads it from a 128-byte-swizzled
-    descriptor at `address` (base offset 0, the buffers 1024-aligned): row i at
-    (i // 8) * SBO + (i % 8) * 128, k-element e at 2e, then the 16-byte chunk XORed with the
-    address's bits 7..9."""
+def read_operand(smem: np.ndarray, address: int, rows: int, row_bytes: int) -> np.ndarray:
+    """A K-major operand of `rows` × 16 halves as wgmma reads it from a swizzled descriptor
+    at `address` (base offset 0, the buffers 1024-aligned): row i at (i // 8) * SBO +
+    (i % 8) * row_bytes with SBO = 8 rows, k-element e at 2e, then the swizzle."""
     out = np.empty((rows, 16), np.float16)
     for i in range(rows):
         for e in range(16):
-            logical = address + (i // 8) * GROUP_STRIDE + (i % 8) * SWIZZLE_ROW + 2 * e
-            physical = logical ^ (((logical >> 7) & 7) << 4) if hardware_swizzle else logical
+            physical = swizzle(address + (i // 8) * 8 * row_bytes + (i % 8) * row_bytes + 2 * e, row_bytes)
             out[i, e] = smem[physical:physical + 2].view(np.float16)[0]
     return out
 
@@ -187,23 +193,24 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
     the 16-byte stores."""
     n, h, w, c, k, r, s, p, q, pad_h, pad_w = hc.problem(op)[:11]
     columns, rows = tile.columns, tile.rows
+    pixel_bytes, chunks = 2 * c, c // 8
     kb = k // 64
     pr, pc = rows + r - 1, columns + s - 1
     patch_bytes = hc.patch_bytes(op, tile)
-    filter_bytes = r * s * 64 * 128
+    filter_bytes = r * s * 64 * pixel_bytes
     stage_pitch = hc.STAGE_PITCH
     tiles_q, tiles_p = -(-q // columns), -(-p // rows)
     tiles = n * tiles_p * tiles_q
     out = np.full((n, p, q, k), np.nan, np.float32)
-    swz = swizzled if writer_swizzle else (lambda row, chunk: row * SWIZZLE_ROW + chunk * 16)
+    swz = (lambda offset: swizzle(offset, pixel_bytes)) if writer_swizzle else (lambda offset: offset)
     for cta in range(kb * grid_per_block):
         smem = np.zeros(filter_bytes + 2 * patch_bytes + rows * columns * stage_pitch, np.uint8)
         block, step = cta % kb, grid_per_block
         for tap in range(r * s):
             for o in range(64):
-                for chunk in range(8):
+                for chunk in range(chunks):
                     src = weight[block * 64 + o, tap // s, tap % s, chunk * 8:chunk * 8 + 8]
-                    dst = tap * 64 * 128 + swz(o, chunk)
+                    dst = swz(tap * 64 * pixel_bytes + o * pixel_bytes + chunk * 16)
                     smem[dst:dst + 16] = src.astype(np.float16).view(np.uint8)
         buffer = 0
         for t in range(cta // kb, tiles, step):
@@ -214,19 +221,19 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
             for pixel in range(pr * pc):
                 row, column = divmod(pixel, pc)
                 hh, ww = p0 - pad_h + row, q0 - pad_w + column
-                for chunk in range(8):
+                for chunk in range(chunks):
                     inside = 0 <= hh < h and 0 <= ww < w
                     value = x[image, hh, ww, chunk * 8:chunk * 8 + 8] if inside else np.zeros(8, np.float16)
-                    dst = patch + swz(pixel, chunk)
+                    dst = patch + swz(pixel * pixel_bytes + chunk * 16)
                     smem[dst:dst + 16] = value.astype(np.float16).view(np.uint8)
             for group in range(rows):
                 acc = np.zeros((64, columns), np.float64)
                 for tap in range(r * s):
-                    a_address = tap * 64 * 128
-                    b_address = patch + ((group + tap // s) * pc + tap % s) * 128
-                    for kk in range(4):
-                        a = read_operand(smem, a_address + kk * 32, 64).astype(np.float64)
-                        b = read_operand(smem, b_address + kk * 32, columns).astype(np.float64)
+                    a_address = tap * 64 * pixel_bytes
+                    b_address = patch + ((group + tap // s) * pc + tap % s) * pixel_bytes
+                    for kk in range(c // 16):
+                        a = read_operand(smem, a_address + kk * 32, 64, pixel_bytes).astype(np.float64)
+                        b = read_operand(smem, b_address + kk * 32, columns, pixel_bytes).astype(np.float64)
                         acc += a @ b.T
                 stage = filter_bytes + 2 * patch_bytes + group * columns * stage_pitch
                 for warp in range(4):
@@ -268,6 +275,8 @@ def replay_case(rng, shape: dict, tile: tuple, **knobs) -> tuple[np.ndarray, np.
     ({"n": 2, "h": 5, "w": 16, "c": 64, "k": 128, "r": 3, "s": 3}, (16, 2)),  # 2 channel blocks; an odd row count
     ({"n": 1, "h": 4, "w": 11, "c": 64, "k": 64, "r": 3, "s": 3}, (8, 2)),    # a partial last column tile
     ({"n": 1, "h": 3, "w": 8, "c": 64, "k": 64, "r": 2, "s": 3, "pads": (1, 0, 0, 2)}, (8, 1)),  # asymmetric pads
+    ({"n": 1, "h": 7, "w": 19, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0}, (16, 2)),  # the blocked stem's form: 32-byte rows
+    ({"n": 1, "h": 4, "w": 9, "c": 32, "k": 64, "r": 3, "s": 3}, (8, 2)),   # 64-byte rows
 ])
 def test_the_kernel_replayed_matches_the_interpreter(rng, shape, tile):
     got, expected = replay_case(rng, shape, tile)
@@ -276,8 +285,9 @@ def test_the_kernel_replayed_matches_the_interpreter(rng, shape, tile):
 
 
 @pytest.mark.parametrize("knob", [{"writer_swizzle": False}, {"fragment_swap": True}])
-def test_the_replay_fails_when_the_layouts_disagree(rng, knob):
-    got, expected = replay_case(rng, {"n": 1, "h": 4, "w": 16, "c": 64, "k": 64, "r": 3, "s": 3}, (16, 2), **knob)
+@pytest.mark.parametrize("c", [16, 64])
+def test_the_replay_fails_when_the_layouts_disagree(rng, knob, c):
+    got, expected = replay_case(rng, {"n": 1, "h": 4, "w": 16, "c": c, "k": 64, "r": 3, "s": 3}, (16, 2), **knob)
     assert np.isnan(got).any() or not np.allclose(got, expected, rtol=1e-2, atol=2e-2)
 
 
@@ -287,6 +297,7 @@ def test_the_replay_fails_when_the_layouts_disagree(rng, knob):
 @pytest.mark.slow
 def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
     shapes = [(VGG_224, (112, 2)), ({**VGG_112, "element": "bf16"}, (112, 2, 2)),
-              ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2)), (RESNET_56, (56, 1))]
+              ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2)), (RESNET_56, (56, 1)),
+              (RESNET_STEM, (112, 2)), ({**RESNET_56, "c": 32}, (56, 2))]
     op_list = [marked(conv_of(**shape), hc.HaloTile(*tile)) for shape, tile in shapes]
     assert_unit_compiles(hc, op_list, tmp_path, SM90A)

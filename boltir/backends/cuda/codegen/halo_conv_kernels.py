@@ -1,10 +1,11 @@
-"""Our conv for 64 input channels on Hopper (family `halo_conv`): an NHWC conv of stride 1
-with C = 64, K a multiple of 64, any R×S up to 5×5 and pads, one group, the whole
-`#op.epilogue` fused. Such convs are VGG-16's 224² and 112² layers and ResNet-50's 56²
-ones: CUTLASS's implicit GEMM walks one 64-channel k-tile per filter tap and re-reads each
-input pixel from the L2 once per tap (R·S times), which keeps VGG-16's 3×3 64 → 64 at 224²
-near 284 TFLOP/s on the H200 (bench/RESULTS.md). Here each input pixel enters shared memory
-once per tile, with the tile's halo, and every tap reads it from there.
+"""Our conv for few input channels on Hopper (family `halo_conv`): an NHWC conv of stride 1
+with C = 16, 32 or 64, K a multiple of 64, any R×S up to 7×7 that fits shared memory and any
+pads, one group, the whole `#op.epilogue` fused. Such convs are VGG-16's 224² and 112²
+layers, ResNet-50's 56² ones and its space-to-depth stem (4×4 on 16 channels): CUTLASS's
+implicit GEMM walks one k-tile per filter tap, mostly padding under 64 channels, and
+re-reads each input pixel from the L2 once per tap (R·S times), which keeps VGG-16's 3×3
+64 → 64 at 224² near 284 TFLOP/s on the H200 (bench/RESULTS.md). Here each input pixel
+enters shared memory once per tile, with the tile's halo, and every tap reads it there.
 
     reason = conv_reason(op)          # None where the kernel computes this op.conv2d
     tile = default_tile(op)           # HaloTile: columns and rows of output pixels a tile
@@ -12,21 +13,22 @@ once per tile, with the tile's halo, and every tap reads it from there.
 
 **Which ops.** `select-kernels` chooses it with `narrow_convs=halo` (a KernelChoice of family
 "halo_conv", arch "sm90", its tile in `threadblock`); the default, `narrow_convs=cutlass`,
-keeps CUTLASS's until the kernel has run on a GPU. `lower-op-to-cutlass` leaves such an
-op.conv2d at the op level, its choice attached, and this generator computes it.
+keeps CUTLASS's (and our stem kernel's) until the kernel has run on a GPU.
+`lower-op-to-cutlass` leaves such an op.conv2d at the op level, its choice attached, and
+this generator computes it.
 
 **The kernel** (sm_90a). Persistent CTAs of `rows` warpgroups; CTA b keeps the filter of
-output-channel block b mod K/64 in shared memory (R·S taps of 64 × 64, 128-byte swizzled,
-K-major) and walks output tiles of `rows` rows × `columns` pixels. A tile's input patch,
-(rows + R − 1) × (columns + S − 1) pixels of 128 bytes, arrives by cp.async into one of two
-swizzled buffers while the other is computed. Warpgroup g computes output row g of the tile
-as R·S·4 `wgmma.mma_async` m64 n`columns` k16, A = the tap's filter (64 output channels ×
-16 input channels), B = the tap's window of the patch: `columns` consecutive patch pixels
-starting at (g + r, s), which a shared-memory descriptor addresses directly because a
-pixel is one 128-byte swizzle row. The f32 accumulators (64 channels × `columns` pixels)
-take the epilogue (`compute_kernels.epilogue_function`, the interpreter's
-`apply_epilogue`) in registers, are rounded once and leave through shared memory in 16-byte
-stores. One CTA barrier and one warpgroup barrier a tile.
+output-channel block b mod K/64 in shared memory (R·S taps of 64 output channels × C,
+K-major, swizzled) and walks output tiles of `rows` rows × `columns` pixels. A tile's input
+patch, (rows + R − 1) × (columns + S − 1) pixels of 2·C bytes, arrives by cp.async into one
+of two swizzled buffers while the other is computed. Warpgroup g computes output row g of
+the tile as R·S·C/16 `wgmma.mma_async` m64 n`columns` k16, A = the tap's filter (64 output
+channels × 16 input channels), B = the tap's window of the patch: `columns` consecutive
+patch pixels from (g + r, s), which a shared-memory descriptor addresses directly because a
+pixel is one row of the 2·C-byte swizzle (32, 64 or 128 bytes). The f32 accumulators (64
+channels × `columns` pixels) take the epilogue (`compute_kernels.epilogue_function`, the
+interpreter's `apply_epilogue`) in registers, are rounded once and leave through shared
+memory in 16-byte stores. One CTA barrier and one warpgroup barrier a tile.
 
 **Launcher ABI**: the CUTLASS conv launchers' (as `splitk_conv_kernels.py`'s); shapes are
 compile-time constants, 2002 when the integers are not its problem, 2003 for a missing bias
@@ -58,20 +60,22 @@ FAMILY = "halo_conv"
 FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
 
 ELEMENTS = {"f16": "__half", "bf16": "__nv_bfloat16"}
-CHANNELS = 64
-"""Input channels: one pixel is one 128-byte row of the 128-byte swizzle, so a window that
-starts at any pixel is a valid wgmma operand."""
+CHANNELS = (16, 32, 64)
+"""Input channels: one pixel is one row of the 32-, 64- or 128-byte swizzle (2·C bytes), so
+a window that starts at any pixel is a valid wgmma operand."""
+SWIZZLE_MODE = {16: 3, 32: 2, 64: 1}
+"""The wgmma descriptor's layout type for C channels: 32-, 64- or 128-byte swizzle."""
 BLOCK_K = 64
 """Output channels a CTA computes: wgmma's M."""
-MAX_WINDOW = 5
-"""Taps are 8 KiB of shared memory each: 25 leave room for the patches of one-row tiles."""
+MAX_WINDOW = 7
+"""Taps are 64 × 2·C bytes of shared memory each (8 KiB at C = 64, where the shared memory
+allows 5×5); tile_reason counts them."""
 ROWS = (1, 2)
 """Output rows a tile: one warpgroup each."""
 MAX_COLUMNS = 128
 """Output pixels a warpgroup's row: wgmma's N (a multiple of 8), columns / 2 f32
 accumulators a thread."""
-PIXEL_BYTES = CHANNELS * 2
-STAGE_PITCH = PIXEL_BYTES + 16
+STAGE_PITCH = BLOCK_K * 2 + 16
 """Bytes a staged output pixel: 16 past 128, so that a warp's 2-byte writes of 8 channels ×
 4 pixels fall in distinct banks, and rows stay 16-byte aligned."""
 SHARED_LIMIT = 227 * 1024
@@ -118,8 +122,8 @@ def conv_reason(op: Operation) -> str | None:
         return "a strided or dilated conv: the kernel takes stride 1, dilation 1"
     n, h, w, c = tensor_shape(op.input.type)
     k, r, s, _ = tensor_shape(op.filter.type)
-    if c != CHANNELS:
-        return f"{c} input channels: the kernel takes {CHANNELS}"
+    if c not in CHANNELS:
+        return f"{c} input channels: the kernel takes {', '.join(map(str, CHANNELS))}"
     if k % BLOCK_K:
         return f"{k} output channels: the kernel takes a multiple of {BLOCK_K}"
     if r > MAX_WINDOW or s > MAX_WINDOW:
@@ -134,8 +138,8 @@ def conv_reason(op: Operation) -> str | None:
 def patch_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
     """One patch buffer: (rows + R - 1) × (columns + S - 1) pixels, rounded to 1024 bytes
     (each buffer starts a 128-byte swizzle pattern)."""
-    _, r, s, _ = tensor_shape(op.filter.type)
-    return -(-(tile.rows + r - 1) * (tile.columns + s - 1) * PIXEL_BYTES // 1024) * 1024
+    _, r, s, c = tensor_shape(op.filter.type)
+    return -(-(tile.rows + r - 1) * (tile.columns + s - 1) * 2 * c // 1024) * 1024
 
 
 ALIGN_SLACK = 1024
@@ -146,8 +150,8 @@ ALIGN_SLACK = 1024
 def shared_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
     """Filter taps, two patch buffers, the warpgroups' staged rows and the bias, from a
     1024-byte aligned base, and the slack that aligns it."""
-    _, r, s, _ = tensor_shape(op.filter.type)
-    return (r * s * BLOCK_K * PIXEL_BYTES + 2 * patch_bytes(op, tile) + tile.rows * tile.columns * STAGE_PITCH + 4 * BLOCK_K
+    _, r, s, c = tensor_shape(op.filter.type)
+    return (r * s * BLOCK_K * 2 * c + 2 * patch_bytes(op, tile) + tile.rows * tile.columns * STAGE_PITCH + 4 * BLOCK_K
             + ALIGN_SLACK)
 
 
@@ -200,7 +204,7 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
         "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "k": k, "p": p, "q": q, "r": r, "s": s,
         "pad_h": pad_h, "pad_w": pad_w, "columns": tile.columns, "rows": tile.rows, "base_offset": tile.descriptor - 1,
         "tiles": tiles(op, tile), "patch_bytes": patch_bytes(op, tile), "shared_bytes": shared_bytes(op, tile),
-        "element": ELEMENTS[element], "mma_type": element,
+        "element": ELEMENTS[element], "mma_type": element, "swizzle_mode": SWIZZLE_MODE[c],
         "index_t": "int" if max(n * h * w * c, n * p * q * k, k * r * s * c) < compute_kernels.INT_LIMIT else "long long",
         "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
         "has_bias": op.bias is not None, "has_residual": op.residual is not None,

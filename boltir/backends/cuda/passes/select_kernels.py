@@ -15,7 +15,8 @@ Convs on few input channels (C <= 16, larger than 1x1: image stems) run on our o
 Convs with few output pixels and long reductions (batch 1's deep layers) run on our
 split-reduction kernel on sm90 (`few_pixels=splitk`, codegen/splitk_conv_kernels.py, where
 heuristic.splitk_conv_problem says so); `few_pixels=cutlass` keeps CUTLASS's. Stride-1
-convs on 64 input channels with many output pixels (VGG-16's and ResNet-50's first stages)
+convs on 16, 32 or 64 input channels with many output pixels (VGG-16's and ResNet-50's
+first stages, ResNet-50's space-to-depth stem)
 run on our wgmma conv with its halo in shared memory with `narrow_convs=halo`
 (codegen/halo_conv_kernels.py, where heuristic.halo_conv_problem says so); the default,
 `narrow_convs=cutlass`, keeps CUTLASS's until that kernel has run on a GPU. `conv_ctas=2`
@@ -74,7 +75,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     `small_m` GEMMs with few rows ("skinny": ours, "cutlass": CUTLASS's), `few_channels`
     convs on few input channels ("stem": ours, "cutlass": CUTLASS's), `few_pixels` convs
     with few output pixels on sm90 ("splitk": ours, "cutlass": CUTLASS's), `narrow_convs`
-    stride-1 convs on 64 channels on sm90 ("halo": ours, "cutlass": CUTLASS's); `conv_ctas`
+    stride-1 convs on 16-64 channels on sm90 ("halo": ours, "cutlass": CUTLASS's); `conv_ctas`
     the 3.x implicit-GEMM convs' CTAs per multiprocessor (1: as many stages as fit)."""
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
@@ -138,7 +139,7 @@ class SelectKernelsPass(ModulePass):
     conv_ctas: int = 1
     """CTAs per multiprocessor of the heuristic's 3.x implicit-GEMM convs (1: as many stages as fit)."""
     narrow_convs: str = "cutlass"
-    """Whose kernel the heuristic gives stride-1 convs on 64 channels on sm90: "cutlass" or "halo" (ours)."""
+    """Whose kernel the heuristic gives stride-1 convs on 16-64 channels on sm90: "cutlass" or "halo" (ours)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):

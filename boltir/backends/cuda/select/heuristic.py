@@ -355,7 +355,7 @@ and the filter's load is not paid back."""
 
 
 def halo_conv_problem(op: ops.Conv2dOp, sms: int) -> bool:
-    """Whether our wgmma conv for 64 input channels takes the op (codegen/halo_conv_kernels.py):
+    """Whether our wgmma conv for few input channels takes the op (codegen/halo_conv_kernels.py):
     a conv it computes with a window wider than 1x1 (a 1x1 conv has no halo to share: the
     pointwise rules' persistent GEMMs keep it), with at least HALO_MIN_WAVES tiles per
     multiprocessor."""
@@ -423,22 +423,23 @@ class HeuristicSelector:
     on our split-reduction kernel on sm90 where `splitk_conv_problem` says so (False:
     CUTLASS's 3.x conv, for comparison)."""
     halo_convs: bool = False
-    """Whether stride-1 convs on 64 input channels with many output pixels run on our wgmma
+    """Whether stride-1 convs on 16, 32 or 64 input channels with many output pixels run on our wgmma
     conv (halo_conv_kernels) on sm90 where `halo_conv_problem` says so. Off until the
     kernel has run on a GPU (select-kernels narrow_convs=halo turns it on)."""
 
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
+        hopper = arch == "sm90" and self.cutlass >= 3
+        sms = self.sms or get_target(arch).multiprocessors
+        if hopper and self.halo_convs and isinstance(op, ops.Conv2dOp) and halo_conv_problem(op, sms):
+            # before the stem rule: ResNet-50's blocked stem (16 channels) is the halo conv's too
+            tile = halo_conv_kernels.default_tile(op)
+            return KernelChoice(halo_conv_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
         if self.stem_convs and isinstance(op, ops.Conv2dOp) and stem_conv_problem(op):
             return self.stem_conv(op, arch)
         if self.skinny_gemms and isinstance(op, ops.GemmOp) and skinny_gemm_kernels.gemm_reason(op) is None:
             return self.skinny_gemm(op, arch)
-        hopper = arch == "sm90" and self.cutlass >= 3
-        sms = self.sms or get_target(arch).multiprocessors
         if hopper and self.split_convs and isinstance(op, ops.Conv2dOp) and splitk_conv_problem(op, sms):
             return self.splitk_conv(op, sms)
-        if hopper and self.halo_convs and isinstance(op, ops.Conv2dOp) and halo_conv_problem(op, sms):
-            tile = halo_conv_kernels.default_tile(op)
-            return KernelChoice(halo_conv_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
         if hopper and isinstance(op, ops.GemmOp | ops.Conv2dOp):
             choice = self.hopper_gemm(op) if isinstance(op, ops.GemmOp) else self.hopper_conv(op)
             if choice is not None:
