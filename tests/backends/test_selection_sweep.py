@@ -118,3 +118,21 @@ def test_the_sweep_checks_our_own_kernel_families_too():
     generators = {generator.FAMILY for text in cases for generator, _ in heuristic_instances(text, "sm90", 3)
                   if hasattr(generator, "FAMILY")}
     assert generators == {"skinny_gemm", "depthwise_direct", "stem_conv", "splitk_conv"}
+
+
+def test_narrow_convs_halo_selects_only_valid_instances():
+    """`narrow_convs=halo` (off by default, so outside the compiled sweep's grid until its
+    second half has run on the GPU host): over the same conv grid, with the channel counts
+    the halo conv takes added, each conv it is given carries a tile its rules accept."""
+    from tests.support.own_kernel_units import selected
+
+    chosen, failures = 0, []
+    for name, text in conv_cases(CHANNELS + (32,), windows=((1, 1), (3, 1), (4, 1), (3, 2)), batches=(32,)):
+        module, _ = selected(text, narrow_convs="halo")
+        for generator, op in instances(module):
+            if getattr(generator, "FAMILY", None) == "halo_conv":
+                chosen += 1
+                if (reason := generator.unsupported_reason(op)) is not None:
+                    failures.append(f"{name}: {reason}")
+    assert not failures, summary(failures)
+    assert chosen >= 3  # 16, 32 and 64 channels at 28², batch 32
