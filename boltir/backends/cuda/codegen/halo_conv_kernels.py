@@ -17,7 +17,8 @@ keeps CUTLASS's (and our stem kernel's) until the kernel has run on a GPU.
 `lower-op-to-cutlass` leaves such an op.conv2d at the op level, its choice attached, and
 this generator computes it.
 
-**The kernel** (sm_90a). Persistent CTAs of `rows` warpgroups; CTA b keeps the filter of
+**The kernel** (sm_90a). Persistent CTAs of `rows` warpgroups (as many as stay resident:
+two a multiprocessor where the shared memory allows); CTA b keeps the filter of
 output-channel block b mod K/64 in shared memory (R·S taps of 64 output channels × C,
 K-major, swizzled) and walks output tiles of `rows` rows × `columns` pixels. A tile's input
 patch, (rows + R − 1) × (columns + S − 1) pixels of 2·C bytes, arrives by cp.async into one
