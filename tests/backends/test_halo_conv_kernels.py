@@ -93,10 +93,18 @@ def test_shared_memory_counts_filter_two_patches_staging_bias_and_slack():
     ((112, 3), "3 rows a tile"),
     ((100, 2), "100 columns a tile"),
     ((136, 2), "136 columns a tile"),
-    ((112, 2, 3), "descriptor mode 3"),
+    ((112, 2, 5), "mode 5"),
 ])
 def test_tiles_it_cannot_run_say_why(tile, reason):
     assert reason in hc.tile_reason(conv_of(**VGG_224), hc.HaloTile(*tile))
+
+
+def test_the_filter_in_registers_takes_at_most_a_3x3_on_64_channels():
+    assert hc.tile_reason(conv_of(**VGG_224), hc.HaloTile(112, 2, 3)) is None  # 144 registers
+    assert hc.tile_reason(conv_of(**RESNET_STEM), hc.HaloTile(112, 2, 4)) is None  # 64
+    assert "takes 400 a thread" in hc.tile_reason(conv_of(**{**VGG_224, "r": 5, "s": 5, "pad": 2}), hc.HaloTile(112, 2, 3))
+    # no filter in shared memory: 2 patches, the staged rows, the bias and the slack
+    assert hc.shared_bytes(conv_of(**VGG_224), hc.HaloTile(112, 2, 3)) == 2 * 58368 + 2 * 112 * 144 + 256 + 1024
 
 
 def test_a_large_window_runs_out_of_shared_memory():
@@ -148,6 +156,10 @@ def test_the_instance():
                    "cp.async.cg.shared.global", "boltir_pdl::enter();"):
         assert needed in source, needed
     assert "BASE_OFFSET_MODE = 1" in hc.emit_instance(marked(conv_of(**VGG_224), hc.HaloTile(112, 2, 2))).source
+    registers = hc.emit_instance(marked(conv_of(**VGG_224), hc.HaloTile(112, 2, 4))).source
+    for needed in ("FILTER_IN_REGISTERS = true", "BASE_OFFSET_MODE = 1", "FILTER_BYTES = 0",
+                   '"{%56, %57, %58, %59}, "', '"%60, p, 1, 1, 0;'):
+        assert needed in registers, needed
     assert "m64n112k16.f32.bf16.bf16" in hc.emit_instance(marked(conv_of(**VGG_224, element="bf16"), hc.HaloTile(112, 2))).source
 
 
@@ -184,6 +196,24 @@ def read_operand(smem: np.ndarray, address: int, rows: int, row_bytes: int) -> n
     return out
 
 
+def register_operand(weight: np.ndarray, block: int, tap: int, kk: int, s: int) -> np.ndarray:
+    """The 64 × 16 A operand of wgmma's register form, assembled from each thread's four
+    registers as the template loads them (row 16 warp + lane / 4 + 8 (q % 2), channels
+    kk·16 + 2 (lane % 4) + 8 (q / 2) and the next) and placed where the PTX ISA's A fragment
+    layout puts register q of that thread: (row g + 8 (q % 2), columns 2t + 8 (q / 2), +1)."""
+    a = np.full((64, 16), np.nan, np.float16)
+    for warp in range(4):
+        for lane in range(32):
+            for q in range(4):
+                row = block * 64 + 16 * warp + lane // 4 + 8 * (q % 2)
+                channel = kk * 16 + 2 * (lane % 4) + 8 * (q // 2)
+                pair = weight[row, tap // s, tap % s, channel:channel + 2]  # one 32-bit load
+                g, t = lane // 4, lane % 4
+                a[16 * warp + g + 8 * (q % 2), 2 * t + 8 * (q // 2):2 * t + 8 * (q // 2) + 2] = pair
+    assert not np.isnan(a).any()
+    return a
+
+
 def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
            grid_per_block: int = 2, writer_swizzle: bool = True, fragment_swap: bool = False) -> np.ndarray:
     """The kernel's data movement in numpy, every CTA of a `grid_per_block` × K/64 grid: the
@@ -197,7 +227,7 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
     kb = k // 64
     pr, pc = rows + r - 1, columns + s - 1
     patch_bytes = hc.patch_bytes(op, tile)
-    filter_bytes = r * s * 64 * pixel_bytes
+    filter_bytes = hc.filter_bytes(op, tile)
     stage_pitch = hc.STAGE_PITCH
     tiles_q, tiles_p = -(-q // columns), -(-p // rows)
     tiles = n * tiles_p * tiles_q
@@ -206,7 +236,7 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
     for cta in range(kb * grid_per_block):
         smem = np.zeros(filter_bytes + 2 * patch_bytes + rows * columns * stage_pitch, np.uint8)
         block, step = cta % kb, grid_per_block
-        for tap in range(r * s):
+        for tap in range(r * s if not tile.filter_in_registers else 0):
             for o in range(64):
                 for chunk in range(chunks):
                     src = weight[block * 64 + o, tap // s, tap % s, chunk * 8:chunk * 8 + 8]
@@ -232,7 +262,10 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
                     a_address = tap * 64 * pixel_bytes
                     b_address = patch + ((group + tap // s) * pc + tap % s) * pixel_bytes
                     for kk in range(c // 16):
-                        a = read_operand(smem, a_address + kk * 32, 64, pixel_bytes).astype(np.float64)
+                        if tile.filter_in_registers:
+                            a = register_operand(weight, block, tap, kk, s).astype(np.float64)
+                        else:
+                            a = read_operand(smem, a_address + kk * 32, 64, pixel_bytes).astype(np.float64)
                         b = read_operand(smem, b_address + kk * 32, columns, pixel_bytes).astype(np.float64)
                         acc += a @ b.T
                 stage = filter_bytes + 2 * patch_bytes + group * columns * stage_pitch
@@ -277,6 +310,8 @@ def replay_case(rng, shape: dict, tile: tuple, **knobs) -> tuple[np.ndarray, np.
     ({"n": 1, "h": 3, "w": 8, "c": 64, "k": 64, "r": 2, "s": 3, "pads": (1, 0, 0, 2)}, (8, 1)),  # asymmetric pads
     ({"n": 1, "h": 7, "w": 19, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0}, (16, 2)),  # the blocked stem's form: 32-byte rows
     ({"n": 1, "h": 4, "w": 9, "c": 32, "k": 64, "r": 3, "s": 3}, (8, 2)),   # 64-byte rows
+    ({"n": 2, "h": 5, "w": 16, "c": 64, "k": 128, "r": 3, "s": 3}, (16, 2, 3)),  # the filter in registers
+    ({"n": 1, "h": 7, "w": 19, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0}, (16, 2, 4)),
 ])
 def test_the_kernel_replayed_matches_the_interpreter(rng, shape, tile):
     got, expected = replay_case(rng, shape, tile)
@@ -298,6 +333,6 @@ def test_the_replay_fails_when_the_layouts_disagree(rng, knob, c):
 def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
     shapes = [(VGG_224, (112, 2)), ({**VGG_112, "element": "bf16"}, (112, 2, 2)),
               ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2)), (RESNET_56, (56, 1)),
-              (RESNET_STEM, (112, 2)), ({**RESNET_56, "c": 32}, (56, 2))]
+              (RESNET_STEM, (112, 2)), ({**RESNET_56, "c": 32}, (56, 2)), (VGG_224, (112, 2, 3)), (RESNET_STEM, (112, 2, 4))]
     op_list = [marked(conv_of(**shape), hc.HaloTile(*tile)) for shape, tile in shapes]
     assert_unit_compiles(hc, op_list, tmp_path, SM90A)

@@ -29,7 +29,10 @@ patch pixels from (g + r, s), which a shared-memory descriptor addresses directl
 pixel is one row of the 2·C-byte swizzle (32, 64 or 128 bytes). The f32 accumulators (64
 channels × `columns` pixels) take the epilogue (`compute_kernels.epilogue_function`, the
 interpreter's `apply_epilogue`) in registers, are rounded once and leave through shared
-memory in 16-byte stores. One CTA barrier and one warpgroup barrier a tile.
+memory in 16-byte stores. One CTA barrier and one warpgroup barrier a tile. In modes 3 and
+4 (`MODES`) the filter block is not in shared memory but in the warpgroups' registers,
+loaded once per CTA as wgmma's register-A fragments: each product then reads only its
+window from shared memory.
 
 **Launcher ABI**: the CUTLASS conv launchers' (as `splitk_conv_kernels.py`'s); shapes are
 compile-time constants, 2002 when the integers are not its problem, 2003 for a missing bias
@@ -83,22 +86,40 @@ SHARED_LIMIT = 227 * 1024
 """The H100's / H200's shared memory a block may ask for."""
 
 
+MODES = (1, 2, 3, 4)
+"""A tile's `mode`, two choices in one integer (1-based, as a tile's integers are positive):
+whether the wgmma descriptors' base-offset field is 0 (modes 1, 3: the buffers start at
+1024-byte boundaries, which is when the PTX ISA asks for 0) or the window's own address
+bits 7..9 (modes 2, 4: the other reading of that rule); and whether the filter block stays
+in shared memory, every wgmma reading both operands there (modes 1, 2), or sits in the
+registers of the warpgroups, loaded once per CTA (modes 3, 4: wgmma's register-A form,
+which halves the shared-memory reads of the products)."""
+MAX_FILTER_REGISTERS = 160
+"""A thread's registers for the filter in modes 3 and 4 (4 a tap and k16 step), at most:
+with the accumulators (columns / 2) and addressing, a thread stays under 255."""
+
+
 @dataclass(frozen=True)
 class HaloTile:
-    """Output tiles of `rows` rows × `columns` pixels (× 64 output channels). `descriptor`
-    says how the kernel fills the wgmma descriptors' base-offset field: 1 writes 0 (the
-    buffers start at 1024-byte boundaries, which is when the PTX ISA's rule asks for 0);
-    2 writes the window's own (address >> 7) & 7 (the other reading of that rule: an
-    instance for the GPU to settle which one the hardware follows)."""
+    """Output tiles of `rows` rows × `columns` pixels (× 64 output channels), `mode` one of
+    MODES (the descriptors' base offset, and where the filter lives)."""
 
     columns: int
     rows: int
-    descriptor: int = 1
+    mode: int = 1
+
+    @property
+    def window_base_offset(self) -> bool:
+        return self.mode in (2, 4)
+
+    @property
+    def filter_in_registers(self) -> bool:
+        return self.mode in (3, 4)
 
     def as_tile(self) -> Tile:
-        """The KernelChoice tile: threadblock = warp = (columns, rows, descriptor);
-        instruction 1×1×1; stages 2 (the patch's double buffer)."""
-        shape = (self.columns, self.rows, self.descriptor)
+        """The KernelChoice tile: threadblock = warp = (columns, rows, mode); instruction
+        1×1×1; stages 2 (the patch's double buffer)."""
+        shape = (self.columns, self.rows, self.mode)
         return Tile(shape, shape, (1, 1, 1), 2)
 
     @staticmethod
@@ -106,7 +127,7 @@ class HaloTile:
         return HaloTile(*tile.threadblock)
 
     def describe(self) -> str:
-        return f"{self.columns}x{self.rows}" + ("" if self.descriptor == 1 else f"d{self.descriptor}")
+        return f"{self.columns}x{self.rows}" + ("" if self.mode == 1 else f"m{self.mode}")
 
 
 # ------------------------------------------------------------- what is supported
@@ -148,11 +169,23 @@ ALIGN_SLACK = 1024
 (dynamic shared memory is only promised 16-byte alignment)."""
 
 
-def shared_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
-    """Filter taps, two patch buffers, the warpgroups' staged rows and the bias, from a
-    1024-byte aligned base, and the slack that aligns it."""
+def filter_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
+    """The filter block in shared memory: R·S taps of 64 output channels × C (none where
+    the filter sits in registers)."""
     _, r, s, c = tensor_shape(op.filter.type)
-    return (r * s * BLOCK_K * 2 * c + 2 * patch_bytes(op, tile) + tile.rows * tile.columns * STAGE_PITCH + 4 * BLOCK_K
+    return 0 if tile.filter_in_registers else r * s * BLOCK_K * 2 * c
+
+
+def filter_registers(op: ops.Conv2dOp) -> int:
+    """A thread's registers for the filter block in registers: 4 per tap and k16 step."""
+    _, r, s, c = tensor_shape(op.filter.type)
+    return r * s * (c // 16) * 4
+
+
+def shared_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
+    """The filter block (in shared memory), two patch buffers, the warpgroups' staged rows
+    and the bias, from a 1024-byte aligned base, and the slack that aligns it."""
+    return (filter_bytes(op, tile) + 2 * patch_bytes(op, tile) + tile.rows * tile.columns * STAGE_PITCH + 4 * BLOCK_K
             + ALIGN_SLACK)
 
 
@@ -162,8 +195,11 @@ def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
         return f"{tile.rows} rows a tile: the kernel takes {' or '.join(map(str, ROWS))} (a warpgroup each)"
     if tile.columns % 8 or not 8 <= tile.columns <= MAX_COLUMNS:
         return f"{tile.columns} columns a tile: wgmma's N is a multiple of 8 from 8 to {MAX_COLUMNS}"
-    if tile.descriptor not in (1, 2):
-        return f"descriptor mode {tile.descriptor}: 1 (base offset 0) or 2 (the window's)"
+    if tile.mode not in MODES:
+        return f"mode {tile.mode}: one of {', '.join(map(str, MODES))}"
+    if tile.filter_in_registers and filter_registers(op) > MAX_FILTER_REGISTERS:
+        return (f"the filter in registers takes {filter_registers(op)} a thread: at most {MAX_FILTER_REGISTERS} "
+                "(modes 3 and 4)")
     if (need := shared_bytes(op, tile)) > SHARED_LIMIT:
         return f"{need} bytes of shared memory: a block takes at most {SHARED_LIMIT}"
     return None
@@ -203,7 +239,8 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
     element = element_name(op.input)
     return {
         "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "k": k, "p": p, "q": q, "r": r, "s": s,
-        "pad_h": pad_h, "pad_w": pad_w, "columns": tile.columns, "rows": tile.rows, "base_offset": tile.descriptor - 1,
+        "pad_h": pad_h, "pad_w": pad_w, "columns": tile.columns, "rows": tile.rows, "base_offset": int(tile.window_base_offset),
+        "filter_in_registers": tile.filter_in_registers, "filter_bytes": filter_bytes(op, tile),
         "tiles": tiles(op, tile), "patch_bytes": patch_bytes(op, tile), "shared_bytes": shared_bytes(op, tile),
         "element": ELEMENTS[element], "mma_type": element, "swizzle_mode": SWIZZLE_MODE[c],
         "index_t": "int" if max(n * h * w * c, n * p * q * k, k * r * s * c) < compute_kernels.INT_LIMIT else "long long",
@@ -216,7 +253,7 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
 # ------------------------------------------------------------- the generator protocol
 
 
-TILED = TiledFamily(FAMILY, ops.Conv2dOp, HaloTile, "columns, rows, descriptor mode", "compute/halo_conv.cu.j2",
+TILED = TiledFamily(FAMILY, ops.Conv2dOp, HaloTile, "columns, rows, mode", "compute/halo_conv.cu.j2",
                     conv_reason, tile_reason, _context, arch="sm90")
 # the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
 marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes
