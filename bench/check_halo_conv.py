@@ -22,6 +22,7 @@ of 20 replays / 10); TFLOP/s and the share of the roofline bound (sm90's GpuTarg
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import traceback
@@ -180,8 +181,31 @@ def main() -> int:
     if timing:
         print("\ngraph-timed ms per launch, batch 32, bias + ReLU (cuDNN: channels_last conv + ReLU)")
         print_table(("conv", "kernel", "ms", "TFLOP/s", "bound ms", "bound/ms"), timing)
+        best = fastest_correct_mode(rows, timing)
+        print(f"fastest correct mode on the timed convs: {best or 'none'}")
+        if best and os.environ.get("OUT"):
+            Path(os.environ["OUT"], "halo_mode").write_text(f"{best}\n")  # bench/gpu_run.sh's later stages: $HALO_MODE
     return 1 if failed else 0
 
+
+def fastest_correct_mode(rows, timing) -> int | None:
+    """The mode whose correctness cases all pass and whose timed convs take least in all,
+    among the modes timed on every conv; None if no mode passes."""
+    def mode_of(kernel: str) -> int | None:  # "halo_conv 112x2m3" -> 3, "halo_conv 112x2" -> 1
+        if not kernel.startswith("halo_conv"):
+            return None
+        tile = kernel.split()[-1]
+        return int(tile.split("m")[1]) if "m" in tile else 1
+
+    correct = [mode for mode in halo_conv_kernels.MODES
+               if (mine := [row for row in rows if row[0].endswith(f"m{mode}")]) and all(row[-1] == "pass" for row in mine)]
+    convs = {row[0] for row in timing}
+    totals = {}
+    for mode in correct:
+        times = [row[2] for row in timing if mode_of(row[1]) == mode]
+        if len(times) == len(convs) and all(t == t for t in times):  # every conv, no NaN
+            totals[mode] = sum(times)
+    return min(totals, key=totals.get) if totals else None
 
 if __name__ == "__main__":
     sys.exit(main())

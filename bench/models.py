@@ -218,9 +218,12 @@ an sm90 build kept to 2.x kernels (for comparing the generations), an sm90 build
 kernels come from the tuning database $BOLTIR_TUNING_DB (boltc --no-tune), and the sm90
 build with select-kernels' `few_pixels=cutlass` (CUTLASS's 3.x conv where our
 split-reduction conv would run batch 1's deep layers), `conv_ctas=2` (two 3.x conv CTAs
-per multiprocessor) or `narrow_convs=halo` (our wgmma conv for 64-channel stride-1 convs).
+per multiprocessor) or `narrow_convs=halo` (our wgmma conv for 16-64-channel stride-1 convs;
+its mode from $HALO_MODE, default 1, which `bench.check_halo_conv` leaves in $OUT/halo_mode
+for the stages after it).
 The others are heuristic builds (an empty database)."""
-SELECT_OPTIONS = {"sm90-nosplitk": "few_pixels=cutlass", "sm90-2cta": "conv_ctas=2", "sm90-halo": "narrow_convs=halo"}
+SELECT_OPTIONS = {"sm90-nosplitk": "few_pixels=cutlass", "sm90-2cta": "conv_ctas=2",
+                  "sm90-halo": f"narrow_convs=halo halo_mode={os.environ.get('HALO_MODE', '1')}"}
 """select-kernels options a build adds to the default pipeline."""
 HEURISTIC_DB = "/nonexistent/boltir-heuristic-builds.sqlite"
 

@@ -107,6 +107,19 @@ def test_the_filter_in_registers_takes_at_most_a_3x3_on_64_channels():
     assert hc.shared_bytes(conv_of(**VGG_224), hc.HaloTile(112, 2, 3)) == 2 * 58368 + 2 * 112 * 144 + 256 + 1024
 
 
+def test_the_default_tile_takes_the_mode_asked_or_its_shared_memory_twin():
+    assert hc.default_tile(conv_of(**VGG_224), 3) == hc.HaloTile(112, 2, 3)
+    four = conv_of(**{**RESNET_56, "r": 4, "s": 4, "pad": 1})  # 256 filter registers: mode 4 -> 2
+    assert hc.default_tile(four, 4).mode == 2 and hc.tile_reason(four, hc.default_tile(four, 4)) is None
+
+
+def test_halo_mode_reaches_the_choice():
+    module, _ = selected(conv_text(**VGG_224), narrow_convs="halo", halo_mode=3)
+    assert hc.marked_tile(the_conv(module)) == hc.HaloTile(112, 2, 3)
+    with pytest.raises(BoltError, match="halo_mode must be 1, 2, 3 or 4; got 7"):
+        make_selector("heuristic", narrow_convs="halo", halo_mode=7)
+
+
 def test_a_large_window_runs_out_of_shared_memory():
     op = conv_of(**{**VGG_224, "r": 7, "s": 7, "pad": 3})
     assert "bytes of shared memory" in hc.tile_reason(op, hc.HaloTile(128, 2))

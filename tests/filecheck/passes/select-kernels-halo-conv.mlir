@@ -3,16 +3,21 @@
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo},lower-op-to-cutlass' | filecheck %s --check-prefix=LOWERED
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 // RUN: not bolt-opt %s -p 'select-kernels{narrow_convs=wgmma}' 2>&1 | filecheck %s --check-prefix=OPTION
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo halo_mode=3}' | filecheck %s --check-prefix=MODE
 
 // With narrow_convs=halo a stride-1 3x3 conv on 64 channels with many output pixels
 // (VGG-16's 64 -> 64 at 224², batch 32) runs on our wgmma conv with its halo in shared
-// memory (an "sm90" choice), its tile output columns x rows x descriptor mode; by default
+// memory (an "sm90" choice), its tile output columns x rows x mode (halo_mode=3: the
+// filter in registers); by default
 // CUTLASS's 3.x conv keeps it until the kernel has run on a GPU. lower-op-to-cutlass
 // leaves it an op.conv2d with its whole epilogue. A 1x1 conv on 64 channels stays with the
 // pointwise rules' persistent GEMM.
 
 // OPTION:     {{^}}error: narrow_convs must be one of cutlass, halo; got 'wgmma'{{$}}
 // OPTION-NOT: Traceback
+
+// MODE-LABEL: func.func @vgg
+// MODE:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 3>
 
 // CHECK-LABEL: func.func @vgg
 // CHECK:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 1>

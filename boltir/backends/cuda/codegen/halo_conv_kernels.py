@@ -214,13 +214,18 @@ def tiles(op: ops.Conv2dOp, tile: HaloTile) -> int:
 # ------------------------------------------------------------------ the heuristic
 
 
-def default_tile(op: ops.Conv2dOp) -> HaloTile:
+def default_tile(op: ops.Conv2dOp, mode: int = 1) -> HaloTile:
     """Two rows a tile; the widest column count (a multiple of 8, at most MAX_COLUMNS)
-    that pads the output's width least, so a 224-wide row is two tiles of 112."""
+    that pads the output's width least, so a 224-wide row is two tiles of 112; `mode`
+    where it takes the op, else its shared-memory twin (the filter's registers exceeded)."""
     q = tensor_shape(op.output.type)[2]
     columns = min(range(8, MAX_COLUMNS + 1, 8), key=lambda c: (-(-q // c) * c - q, -c))
-    tile = HaloTile(columns, 2)
-    return tile if tile_reason(op, tile) is None else HaloTile(columns, 1)
+    for candidate in (mode, mode - 2 if mode > 2 else mode):
+        for rows in (2, 1):
+            tile = HaloTile(columns, rows, candidate)
+            if tile_reason(op, tile) is None:
+                return tile
+    return HaloTile(columns, 1, mode)
 
 
 # ---------------------------------------------------------------------- instances

@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=cutlass conv_ctas=1}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=cutlass halo_mode=1 conv_ctas=1}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -19,7 +19,8 @@ convs on 16, 32 or 64 input channels with many output pixels (VGG-16's and ResNe
 first stages, ResNet-50's space-to-depth stem)
 run on our wgmma conv with its halo in shared memory with `narrow_convs=halo`
 (codegen/halo_conv_kernels.py, where heuristic.halo_conv_problem says so); the default,
-`narrow_convs=cutlass`, keeps CUTLASS's until that kernel has run on a GPU. `conv_ctas=2`
+`narrow_convs=cutlass`, keeps CUTLASS's until that kernel has run on a GPU; `halo_mode`
+(1-4) is its mode (halo_conv_kernels.MODES). `conv_ctas=2`
 gives the 3.x implicit-GEMM convs the stages that let two CTAs share a multiprocessor (the
 default, 1, takes as many as fit; 2 measured no faster on the H200, bench/RESULTS.md).
 
@@ -68,14 +69,16 @@ NARROW_CONV_KERNELS = ("cutlass", "halo")
 
 def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "",
                   depthwise: str = "direct", small_m: str = "skinny", few_channels: str = "stem",
-                  few_pixels: str = "splitk", conv_ctas: int = 1, narrow_convs: str = "cutlass") -> KernelSelector:
+                  few_pixels: str = "splitk", conv_ctas: int = 1, narrow_convs: str = "cutlass",
+                  halo_mode: int = 1) -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
     (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
     kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's), and
     `small_m` GEMMs with few rows ("skinny": ours, "cutlass": CUTLASS's), `few_channels`
     convs on few input channels ("stem": ours, "cutlass": CUTLASS's), `few_pixels` convs
     with few output pixels on sm90 ("splitk": ours, "cutlass": CUTLASS's), `narrow_convs`
-    stride-1 convs on 16-64 channels on sm90 ("halo": ours, "cutlass": CUTLASS's); `conv_ctas`
+    stride-1 convs on 16-64 channels on sm90 ("halo": ours, `halo_mode` its mode; "cutlass":
+    CUTLASS's); `conv_ctas`
     the 3.x implicit-GEMM convs' CTAs per multiprocessor (1: as many stages as fit)."""
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
@@ -93,13 +96,15 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
         raise BoltError(f"few_pixels must be one of {', '.join(FEW_PIXELS_KERNELS)}; got '{few_pixels}'")
     if narrow_convs not in NARROW_CONV_KERNELS:
         raise BoltError(f"narrow_convs must be one of {', '.join(NARROW_CONV_KERNELS)}; got '{narrow_convs}'")
+    if halo_mode not in (1, 2, 3, 4):
+        raise BoltError(f"halo_mode must be 1, 2, 3 or 4; got {halo_mode}")
     if conv_ctas not in (1, 2, 3):
         raise BoltError(f"conv_ctas must be 1, 2 or 3 CTAs per multiprocessor; got {conv_ctas}")
     if name == "heuristic":
         return HeuristicSelector(sms=sms, cutlass=cutlass, direct_depthwise=depthwise == "direct",
                                  skinny_gemms=small_m == "skinny", stem_convs=few_channels == "stem",
                                  split_convs=few_pixels == "splitk", conv_ctas=conv_ctas,
-                                 halo_convs=narrow_convs == "halo")
+                                 halo_convs=narrow_convs == "halo", halo_mode=halo_mode)
     kind = DatabaseSelector if name == "db" else TuningSelector
     selector = kind(sms=sms, cutlass=cutlass, tuning_db=tuning_db, gpu=gpu)
     selector.heuristic.direct_depthwise = depthwise == "direct"
@@ -108,6 +113,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     selector.heuristic.split_convs = few_pixels == "splitk"
     selector.heuristic.conv_ctas = conv_ctas
     selector.heuristic.halo_convs = narrow_convs == "halo"
+    selector.heuristic.halo_mode = halo_mode
     return selector
 
 
@@ -140,12 +146,15 @@ class SelectKernelsPass(ModulePass):
     """CTAs per multiprocessor of the heuristic's 3.x implicit-GEMM convs (1: as many stages as fit)."""
     narrow_convs: str = "cutlass"
     """Whose kernel the heuristic gives stride-1 convs on 16-64 channels on sm90: "cutlass" or "halo" (ours)."""
+    halo_mode: int = 1
+    """The mode of our halo conv (1-4: halo_conv_kernels.MODES)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):
             raise BoltError(f"arch must be one of sm80, sm90; got '{self.arch}'")
         selector = make_selector(self.selector, self.sms, self.cutlass, self.tuning_db, self.gpu, self.depthwise,
-                                 self.small_m, self.few_channels, self.few_pixels, self.conv_ctas, self.narrow_convs)
+                                 self.small_m, self.few_channels, self.few_pixels, self.conv_ctas, self.narrow_convs,
+                                 self.halo_mode)
         targets = [o for o in op.walk() if isinstance(o, SELECTABLE)]
         if hasattr(selector, "prepare"):
             selector.prepare(targets, self.arch)

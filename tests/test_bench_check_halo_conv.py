@@ -1,0 +1,34 @@
+"""bench/check_halo_conv.py without a GPU: its cases reach our kernel in every mode that
+takes them, and the mode it leaves for the later stages is the fastest of the correct ones."""
+
+from __future__ import annotations
+
+from bench.check_halo_conv import MODEL_CONVS, cases, fastest_correct_mode
+from bench.harness import lower_cases
+from boltir.backends.cuda.codegen import halo_conv_kernels
+
+
+def test_every_case_lowers_to_our_kernel_in_its_mode():
+    rows, lowered = lower_cases(cases(), None, halo_conv_kernels.computes)
+    assert not rows, rows[:3]
+    assert {halo_conv_kernels.marked_tile(case.op).mode for case in lowered} == set(halo_conv_kernels.MODES)
+    assert sum(case.label.startswith(tuple(MODEL_CONVS)) for case in lowered) == 4 * len(MODEL_CONVS)
+
+
+def timed(conv: str, kernel: str, ms: float) -> tuple:
+    return (conv, kernel, ms, 0.0, 0.0, "")
+
+
+def test_the_mode_left_for_later_stages_is_the_fastest_correct_one():
+    rows = [("a m1", "k", "1e-4", "<", "pass"), ("a m2", "k", "-", "?", "FAIL"), ("a m3", "k", "1e-4", "<", "pass"),
+            ("a m4", "k", "1e-4", "<", "pass")]
+    timing = [timed("vgg", "halo_conv 112x2", 0.30), timed("vgg", "halo_conv 112x2m2", 0.10),
+              timed("vgg", "halo_conv 112x2m3", 0.25), timed("vgg", "halo_conv 112x2m4", 0.20),
+              timed("vgg", "3.x 128x64x64 ws c1x1", 0.40), timed("stem", "halo_conv 112x2", 0.05),
+              timed("stem", "halo_conv 112x2m3", 0.04), timed("stem", "halo_conv 112x2m4", 0.03)]
+    assert fastest_correct_mode(rows, timing) == 4  # mode 2 is faster but wrong
+    rows[3] = ("a m4", "k", "2e-1", "<", "FAIL")
+    assert fastest_correct_mode(rows, timing) == 3
+    timing[-2] = timed("stem", "halo_conv 112x2m3", float("nan"))  # failed to run on one conv
+    assert fastest_correct_mode(rows, timing) == 1
+    assert fastest_correct_mode([("a m1", "k", "-", "?", "FAIL")], timing) is None
