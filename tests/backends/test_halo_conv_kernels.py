@@ -93,7 +93,7 @@ def test_shared_memory_counts_filter_two_patches_staging_bias_and_slack():
     ((112, 3), "3 rows a tile"),
     ((100, 2), "100 columns a tile"),
     ((136, 2), "136 columns a tile"),
-    ((112, 2, 5), "mode 5"),
+    ((112, 2, 7), "mode 7"),
 ])
 def test_tiles_it_cannot_run_say_why(tile, reason):
     assert reason in hc.tile_reason(conv_of(**VGG_224), hc.HaloTile(*tile))
@@ -170,9 +170,11 @@ def test_the_instance():
         assert needed in source, needed
     assert "BASE_OFFSET_MODE = 1" in hc.emit_instance(marked(conv_of(**VGG_224), hc.HaloTile(112, 2, 2))).source
     registers = hc.emit_instance(marked(conv_of(**VGG_224), hc.HaloTile(112, 2, 4))).source
-    for needed in ("FILTER_IN_REGISTERS = true", "BASE_OFFSET_MODE = 1", "FILTER_BYTES = 0",
+    for needed in ("FILTER_IN_REGISTERS = true", "BASE_OFFSET_MODE = 1", "FILTER_BYTES = 0", "OVERLAP = false",
                    '"{%56, %57, %58, %59}, "', '"%60, p, 1, 1, 0;'):
         assert needed in registers, needed
+    overlapped = hc.emit_instance(marked(conv_of(**VGG_224), hc.HaloTile(112, 2, 5))).source
+    assert "OVERLAP = true" in overlapped and "FILTER_IN_REGISTERS = false" in overlapped
     assert "m64n112k16.f32.bf16.bf16" in hc.emit_instance(marked(conv_of(**VGG_224, element="bf16"), hc.HaloTile(112, 2))).source
 
 
@@ -325,6 +327,7 @@ def replay_case(rng, shape: dict, tile: tuple, **knobs) -> tuple[np.ndarray, np.
     ({"n": 1, "h": 4, "w": 9, "c": 32, "k": 64, "r": 3, "s": 3}, (8, 2)),   # 64-byte rows
     ({"n": 2, "h": 5, "w": 16, "c": 64, "k": 128, "r": 3, "s": 3}, (16, 2, 3)),  # the filter in registers
     ({"n": 1, "h": 7, "w": 19, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0}, (16, 2, 4)),
+    ({"n": 1, "h": 5, "w": 16, "c": 64, "k": 64, "r": 3, "s": 3}, (16, 2, 6)),  # overlapped (same addressing)
 ])
 def test_the_kernel_replayed_matches_the_interpreter(rng, shape, tile):
     got, expected = replay_case(rng, shape, tile)
@@ -346,6 +349,7 @@ def test_the_replay_fails_when_the_layouts_disagree(rng, knob, c):
 def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
     shapes = [(VGG_224, (112, 2)), ({**VGG_112, "element": "bf16"}, (112, 2, 2)),
               ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2)), (RESNET_56, (56, 1)),
-              (RESNET_STEM, (112, 2)), ({**RESNET_56, "c": 32}, (56, 2)), (VGG_224, (112, 2, 3)), (RESNET_STEM, (112, 2, 4))]
+              (RESNET_STEM, (112, 2)), ({**RESNET_56, "c": 32}, (56, 2)), (VGG_224, (112, 2, 3)), (RESNET_STEM, (112, 2, 4)),
+              (VGG_224, (112, 2, 5)), ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2, 6))]
     op_list = [marked(conv_of(**shape), hc.HaloTile(*tile)) for shape, tile in shapes]
     assert_unit_compiles(hc, op_list, tmp_path, SM90A)

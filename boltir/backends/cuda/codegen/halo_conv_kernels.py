@@ -32,7 +32,8 @@ interpreter's `apply_epilogue`) in registers, are rounded once and leave through
 memory in 16-byte stores. One CTA barrier and one warpgroup barrier a tile. In modes 3 and
 4 (`MODES`) the filter block is not in shared memory but in the warpgroups' registers,
 loaded once per CTA as wgmma's register-A fragments: each product then reads only its
-window from shared memory.
+window from shared memory. In modes 5 and 6 a warpgroup keeps two sets of accumulators
+and runs each tile's epilogue while the next tile's products are in flight.
 
 **Launcher ABI**: the CUTLASS conv launchers' (as `splitk_conv_kernels.py`'s); shapes are
 compile-time constants, 2002 when the integers are not its problem, 2003 for a missing bias
@@ -86,14 +87,15 @@ SHARED_LIMIT = 227 * 1024
 """The H100's / H200's shared memory a block may ask for."""
 
 
-MODES = (1, 2, 3, 4)
+MODES = (1, 2, 3, 4, 5, 6)
 """A tile's `mode`, two choices in one integer (1-based, as a tile's integers are positive):
-whether the wgmma descriptors' base-offset field is 0 (modes 1, 3: the buffers start at
+whether the wgmma descriptors' base-offset field is 0 (odd modes: the buffers start at
 1024-byte boundaries, which is when the PTX ISA asks for 0) or the window's own address
-bits 7..9 (modes 2, 4: the other reading of that rule); and whether the filter block stays
-in shared memory, every wgmma reading both operands there (modes 1, 2), or sits in the
-registers of the warpgroups, loaded once per CTA (modes 3, 4: wgmma's register-A form,
-which halves the shared-memory reads of the products)."""
+bits 7..9 (even modes: the other reading of that rule); and the schedule: the filter block
+in shared memory, every wgmma reading both operands there (modes 1, 2); in the registers
+of the warpgroups, loaded once per CTA (modes 3, 4: wgmma's register-A form, which halves
+the shared-memory reads of the products); or in shared memory with two sets of
+accumulators, each tile's epilogue running under the next tile's products (modes 5, 6)."""
 MAX_FILTER_REGISTERS = 160
 """A thread's registers for the filter in modes 3 and 4 (4 a tap and k16 step), at most:
 with the accumulators (columns / 2) and addressing, a thread stays under 255."""
@@ -110,11 +112,15 @@ class HaloTile:
 
     @property
     def window_base_offset(self) -> bool:
-        return self.mode in (2, 4)
+        return self.mode % 2 == 0
 
     @property
     def filter_in_registers(self) -> bool:
         return self.mode in (3, 4)
+
+    @property
+    def overlapped(self) -> bool:
+        return self.mode in (5, 6)
 
     def as_tile(self) -> Tile:
         """The KernelChoice tile: threadblock = warp = (columns, rows, mode); instruction
@@ -220,7 +226,7 @@ def default_tile(op: ops.Conv2dOp, mode: int = 1) -> HaloTile:
     where it takes the op, else its shared-memory twin (the filter's registers exceeded)."""
     q = tensor_shape(op.output.type)[2]
     columns = min(range(8, MAX_COLUMNS + 1, 8), key=lambda c: (-(-q // c) * c - q, -c))
-    for candidate in (mode, mode - 2 if mode > 2 else mode):
+    for candidate in (mode, mode - 2 if mode in (3, 4) else mode):
         for rows in (2, 1):
             tile = HaloTile(columns, rows, candidate)
             if tile_reason(op, tile) is None:
@@ -246,6 +252,7 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
         "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "k": k, "p": p, "q": q, "r": r, "s": s,
         "pad_h": pad_h, "pad_w": pad_w, "columns": tile.columns, "rows": tile.rows, "base_offset": int(tile.window_base_offset),
         "filter_in_registers": tile.filter_in_registers, "filter_bytes": filter_bytes(op, tile),
+        "overlapped": tile.overlapped,
         "tiles": tiles(op, tile), "patch_bytes": patch_bytes(op, tile), "shared_bytes": shared_bytes(op, tile),
         "element": ELEMENTS[element], "mma_type": element, "swizzle_mode": SWIZZLE_MODE[c],
         "index_t": "int" if max(n * h * w * c, n * p * q * k, k * r * s * c) < compute_kernels.INT_LIMIT else "long long",
