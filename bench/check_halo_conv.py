@@ -26,13 +26,12 @@ import argparse
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 
 import numpy as np
 
 from bench.check_stem_conv import graph_ms, print_table
-from bench.harness import Case, build_library, check_against_interpreter, describe_choice, lower_cases
+from bench.harness import Case, build_library, check_cases, conv_timing_operands, describe_choice, lower_cases
 from boltir.backends.cuda.codegen import halo_conv_kernels
 from boltir.dialects import op as ops
 from boltir.ir import parse_module
@@ -98,15 +97,7 @@ def timing_rows(library, plans) -> list[tuple]:
     rows = []
     for label, timed_cases in plans:
         op = timed_cases[0].op
-        n, h, w, c = op.input.type.get_shape()
-        k, r, s, _ = op.filter.type.get_shape()
-        _, p, q, _ = op.output.type.get_shape()
-        x = torch.randn(n, h, w, c, device="cuda", dtype=torch.float16)
-        weight = torch.randn(k, r, s, c, device="cuda", dtype=torch.float16) * (2 / (r * s * c)) ** 0.5
-        bias = torch.randn(k, device="cuda", dtype=torch.float16) * 0.1
-        out = torch.empty(n, p, q, k, device="cuda", dtype=torch.float16)
-        flops = 2 * n * p * q * k * r * s * c
-        moved = 2 * (n * h * w * c + k * r * s * c + k + n * p * q * k)
+        x, weight, bias, out, flops, moved = conv_timing_operands(op)
         bound = target.bound_seconds(flops, moved) * 1e3
         times = {}
         for case in timed_cases:
@@ -164,13 +155,7 @@ def main() -> int:
 
     import torch
 
-    rng = np.random.default_rng(args.seed)
-    for case in lowered:
-        try:
-            rows.append(check_against_interpreter(library, case, rng))
-        except Exception as error:  # noqa: BLE001 - a case that fails to run is a failure row
-            traceback.print_exc()
-            rows.append((case.label, describe_choice(case), "-", str(error).splitlines()[0][:60], "FAIL"))
+    rows += check_cases(library, lowered, np.random.default_rng(args.seed))
     timing = timing_rows(library, plans) if plans else []
     failed = sum(row[-1] != "pass" for row in rows)
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; reference: the op-level interpreter; seed {args.seed}")

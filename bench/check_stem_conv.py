@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bench.harness import conv_timing_operands
 from boltir.backends.cuda.codegen import cutlass_kernels, stem_conv_kernels
 from boltir.backends.cuda.codegen.generator import CompileJob
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
@@ -183,13 +184,7 @@ def timing_rows(args) -> list[tuple]:
     rows = []
     for name, batch, activation, ours, theirs in plans:
         op = ours.op
-        n, h, w, c = op.input.type.get_shape()
-        k, r, s, _ = op.filter.type.get_shape()
-        _, p, q, _ = op.output.type.get_shape()
-        x = torch.randn(n, h, w, c, device="cuda", dtype=torch.float16)
-        weight = torch.randn(k, r, s, c, device="cuda", dtype=torch.float16) * (2 / (r * s * c)) ** 0.5
-        bias = torch.randn(k, device="cuda", dtype=torch.float16) * 0.1
-        out = torch.empty(n, p, q, k, device="cuda", dtype=torch.float16)
+        x, weight, bias, out, flops, moved = conv_timing_operands(op)
         pad = op.prop_value("pads")[0]
         timed = []
         for case in (ours, theirs):
@@ -203,8 +198,6 @@ def timing_rows(args) -> list[tuple]:
         def cudnn_call(act=act, x_cl=x_cl, w_cl=w_cl, bias=bias, pad=pad):
             act(F.conv2d(x_cl, w_cl, bias, padding=pad), inplace=True)
         cudnn = graph_ms(cudnn_call, stream)
-        flops = 2 * n * p * q * k * r * s * c
-        moved = 2 * (n * h * w * c + k * r * s * c + k + n * p * q * k)
         bound = target.bound_seconds(flops, moved) * 1e3
         rows.append((name, batch, describe(ours), timed[0], describe(theirs), timed[1], cudnn, bound,
                      f"{100 * bound / timed[0]:.0f}%", f"{moved / timed[0] / 1e9:.2f}"))

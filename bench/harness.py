@@ -252,6 +252,38 @@ def check_against_interpreter(library: KernelLibrary, case: Case, rng: np.random
     return case.label, describe_choice(case), f"{error:.2e}", f"< {case.tolerance:.0e}", "pass" if error < case.tolerance else "FAIL"
 
 
+def check_cases(library: KernelLibrary, cases: list[Case], rng: np.random.Generator) -> list[tuple[str, ...]]:
+    """`check_against_interpreter`'s row for each case; a case that fails to run is a
+    failure row with the first line of its error (the traceback printed)."""
+    import traceback
+
+    rows = []
+    for case in cases:
+        try:
+            rows.append(check_against_interpreter(library, case, rng))
+        except Exception as error:  # noqa: BLE001 - a case that fails to run is a failure row
+            traceback.print_exc()
+            rows.append((case.label, describe_choice(case), "-", str(error).splitlines()[0][:60], "FAIL"))
+    return rows
+
+
+def conv_timing_operands(op) -> tuple:
+    """Random f16 device tensors for timing an NHWC conv op (input, OHWI filter scaled for
+    unit variance, bias, output), with its FLOPs and the bytes it moves once."""
+    import torch
+
+    n, h, w, c = op.input.type.get_shape()
+    k, r, s, _ = op.filter.type.get_shape()
+    _, p, q, _ = op.output.type.get_shape()
+    x = torch.randn(n, h, w, c, device="cuda", dtype=torch.float16)
+    weight = torch.randn(k, r, s, c, device="cuda", dtype=torch.float16) * (2 / (r * s * c)) ** 0.5
+    bias = torch.randn(k, device="cuda", dtype=torch.float16) * 0.1
+    out = torch.empty(n, p, q, k, device="cuda", dtype=torch.float16)
+    flops = 2 * n * p * q * k * r * s * c
+    moved = 2 * (n * h * w * c + k * r * s * c + k + n * p * q * k)
+    return x, weight, bias, out, flops, moved
+
+
 def correctness_main(description: str, cases: list[Case], computes, library_path: str) -> int:
     """The command line of a kernel family's check (bench/check_depthwise.py and its kin):
     `--only TEXT`, `--list` (lower every case and print its kernel; no GPU), `--build-only`,
@@ -260,7 +292,6 @@ def correctness_main(description: str, cases: list[Case], computes, library_path
     the exit status (1 if any case fails)."""
     import argparse
     import time
-    import traceback
 
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--only", help="run the cases whose label contains this text")
@@ -284,13 +315,7 @@ def correctness_main(description: str, cases: list[Case], computes, library_path
 
     import torch
 
-    rng = np.random.default_rng(args.seed)
-    for case in lowered:
-        try:
-            rows.append(check_against_interpreter(library, case, rng))
-        except Exception as error:  # noqa: BLE001 - a case that fails to run is a failure row
-            traceback.print_exc()
-            rows.append((case.label, describe_choice(case), "-", str(error).splitlines()[0][:60], "FAIL"))
+    rows += check_cases(library, lowered, np.random.default_rng(args.seed))
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; reference: the op-level interpreter; seed {args.seed}")
     header = ("case", "kernel", "rel err", "bar", "result")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
