@@ -155,7 +155,7 @@ def main() -> int:
 
     import torch
 
-    rows += check_cases(library, lowered, np.random.default_rng(args.seed))
+    rows += check_cases(library, lowered, np.random.default_rng(args.seed), on_failure=print_where_wrong)
     timing = timing_rows(library, plans) if plans else []
     failed = sum(row[-1] != "pass" for row in rows)
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; reference: the op-level interpreter; seed {args.seed}")
@@ -172,6 +172,37 @@ def main() -> int:
         if best and os.environ.get("OUT"):
             Path(os.environ["OUT"], "halo_mode").write_text(f"{best}\n")  # bench/gpu_run.sh's later stages: $HALO_MODE
     return 1 if failed else 0
+
+
+def where_wrong(got: np.ndarray, expected: np.ndarray, tile: halo_conv_kernels.HaloTile) -> list[str]:
+    """Where a failing NHWC output differs from the interpreter's, along the axes that point
+    at a cause: the window's start modulo 8 pixels (the swizzle phase a descriptor starts
+    at: the base-offset question), the row within a tile (the warpgroup), the column tile,
+    and the output channel's 16-row slice (the warp of the accumulator layout). Each line
+    gives the share of wrong elements per value."""
+    bad = ~np.isfinite(got) | (np.abs(got - expected) > 0.05 * (np.abs(expected) + 0.1))
+    _, p, q, k = got.shape
+    axes = {
+        "column mod 8": np.arange(q) % 8,
+        "row in tile": np.arange(p) % tile.rows,
+        "column tile": np.arange(q) // tile.columns,
+        "channel // 16": np.arange(k) // 16 % 4,
+    }
+    lines = [f"{bad.mean():.1%} of the elements wrong, {int((~np.isfinite(got)).sum())} never written"]
+    for name, index in axes.items():
+        axis = {"column mod 8": 2, "row in tile": 1, "column tile": 2, "channel // 16": 3}[name]
+        shares = []
+        for value in np.unique(index):
+            selected = np.take(bad, np.flatnonzero(index == value), axis=axis)
+            shares.append(f"{value}: {selected.mean():.0%}")
+        lines.append(f"{name}: " + ", ".join(shares))
+    return lines
+
+
+def print_where_wrong(case, got, expected) -> None:
+    tile = halo_conv_kernels.marked_tile(case.op)
+    print(f"where {case.label} is wrong ({tile.describe()}):", *("  " + line for line in where_wrong(got, expected, tile)),
+          sep="\n", flush=True)
 
 
 def fastest_correct_mode(rows, timing) -> int | None:

@@ -233,10 +233,11 @@ def describe_choice(case: Case) -> str:
 # ------------------------------------------------- a kernel family's correctness check
 
 
-def check_against_interpreter(library: KernelLibrary, case: Case, rng: np.random.Generator) -> tuple[str, ...]:
+def check_against_interpreter(library: KernelLibrary, case: Case, rng: np.random.Generator,
+                              on_failure=None) -> tuple[str, ...]:
     """One row (case, kernel, rel err, bar, pass/FAIL): the case's kernel against the op-level
     interpreter on fresh random inputs, its output NaN-filled first so that an element the
-    kernel misses shows."""
+    kernel misses shows. `on_failure(case, got, expected)` is called for a case that fails."""
     import torch
 
     from tests.support.torch_arrays import to_numpy_f32, to_torch
@@ -249,10 +250,13 @@ def check_against_interpreter(library: KernelLibrary, case: Case, rng: np.random
     torch.cuda.synchronize()
     got, ref = to_numpy_f32(kernel.output).astype(np.float64), expected.astype(np.float64)
     error = float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30)) if np.isfinite(got).all() else float("inf")
+    if on_failure is not None and not error < case.tolerance:
+        on_failure(case, got, ref)
     return case.label, describe_choice(case), f"{error:.2e}", f"< {case.tolerance:.0e}", "pass" if error < case.tolerance else "FAIL"
 
 
-def check_cases(library: KernelLibrary, cases: list[Case], rng: np.random.Generator) -> list[tuple[str, ...]]:
+def check_cases(library: KernelLibrary, cases: list[Case], rng: np.random.Generator,
+                on_failure=None) -> list[tuple[str, ...]]:
     """`check_against_interpreter`'s row for each case; a case that fails to run is a
     failure row with the first line of its error (the traceback printed)."""
     import traceback
@@ -260,7 +264,7 @@ def check_cases(library: KernelLibrary, cases: list[Case], rng: np.random.Genera
     rows = []
     for case in cases:
         try:
-            rows.append(check_against_interpreter(library, case, rng))
+            rows.append(check_against_interpreter(library, case, rng, on_failure))
         except Exception as error:  # noqa: BLE001 - a case that fails to run is a failure row
             traceback.print_exc()
             rows.append((case.label, describe_choice(case), "-", str(error).splitlines()[0][:60], "FAIL"))

@@ -32,3 +32,18 @@ def test_the_mode_left_for_later_stages_is_the_fastest_correct_one():
     timing[-2] = timed("stem", "halo_conv 112x2m3", float("nan"))  # failed to run on one conv
     assert fastest_correct_mode(rows, timing) == 1
     assert fastest_correct_mode([("a m1", "k", "-", "?", "FAIL")], timing) is None
+
+
+def test_where_wrong_points_at_the_columns_a_misaligned_window_breaks():
+    import numpy as np
+
+    from bench.check_halo_conv import where_wrong
+
+    expected = np.ones((1, 4, 16, 64))
+    got = expected.copy()
+    got[:, :, 3::8, :] = 5.0   # every column 3 mod 8 wrong
+    got[0, 0, 0, 0] = np.nan   # one element never written
+    lines = where_wrong(got, expected, halo_conv_kernels.HaloTile(8, 2))
+    assert lines[0].endswith("1 never written")
+    assert lines[1].startswith("column mod 8: 0: 0%, 1: 0%, 2: 0%, 3: 100%, 4: 0%")
+    assert lines[2] == "row in tile: 0: 13%, 1: 12%"
