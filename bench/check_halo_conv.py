@@ -47,6 +47,9 @@ MODEL_CONVS = {  # label: conv_text arguments
     "vgg16 3x3 64->128 112²": {"h": 112, "w": 112, "c": 64, "k": 128, "r": 3, "s": 3},
     "resnet50 3x3 64->64 56²": {"h": 56, "w": 56, "c": 64, "k": 64, "r": 3, "s": 3},
     "resnet50 s2d stem 4x4 16->64 112²": {"h": 115, "w": 115, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0},
+    # VGG-16's first conv with its 3 channels padded to 16 (bench.models' sm90-halo16 build);
+    # the sm90 build runs it on 4 channels (bench.check_stem_conv times that one)
+    "vgg16 stem 3x3 16->64 224²": {"h": 224, "w": 224, "c": 16, "k": 64, "r": 3, "s": 3},
 }
 
 

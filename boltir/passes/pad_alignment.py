@@ -158,6 +158,9 @@ class PadChannels(RewritePattern):
         statistics.note(self.owner, f"left {where(op)} alone: {reason}")
 
     def input_aligned(self, channels: int, element_type, fixed_channels: bool) -> bool:
+        if fixed_channels and self.owner.stem_channels:
+            return channels == self.owner.stem_channels or (
+                channels > self.owner.stem_channels and channels % alignment(element_type, self.target) == 0)
         if channels % alignment(element_type, self.target) == 0:
             return True
         return fixed_channels and channels in self.target.fixed_channels
@@ -165,6 +168,8 @@ class PadChannels(RewritePattern):
     def input_target(self, channels: int, element_type, fixed_channels: bool) -> int:
         if self.input_aligned(channels, element_type, fixed_channels):
             return channels
+        if fixed_channels and self.owner.stem_channels and channels < self.owner.stem_channels:
+            return self.owner.stem_channels
         if fixed_channels and channels < self.target.fixed_channels[-1]:
             return self.target.fixed_channels[-1]
         return round_up(channels, alignment(element_type, self.target))
@@ -471,12 +476,19 @@ class PadAlignmentPass(ModulePass):
 
     name = "pad-alignment"
     arch: str = DEFAULT_ARCH
+    stem_channels: int = 0
+    """Convs whose input has fewer channels than this (image stems) get exactly this many
+    (zeros added), instead of the target's fixed-channels counts (0: the target's, 3 -> 4).
+    16 makes VGG-16's first conv one that the halo conv takes (select-kernels
+    narrow_convs=halo): 16 channels are one row of its 32-byte swizzle."""
 
     def __post_init__(self) -> None:
         try:
             get_target(self.arch)
         except BoltError:
             raise BoltError(f"arch must be one of {', '.join(ARCHS)}; got '{self.arch}'") from None
+        if self.stem_channels < 0 or self.stem_channels % 4:
+            raise BoltError(f"stem_channels must be 0 or a positive multiple of 4; got {self.stem_channels}")
 
     @property
     def target(self) -> GpuTarget:

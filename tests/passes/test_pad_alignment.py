@@ -371,6 +371,25 @@ def test_non_constant_b_is_left_alone(rng):
     assert any("op.gemm" in text and "not a constant" in text for text in notes(collected))
 
 
+def test_stem_channels_pads_a_first_conv_to_that_many(rng):
+    """stem_channels=16: C = 3 pads to 16 (one 32-byte row of the halo conv's swizzle);
+    channel counts already past it keep the ordinary alignment."""
+    m = OpModel(rng, np.float16)
+    image = m.input("image", (2, 9, 9, 3))
+    first = m.conv(image, 64, 3, name="first")
+    module = m.finish([m.conv(first, 24, 3, name="second")])
+    after, collected = run_pass(module, PadAlignmentPass(arch="sm90", stem_channels=16), rng, 2e-3)
+    stem, second = convs(after)
+    assert channels(stem.input) == 16 and tensor_shape(stem.filter.type) == (64, 3, 3, 16)
+    assert channels(second.input) == 64 and channels(second.output) == 24
+    assert stat(collected, "channels padded") == 13
+
+
+def test_bad_stem_channels():
+    with pytest.raises(BoltError, match="stem_channels must be 0 or a positive multiple of 4; got 6"):
+        PadAlignmentPass(stem_channels=6)
+
+
 def test_bad_arch():
     with pytest.raises(BoltError, match="arch must be one of sm80, sm90; got 'sm70'"):
         PadAlignmentPass(arch="sm70")

@@ -2,6 +2,10 @@
 // RUN: bolt-opt %s -p 'pad-alignment{arch=sm80}' --elide-weights | filecheck %s --check-prefix=CHECK
 // RUN: bolt-opt %s -p pad-alignment --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 // RUN: not bolt-opt %s -p 'pad-alignment{arch=sm70}' 2>&1 | filecheck %s --check-prefix=ARCH
+// RUN: bolt-opt %s -p 'pad-alignment{arch=sm90 stem_channels=16}' --elide-weights | filecheck %s --check-prefix=STEM16
+// RUN: not bolt-opt %s -p 'pad-alignment{stem_channels=6}' 2>&1 | filecheck %s --check-prefix=STEMBAD
+
+// STEMBAD: error: bad argument for pass 'pad-alignment': stem_channels must be 0 or a positive multiple of 4; got 6
 
 // ARCH: error: bad argument for pass 'pad-alignment': arch must be one of sm80, sm90; got 'sm70'
 
@@ -16,6 +20,10 @@
 
 // The first conv of an image model: C = 3 pads to 4 for the 2.x fixed-channels kernel, on
 // both arches. K = 16 is aligned: no slice, the bias is kept.
+// With stem_channels=16 it pads to 16 instead: the halo conv's 32-byte rows.
+// STEM16-LABEL: func.func @first_conv
+// STEM16:       op.pad %image {pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 13>} : tensor<1x8x8x3xf16> -> tensor<1x8x8x16xf16>
+// STEM16:       op.constant dense_resource<{{.*}}> : tensor<16x7x7x16xf16>
 // CHECK-LABEL: func.func @first_conv
 // CHECK:      %[[X:.*]] = op.pad %image {pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 1>} : tensor<1x8x8x3xf16> -> tensor<1x8x8x4xf16>
 // CHECK-NEXT: %[[W:.*]] = op.constant dense_resource<{{.*}}> : tensor<16x7x7x4xf16>
