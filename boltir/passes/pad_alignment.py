@@ -462,7 +462,8 @@ class PadAlignmentPass(ModulePass):
     as `op.constant`s for the ops to pad; convs in NHWC/OHWI.
     Guarantees: every NHWC `op.conv2d` with constant weights has input and output
     channel counts that are multiples of 16 bytes of its element type (8 f16, 4 f32; a
-    3-channel conv input pads to 4, for the fixed-channels kernel), except
+    3-channel conv input pads to 4, for the fixed-channels kernel, or to `stem_channels`
+    where that is set), except
     grouped convs that only more than doubling would align; every `op.gemm` with a
     constant B has K and N aligned the same way. Added weights and biases are zeros;
     added activation channels come from the producer (a padded conv or GEMM, through
