@@ -380,18 +380,24 @@ def format_profile(launches: list[LaunchTime], top: int | None = None) -> str:
 def format_profile_by_family(launches: list[LaunchTime]) -> str:
     """The launches summed per kernel family, largest time first: count, time, share, the
     family's summed bounds and their fraction of its time (which families are far from
-    their roofline, and how much of the whole they cost)."""
+    their roofline, and how much of the whole they cost); with launches timed alone, their
+    sum per family follows the time."""
     measured = sum(launch.ms for launch in launches) or 1.0
     families: dict[str, list[LaunchTime]] = {}
     for launch in launches:
         families.setdefault(launch.family, []).append(launch)
-    lines = [f"{'family':<24}  {'launches':>8}  {'ms':>8}  {'share':>6}  {'bound ms':>8}  {'% bound':>7}"]
+    alone = any(launch.alone_ms is not None for launch in launches)
+    lines = [f"{'family':<24}  {'launches':>8}  {'ms':>8}  " + (f"{'alone':>8}  " if alone else "")
+             + f"{'share':>6}  {'bound ms':>8}  {'% bound':>7}"]
     totals = {family: sum(launch.ms for launch in group) for family, group in families.items()}
     for family, group in sorted(families.items(), key=lambda item: -totals[item[0]]):
         ms = totals[family]
         bounds = [launch.bound_ms for launch in group]
         bound = None if None in bounds else sum(bounds)
-        lines.append(f"{family:<24}  {len(group):>8}  {ms:8.4f}  {100 * ms / measured:5.1f}%  "
+        alone_times = [launch.alone_ms for launch in group]
+        alone_ms = None if None in alone_times else sum(alone_times)
+        lines.append(f"{family:<24}  {len(group):>8}  {ms:8.4f}  " + (f"{_figure(alone_ms, 8, 4)}  " if alone else "")
+                     + f"{100 * ms / measured:5.1f}%  "
                      f"{_figure(bound, 8, 4)}  {_figure(None if bound is None or ms <= 0 else bound / ms, 7, 1, 100, '%')}")
     return "\n".join(lines)
 

@@ -285,6 +285,13 @@ def test_format_profile_by_family_sums_each_family_largest_first():
     assert lines[3].split()[:2] == ["slice", "1"]
 
 
+def test_format_profile_by_family_sums_the_launches_timed_alone():
+    launches = [dataclasses.replace(launch, alone_ms=alone) for launch, alone in zip(fake_launches(), (0.05, 0.02, 0.01))]
+    lines = format_profile_by_family(launches).splitlines()
+    assert lines[0].split()[:4] == ["family", "launches", "ms", "alone"]
+    assert lines[1].split()[:4] == ["conv2d_fprop", "1", "0.1000", "0.0500"]
+
+
 def test_format_profile_by_family_without_counts_shows_dashes():
     lines = format_profile_by_family([LaunchTime(0, "op.pad", "pad", "pad", 0.02)]).splitlines()
     assert lines[1].split() == ["pad", "1", "0.0200", "100.0%", "-", "-"]
