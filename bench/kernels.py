@@ -41,6 +41,7 @@ from bench.harness import (
 )
 from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels
 from boltir.backends.cuda.select.candidates import candidates
+from boltir.backends.cuda.select.choice import KernelChoice
 from boltir.backends.cuda.tune.worker import operand_sets
 from boltir.target import get_target
 from tests.support.op_modules import b2b_gemm_text, conv_text, gemm_text
@@ -143,7 +144,9 @@ CHOICE_FIELDS = ("family", "arch", "tile", "alignment", "swizzle", "split_k", "i
 
 def tuner_candidates(first: Case) -> list[Case]:
     """The tuner's other candidates for a case's op (2.x split-k among them, and our
-    split-reduction conv's tiles where the heuristic gives it the op), each as a case."""
+    split-reduction conv's tiles where the heuristic gives it the op), then our
+    split-reduction conv's tiles for any batch-1 conv it computes (`split_conv_variants`),
+    each as a case."""
     from boltir.dialects import op as ops
 
     from boltir.backends.cuda.select.heuristic import HeuristicSelector
@@ -156,6 +159,7 @@ def tuner_candidates(first: Case) -> list[Case]:
     split = next((c for c in choices if c.split_k > 1), None)
     if split is not None:  # the split-k curve around the tuner's count
         choices += [dataclasses.replace(split, split_k=n) for n in (2, 4, 16) if dataclasses.replace(split, split_k=n) not in choices]
+    choices += [c for c in split_conv_variants(op) if c not in choices]
     for choice in choices:
         override = {name: getattr(choice, name) for name in CHOICE_FIELDS}
         name = f"{first.label} cand {describe_tuner_choice(choice)}"
@@ -164,6 +168,21 @@ def tuner_candidates(first: Case) -> list[Case]:
         except Exception as error:  # noqa: BLE001 - a candidate the rules refuse is skipped, said why
             print(f"skipped {name}: {str(error).splitlines()[0]}")
     return out
+
+
+def split_conv_variants(op) -> list[KernelChoice]:
+    """Our split-reduction conv's tiles for a batch-1 conv it computes that the heuristic
+    leaves to CUTLASS (its rule takes only 3.x grids of an eighth of the SMs or less): the
+    measurements that would move that threshold."""
+    from boltir.backends.cuda.codegen import splitk_conv_kernels as sk
+    from boltir.dialects import op as ops
+    from boltir.dialects.graph import tensor_shape
+
+    if not isinstance(op, ops.Conv2dOp) or tensor_shape(op.input.type)[0] != 1 or sk.conv_reason(op) is not None:
+        return []
+    tiles = [sk.default_tile(op, SMS)] + [sk.SplitTile(m, n, split) for m, n in ((32, 64), (64, 64)) for split in (2, 4, 8)]
+    return [KernelChoice(sk.FAMILY, "sm90", tile.as_tile(), (8, 8, 8)) for tile in dict.fromkeys(tiles)
+            if sk.tile_reason(op, tile) is None]
 
 
 def skinny_candidates(ours: Case) -> list[Case]:
@@ -219,6 +238,10 @@ def workloads():
         ("b1 ", (1, 28, 28, 512, 512, 3, 1)),
         ("b1 ", (1, 14, 14, 256, 256, 3, 1)),
         ("b1 ", (1, 7, 7, 512, 512, 3, 1)),
+        # ResNet-50's batch-1 3x3 convs whose 3.x grid (26 and 98 CTAs) is past the split rule's
+        # eighth of the SMs: four of the 28² ones take 0.012-0.013 ms each in the b1 profile
+        ("b1 ", (1, 28, 28, 128, 128, 3, 1)),
+        ("b1 ", (1, 56, 56, 64, 64, 3, 1)),
         # ResNet-50's deep 1x1 convs: the 3.x GEMM split along C among the candidates
         ("b1 ", (1, 7, 7, 2048, 512, 1, 1)),
         ("b1 ", (1, 14, 14, 1024, 256, 1, 1)),
