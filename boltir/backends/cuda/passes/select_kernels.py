@@ -20,7 +20,7 @@ first stages, ResNet-50's space-to-depth stem)
 run on our wgmma conv with its halo in shared memory with `narrow_convs=halo`
 (codegen/halo_conv_kernels.py, where heuristic.halo_conv_problem says so); the default,
 `narrow_convs=cutlass`, keeps CUTLASS's until that kernel has run on a GPU; `halo_mode`
-(1-4) is its mode (halo_conv_kernels.MODES). `conv_ctas=2`
+(1-6) is its mode (halo_conv_kernels.MODES). `conv_ctas=2`
 gives the 3.x implicit-GEMM convs the stages that let two CTAs share a multiprocessor (the
 default, 1, takes as many as fit; 2 measured no faster on the H200, bench/RESULTS.md).
 
@@ -41,7 +41,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from boltir.backends.cuda.codegen import attention_kernels
+from boltir.backends.cuda.codegen import attention_kernels, halo_conv_kernels
 from boltir.backends.cuda.select.choice import (
     KERNEL_ATTR,
     UNFUSE,
@@ -96,8 +96,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
         raise BoltError(f"few_pixels must be one of {', '.join(FEW_PIXELS_KERNELS)}; got '{few_pixels}'")
     if narrow_convs not in NARROW_CONV_KERNELS:
         raise BoltError(f"narrow_convs must be one of {', '.join(NARROW_CONV_KERNELS)}; got '{narrow_convs}'")
-    if halo_mode not in (1, 2, 3, 4):
-        raise BoltError(f"halo_mode must be 1, 2, 3 or 4; got {halo_mode}")
+    if halo_mode not in halo_conv_kernels.MODES:
+        raise BoltError(f"halo_mode must be one of {', '.join(map(str, halo_conv_kernels.MODES))}; got {halo_mode}")
     if conv_ctas not in (1, 2, 3):
         raise BoltError(f"conv_ctas must be 1, 2 or 3 CTAs per multiprocessor; got {conv_ctas}")
     if name == "heuristic":
@@ -147,7 +147,7 @@ class SelectKernelsPass(ModulePass):
     narrow_convs: str = "cutlass"
     """Whose kernel the heuristic gives stride-1 convs on 16-64 channels on sm90: "cutlass" or "halo" (ours)."""
     halo_mode: int = 1
-    """The mode of our halo conv (1-4: halo_conv_kernels.MODES)."""
+    """The mode of our halo conv (1-6: halo_conv_kernels.MODES)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):
