@@ -31,7 +31,15 @@ from pathlib import Path
 import numpy as np
 
 from bench.check_stem_conv import graph_ms, print_table
-from bench.harness import Case, build_library, check_cases, conv_timing_operands, describe_choice, lower_cases
+from bench.harness import (
+    Case,
+    build_library,
+    check_cases,
+    conv_timing_operands,
+    describe_choice,
+    lower_cases,
+    own_kernel,
+)
 from boltir.backends.cuda.codegen import halo_conv_kernels
 from boltir.dialects import op as ops
 from boltir.ir import parse_module
@@ -62,9 +70,7 @@ def halo_case(label: str, text: str, element: str = "f16", tile: halo_conv_kerne
     tile = halo_conv_kernels.HaloTile(base.columns, base.rows, mode)
     if halo_conv_kernels.tile_reason(op, tile) is not None:
         return None
-    override = {"family": halo_conv_kernels.FAMILY, "arch": "sm90", "tile": tile.as_tile(), "alignment": (8, 8, 8),
-                "kernel_schedule": None, "cluster": None, "iterator_algorithm": None, "split_k": 1}
-    return Case(f"{label} m{mode}", text, element, override=override, target="sm90")
+    return Case(f"{label} m{mode}", text, element, override=own_kernel(halo_conv_kernels.FAMILY, "sm90", tile), target="sm90")
 
 
 def cases() -> list[Case]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-from bench.harness import Case, correctness_main
+from bench.harness import Case, correctness_main, own_kernel
 from boltir.backends.cuda.codegen import splitk_conv_kernels
 from boltir.backends.cuda.select.candidates import candidates
 from boltir.dialects import op as ops
@@ -34,9 +34,7 @@ MODEL_CONVS = [  # (n, h, w, c, k, r, stride): ResNet-50's and VGG-16's batch-1 
 
 
 def splitk_case(label: str, text: str, element: str = "f16", tile: splitk_conv_kernels.SplitTile | None = None) -> Case:
-    override = {} if tile is None else {"family": splitk_conv_kernels.FAMILY, "arch": "sm90", "tile": tile.as_tile(),
-                                        "alignment": (8, 8, 8), "kernel_schedule": None, "cluster": None,
-                                        "iterator_algorithm": None}
+    override = {} if tile is None else own_kernel(splitk_conv_kernels.FAMILY, "sm90", tile)
     return Case(label, text, element, override=override, target="sm90", few_pixels="splitk")
 
 

@@ -185,6 +185,13 @@ class BoundKernel:
         launch()
 
 
+def own_kernel(family: str, arch: str, tile) -> dict:
+    """An override that makes a case's kernel one of our own tiled families with `tile`
+    (its as_tile()), the CUTLASS-only fields cleared."""
+    return {"family": family, "arch": arch, "tile": tile.as_tile(), "alignment": (8, 8, 8), "kernel_schedule": None,
+            "cluster": None, "iterator_algorithm": None, "split_k": 1}
+
+
 def hopper(threadblock: tuple[int, int, int], schedule: str, cluster=(1, 1, 1), split_k: int = 1) -> dict:
     """An override that makes a case's kernel this CUTLASS 3.x instance."""
     from boltir.backends.cuda.select.heuristic import hopper_tile

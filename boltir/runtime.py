@@ -287,8 +287,13 @@ class CompiledModel:
         else:
             self._check(self.library.boltir_model_profile(self.context, inputs, 1, times, None), "profiling: ")
             self._check(self.library.boltir_model_profile(self.context, inputs, repeats, times, None), "profiling: ")
-        samples = np.frombuffer(times, dtype=np.float32)[: repeats * len(launches)].reshape(repeats, len(launches))
-        medians = np.median(samples, axis=0) if repeats else np.zeros(len(launches))
+        def medians() -> list[float]:  # each launch's median over the `repeats` rows of `times`
+            if not repeats:
+                return [0.0] * len(launches)
+            samples = np.frombuffer(times, dtype=np.float32)[: repeats * len(launches)].reshape(repeats, len(launches))
+            return [float(ms) for ms in np.median(samples, axis=0)]
+
+        in_model = medians()
         alone_medians = [None] * len(launches)
         if alone:
             timed_alone = getattr(self.library, "boltir_model_profile_alone", None)
@@ -296,10 +301,9 @@ class CompiledModel:
                 raise BoltError(f"{self.directory} was built before launches could be timed alone; compile it again")
             timed_alone.restype = ctypes.c_int
             self._check(timed_alone(self.context, inputs, repeats, ALONE_INNER, times, None), "profiling alone: ")
-            alone_samples = np.frombuffer(times, dtype=np.float32)[: repeats * len(launches)].reshape(repeats, len(launches))
-            alone_medians = [float(ms) for ms in (np.median(alone_samples, axis=0) if repeats else np.zeros(len(launches)))]
-        return [LaunchTime(i, launch["op"], launch["kernel"], launch["family"], float(ms), *bound, alone_ms=alone_ms)
-                for i, (launch, ms, bound, alone_ms) in enumerate(zip(launches, medians, launch_bounds(self.manifest),
+            alone_medians = medians()
+        return [LaunchTime(i, launch["op"], launch["kernel"], launch["family"], ms, *bound, alone_ms=alone_ms)
+                for i, (launch, ms, bound, alone_ms) in enumerate(zip(launches, in_model, launch_bounds(self.manifest),
                                                                       alone_medians))]
 
     def results(self) -> list[np.ndarray]:

@@ -29,7 +29,7 @@ from boltir.interp import find_entry
 from boltir.ir import make_context
 from boltir.passes.plan_memory import PlanMemoryPass
 from tests.support.op_modules import conv_text
-from tests.support.own_kernel_units import SM90A, assert_unit_compiles, conv_of, selected, the_conv
+from tests.support.own_kernel_units import mark, SM90A, assert_unit_compiles, conv_of, selected, the_conv
 
 VGG_224 = {"n": 32, "h": 224, "w": 224, "c": 64, "k": 64, "r": 3, "s": 3}
 VGG_112 = {"n": 32, "h": 112, "w": 112, "c": 64, "k": 128, "r": 3, "s": 3}
@@ -37,8 +37,7 @@ RESNET_56 = {"n": 32, "h": 56, "w": 56, "c": 64, "k": 64, "r": 3, "s": 3}
 
 
 def marked(op: ops.Conv2dOp, tile: hc.HaloTile) -> ops.Conv2dOp:
-    op.attributes[KERNEL_ATTR] = KernelChoice(hc.FAMILY, "sm90", tile.as_tile(), (8, 8, 8)).to_attr()
-    return op
+    return mark(op, hc, tile, "sm90")
 
 
 # ------------------------------------------------------------- what it takes

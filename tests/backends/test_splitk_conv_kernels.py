@@ -31,7 +31,7 @@ from boltir.interp import find_entry
 from boltir.ir import make_context, parse_module
 from boltir.tools import bolt_opt
 from tests.passes.equivalence import assert_equivalent
-from tests.support.own_kernel_units import SM90A, assert_unit_compiles, conv_of, selected, the_conv
+from tests.support.own_kernel_units import mark, SM90A, assert_unit_compiles, conv_of, selected, the_conv
 from tests.support.op_modules import conv_text
 
 F16_TOLERANCE = 2e-2
@@ -45,8 +45,7 @@ VGG_14 = {"n": 1, "h": 14, "w": 14, "c": 512, "k": 512, "r": 3, "s": 3}
 
 
 def marked(op: ops.Conv2dOp, tile: sk.SplitTile) -> ops.Conv2dOp:
-    op.attributes[KERNEL_ATTR] = KernelChoice(sk.FAMILY, "sm90", tile.as_tile(), (8, 8, 8)).to_attr()
-    return op
+    return mark(op, sk, tile, "sm90")
 
 
 # ------------------------------------------------------------------ the heuristic

@@ -29,7 +29,7 @@ from boltir.interp import find_entry
 from boltir.ir import parse_module
 from boltir.tools import bolt_opt
 from tests.passes.equivalence import assert_equivalent
-from tests.support.own_kernel_units import assert_unit_compiles, conv_of, selected, the_conv
+from tests.support.own_kernel_units import mark, assert_unit_compiles, conv_of, selected, the_conv
 from tests.support.op_modules import conv_text
 
 F16_TOLERANCE = 2e-2
@@ -40,8 +40,7 @@ MOBILENET = {"n": 32, "h": 113, "w": 113, "c": 16, "k": 32, "r": 2, "s": 2, "pad
 
 
 def marked(op: ops.Conv2dOp, tile: sk.StemTile) -> ops.Conv2dOp:
-    op.attributes[KERNEL_ATTR] = KernelChoice(sk.FAMILY, "sm80", tile.as_tile(), (8, 8, 8)).to_attr()
-    return op
+    return mark(op, sk, tile, "sm80")
 
 
 # ------------------------------------------------------------------ the heuristic

@@ -28,6 +28,14 @@ def conv_of(**shape):
     return the_conv(parse_module(conv_text(**shape)))
 
 
+def mark(op, generator, tile, arch: str = "sm80", alignment=(8, 8, 8)):
+    """The op, its kernel choice set to `generator`'s family with `tile` (returned, marked)."""
+    from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
+
+    op.attributes[KERNEL_ATTR] = KernelChoice(generator.FAMILY, arch, tile.as_tile(), alignment).to_attr()
+    return op
+
+
 def selected(text: str, arch: str = "sm90", **options):
     """The module after select-kernels (heuristic, `options`) and lower-op-to-cutlass, and the stats."""
     from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass

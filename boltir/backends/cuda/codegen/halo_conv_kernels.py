@@ -50,6 +50,7 @@ from xdsl.ir import Operation
 from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.generator import LaunchArguments
 from boltir.backends.cuda.codegen.own_kernels import (
+    HALF_ELEMENTS,
     TiledFamily,
     conv_launch_arguments,
     conv_problem,
@@ -64,7 +65,7 @@ from boltir.dialects.cutlass import Tile
 FAMILY = "halo_conv"
 FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
 
-ELEMENTS = {"f16": "__half", "bf16": "__nv_bfloat16"}
+ELEMENTS = HALF_ELEMENTS
 CHANNELS = (16, 32, 64)
 """Input channels: one pixel is one row of the 32-, 64- or 128-byte swizzle (2·C bytes), so
 a window that starts at any pixel is a valid wgmma operand."""

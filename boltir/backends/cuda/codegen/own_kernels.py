@@ -22,6 +22,10 @@ from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
 
 
+HALF_ELEMENTS = {"f16": "__half", "bf16": "__nv_bfloat16"}
+"""The 16-bit element types our conv families take, and their CUDA types."""
+
+
 def element_name(value) -> str:
     """A tensor value's element type, as the families' tables key it ("f16", "bf16", ...)."""
     return str(value.type.element_type)

@@ -53,6 +53,7 @@ from xdsl.ir import Operation
 from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.generator import LaunchArguments
 from boltir.backends.cuda.codegen.own_kernels import (
+    HALF_ELEMENTS,
     TiledFamily,
     conv_launch_arguments,
     conv_problem,
@@ -67,7 +68,7 @@ from boltir.dialects.cutlass import Tile
 FAMILY = "splitk_conv"
 FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
 
-ELEMENTS = {"f16": "__half", "bf16": "__nv_bfloat16"}
+ELEMENTS = HALF_ELEMENTS
 K_TILE = 64
 """Channels of one tap per k-tile: 128 bytes, 8 copies of 16 bytes a row."""
 BLOCKS = (32, 64)

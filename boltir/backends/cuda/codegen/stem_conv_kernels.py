@@ -56,6 +56,7 @@ from xdsl.ir import Operation
 from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.generator import LaunchArguments
 from boltir.backends.cuda.codegen.own_kernels import (
+    HALF_ELEMENTS,
     TiledFamily,
     conv_launch_arguments,
     conv_problem,
@@ -70,7 +71,7 @@ from boltir.dialects.cutlass import Tile
 FAMILY = "stem_conv"
 FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
 
-ELEMENTS = {"f16": "__half", "bf16": "__nv_bfloat16"}
+ELEMENTS = HALF_ELEMENTS
 WARPS = 4
 MAX_CHANNELS = 16
 """Input channels at most: one tap's channels fill at most one k16 step of the MMA."""

@@ -354,18 +354,18 @@ HALO_MIN_WAVES = 2
 and the filter's load is not paid back."""
 
 
-def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = 1) -> bool:
-    """Whether our wgmma conv for few input channels takes the op (codegen/halo_conv_kernels.py):
-    a conv it computes with a window wider than 1x1 (a 1x1 conv has no halo to share: the
-    pointwise rules' persistent GEMMs keep it), with at least HALO_MIN_WAVES tiles per
-    multiprocessor."""
+def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = 1) -> halo_conv_kernels.HaloTile | None:
+    """The tile our wgmma conv for few input channels gives the op (codegen/halo_conv_kernels.py)
+    where it takes it, else None: a conv it computes with a window wider than 1x1 (a 1x1
+    conv has no halo to share: the pointwise rules' persistent GEMMs keep it), with at least
+    HALO_MIN_WAVES tiles per multiprocessor."""
     if halo_conv_kernels.conv_reason(op) is not None or math.prod(tensor_shape(op.filter.type)[1:3]) == 1:
-        return False
+        return None
     tile = halo_conv_kernels.default_tile(op, mode)
     if halo_conv_kernels.tile_reason(op, tile) is not None:
-        return False
+        return None
     blocks = tensor_shape(op.filter.type)[0] // halo_conv_kernels.BLOCK_K
-    return halo_conv_kernels.tiles(op, tile) * blocks >= HALO_MIN_WAVES * sms
+    return tile if halo_conv_kernels.tiles(op, tile) * blocks >= HALO_MIN_WAVES * sms else None
 
 
 def splitk_conv_problem(op: ops.Conv2dOp, sms: int) -> bool:
@@ -433,9 +433,9 @@ class HeuristicSelector:
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
         hopper = arch == "sm90" and self.cutlass >= 3
         sms = self.sms or get_target(arch).multiprocessors
-        if hopper and self.halo_convs and isinstance(op, ops.Conv2dOp) and halo_conv_problem(op, sms, self.halo_mode):
-            # before the stem rule: ResNet-50's blocked stem (16 channels) is the halo conv's too
-            tile = halo_conv_kernels.default_tile(op, self.halo_mode)
+        # before the stem rule: ResNet-50's blocked stem (16 channels) is the halo conv's too
+        if hopper and self.halo_convs and isinstance(op, ops.Conv2dOp) and (
+                tile := halo_conv_problem(op, sms, self.halo_mode)) is not None:
             return KernelChoice(halo_conv_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
         if self.stem_convs and isinstance(op, ops.Conv2dOp) and stem_conv_problem(op):
             return self.stem_conv(op, arch)
