@@ -31,11 +31,7 @@ from boltir.backends.cuda.codegen import (
     compute_kernels,
     cutlass_kernels,
     data_kernels,
-    depthwise_kernels,
-    halo_conv_kernels,
-    skinny_gemm_kernels,
-    splitk_conv_kernels,
-    stem_conv_kernels,
+    tiled_families,
 )
 from boltir.backends.cuda.codegen.generator import CompileJob, KernelGenerator, render
 from boltir.diagnostics import BoltError, format_location
@@ -53,16 +49,17 @@ MEMORY_ATTR = "memory"
 ARENA_ATTR = "arena_bytes"
 
 
-GENERATORS: tuple[KernelGenerator, ...] = (cutlass_kernels, attention_kernels, depthwise_kernels, skinny_gemm_kernels,
-                                         stem_conv_kernels, splitk_conv_kernels, halo_conv_kernels, data_kernels,
+GENERATORS: tuple[KernelGenerator, ...] = (cutlass_kernels, attention_kernels, *tiled_families.GENERATORS, data_kernels,
                                          compute_kernels)
-"""Each op is launched by the first generator that supports it."""
+"""Each op is launched by the first generator that supports it: our tiled families (one
+list, `tiled_families`) before the plain fallbacks."""
 
-OWN_GENERATORS: tuple[KernelGenerator, ...] = (depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels, data_kernels,
-                                             compute_kernels)
+OWN_GENERATORS: tuple[KernelGenerator, ...] = (
+    *(generator for generator in tiled_families.GENERATORS if generator.TILED.arch == PLAIN_CUDA_ARCH),
+    data_kernels, compute_kernels)
 """The generators of plain-CUDA kernels (no CUTLASS), which compile for `own_kernel_arch`
-(not splitk_conv_kernels nor halo_conv_kernels: clusters and wgmma need sm_90, their
-instances' arch)."""
+(not the tiled families whose instances need sm_90, splitk_conv's clusters and halo_conv's
+wgmma: those compile for their instances' arch)."""
 
 
 def generator_of(op: Operation) -> KernelGenerator | None:
