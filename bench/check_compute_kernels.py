@@ -462,9 +462,10 @@ def main() -> int:
         hopper.boltir_error_string.restype = ctypes.c_char_p
         print("\nGraph replay (bench.kernels.graph_time_ms), inputs and outputs rotated past the L2; TB/s = the "
               "input, scale, bias and output moved once over the time; F.layer_norm on the same tensors; "
-              "'sm90 + PDL': the kernel compiled as a Hopper build compiles it")
+              "'sm90 + PDL': the kernel compiled as a Hopper build compiles it; 'copy': torch's copy_ of the "
+              "input into the output, the same tensors read and written once (what this size reaches at all)")
         print_table(("case", "ours ms", "ours TB/s", "sm90 + PDL ms", "sm90 + PDL TB/s", "F.layer_norm ms",
-                     "F.layer_norm TB/s", f"bound ms ({BANDWIDTH / 1e12:.1f} TB/s)"),
+                     "F.layer_norm TB/s", "copy ms", "copy TB/s", f"bound ms ({BANDWIDTH / 1e12:.1f} TB/s)"),
                     [time_layer_norm(library, hopper, case) for case in timed])
     return 1 if failed else 0
 
@@ -492,8 +493,10 @@ def time_layer_norm(library, hopper, case: Case) -> tuple:
 
     plain, pdl = ours(library), ours(hopper)
     peer = graph_time_ms(lambda i: F.layer_norm(xs[i], (width,), gamma, beta, 1e-12), rotations)
+    copy = graph_time_ms(lambda i: ys[i].copy_(xs[i]), rotations)
     return (case.label, f"{plain:.4f}", f"{nbytes / plain / 1e9:.2f}", f"{pdl:.4f}", f"{nbytes / pdl / 1e9:.2f}",
-            f"{peer:.4f}", f"{nbytes / peer / 1e9:.2f}", f"{nbytes / BANDWIDTH * 1e3:.4f}")
+            f"{peer:.4f}", f"{nbytes / peer / 1e9:.2f}", f"{copy:.4f}", f"{nbytes / copy / 1e9:.2f}",
+            f"{nbytes / BANDWIDTH * 1e3:.4f}")
 
 
 def print_table(header: tuple, rows: list[tuple]) -> None:
