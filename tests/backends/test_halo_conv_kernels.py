@@ -21,6 +21,7 @@ from boltir.backends.cuda.codegen import halo_conv_kernels as hc
 from boltir.backends.cuda.codegen import tiled_families
 from boltir.backends.cuda.codegen.host_program import GENERATORS, build_program
 from boltir.backends.cuda.passes.select_kernels import make_selector
+from boltir.backends.cuda.select.candidates import candidates
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.backends.cuda.select.heuristic import HeuristicSelector, halo_conv_problem
 from boltir.diagnostics import BoltError
@@ -150,6 +151,39 @@ def test_the_rule_wants_two_tiles_per_multiprocessor():
     assert not halo_conv_problem(conv_of(**{**VGG_224, "n": 1}), 132)  # 224 tiles: under 2 x 132
     assert not halo_conv_problem(conv_of(**{**VGG_224, "c": 128}), 132)
     assert not halo_conv_problem(conv_of(**{**RESNET_56, "r": 1, "s": 1, "pad": 0}), 132)  # 1x1: the pointwise GEMMs
+
+
+def test_the_tuner_races_the_halo_modes_of_one_parity_against_cutlass():
+    op = conv_of(**VGG_224)
+    found = candidates(op, "sm90", sms=132, halo_mode=3)
+    families = [choice.family for choice in found.choices]
+    assert families[0] == "halo_conv" and "conv2d_fprop" in families
+    tiles = [hc.HaloTile.of(c.tile) for c in found.choices if c.family == "halo_conv"]
+    assert tiles[0] == hc.HaloTile(112, 2, 3) and len(tiles) == len(set(tiles)) > 3
+    assert {tile.mode for tile in tiles} == {1, 3, 5}  # the other base-offset reading never races
+    assert all(hc.tile_reason(op, tile) is None for tile in tiles)
+    assert "halo_conv" not in [c.family for c in candidates(op, "sm90", sms=132).choices]
+
+
+def test_a_tuned_selection_passes_the_halo_mode_to_the_tuner(monkeypatch):
+    from boltir.backends.cuda.tune import selectors
+
+    made = []
+
+    class FakeTuner:
+        def __init__(self, *args, **kwargs):
+            made.append(kwargs)
+            self.gpu, self.report = ("Fake GPU", 132, "sm90"), []
+
+        def tune(self, ops):
+            return {}
+
+    monkeypatch.setattr(selectors, "Tuner", FakeTuner)
+    for narrow, expected in (("halo", 4), ("cutlass", None)):
+        selector = make_selector("tune", narrow_convs=narrow, halo_mode=4)
+        selector._database = object()  # never opened: the fake tuner does not read it
+        selector.prepare([], "sm90")
+        assert made[-1]["halo_mode"] == expected
 
 
 def test_a_bad_narrow_convs_value_is_one_line():

@@ -32,6 +32,11 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
   gives it them (`split_convs`; `splitk_conv_kernels`):
   its four tile shapes at the heuristic's split, half of it and 8, then CUTLASS's
   candidates as if our kernel did not exist.
+- Stride-1 convs on 16-64 channels that our wgmma halo conv takes, where the heuristic
+  gives it them (`halo_mode` set: select-kernels narrow_convs=halo; `halo_conv_kernels`):
+  the heuristic's tile, then its other schedules of the same descriptor base offset (the
+  mode's parity, which the GPU settles), one and two rows, half the columns; then
+  CUTLASS's candidates as if our kernel did not exist.
 - Depthwise convs: our own kernel's (`depthwise_kernels`) strip widths and rows per
   thread around the heuristic's tile, then CUTLASS's direct conv's pixel tiles that fit its
   shared memory.
@@ -67,6 +72,7 @@ from boltir.backends.cuda.codegen import (
     cutlass_sm90,
     depthwise_kernels,
     skinny_gemm_kernels,
+    halo_conv_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
 )
@@ -311,6 +317,22 @@ def splitk_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> li
     return _own_tiles(op, base, variants, splitk_conv_kernels.tile_reason, found)[:MAX_SPLITK]
 
 
+MAX_HALO = 6
+"""At most this many of our halo conv's tiles, beside CUTLASS's."""
+
+
+def halo_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
+    """Our halo conv's tiles: the heuristic's, then the other schedules that read the
+    descriptors the same way (the modes of its parity), one and two rows, and half the
+    columns (those its rules take)."""
+    tile = halo_conv_kernels.HaloTile.of(base.tile)
+    variants = [tile]
+    variants += [dataclasses.replace(tile, mode=mode) for mode in halo_conv_kernels.MODES if mode % 2 == tile.mode % 2]
+    variants += [dataclasses.replace(tile, rows=rows) for rows in halo_conv_kernels.ROWS]
+    variants.append(dataclasses.replace(tile, columns=max(8, tile.columns // 2 // 8 * 8)))
+    return _own_tiles(op, base, variants, halo_conv_kernels.tile_reason, found)[:MAX_HALO]
+
+
 MAX_DIRECT_DEPTHWISE = 6
 """At most this many of our depthwise kernel's tiles, beside CUTLASS's."""
 
@@ -504,16 +526,24 @@ MAX_SPLIT_POINTWISE = 4
 # --------------------------------------------------------------------------- entry
 
 
-def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_convs: bool = True) -> CandidateSet:
+def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_convs: bool = True,
+               halo_mode: int | None = None) -> CandidateSet:
     """The candidates of one op-level GEMM, conv or b2b op for an `arch` target on a GPU of
     `sms` multiprocessors (0: the arch's flagship), newest generation `cutlass`;
     `split_convs`: our split-reduction conv races too where the heuristic gives it the op
-    (False: as if it did not exist, select-kernels' few_pixels=cutlass)."""
+    (False: as if it did not exist, select-kernels' few_pixels=cutlass); `halo_mode`: our
+    halo conv races too, from that mode, where the heuristic gives it the op (None: as if
+    it did not exist, select-kernels' narrow_convs=cutlass)."""
     sms = sms or get_target(arch).multiprocessors
     found = CandidateSet()
-    heuristic = HeuristicSelector(sms=sms, cutlass=cutlass, split_convs=split_convs)
+    heuristic = HeuristicSelector(sms=sms, cutlass=cutlass, split_convs=split_convs, halo_convs=halo_mode is not None,
+                                  halo_mode=halo_mode or 1)
     first = heuristic.select(op, arch)
     ours, leader = [], first
+    if isinstance(first, KernelChoice) and first.family == halo_conv_kernels.FAMILY:
+        # our halo conv's tiles, then CUTLASS's from the choice it would have made
+        ours = halo_conv(op, first, found)
+        first = dataclasses.replace(heuristic, halo_convs=False).select(op, arch)
     if isinstance(first, KernelChoice) and first.family == skinny_gemm_kernels.FAMILY:
         # our few-rows GEMM's tiles, then CUTLASS's from the choice it would have made
         ours = skinny_gemm(op, first, found)

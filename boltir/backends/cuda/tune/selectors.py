@@ -169,7 +169,8 @@ class TuningSelector(DatabaseSelector):
     def prepare(self, ops: list[Operation], arch: str) -> None:
         """Measures what the database lacks, for all of `ops` at once (their instances are
         compiled together)."""
-        tuner = Tuner(self.database, arch, self.cutlass, progress=self.progress, split_convs=self.heuristic.split_convs)
+        tuner = Tuner(self.database, arch, self.cutlass, progress=self.progress, split_convs=self.heuristic.split_convs,
+                      halo_mode=self.heuristic.halo_mode if self.heuristic.halo_convs else None)
         self.gpu = tuner.gpu[0]
         tuner.tune(ops)
         self.report.extend(tuner.report)

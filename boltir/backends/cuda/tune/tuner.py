@@ -224,8 +224,9 @@ class Tuner:
 
     def __init__(self, database: TuningDatabase, arch: str = "sm90", cutlass: int = 3, *, progress: bool = True,
                  jobs_limit: int | None = None, work_dir: str | os.PathLike | None = None, gpu: tuple[str, int, str] | None = None,
-                 split_convs: bool = True):
+                 split_convs: bool = True, halo_mode: int | None = None):
         self.database, self.arch, self.cutlass, self.split_convs = database, arch, cutlass, split_convs
+        self.halo_mode = halo_mode
         self.progress, self.jobs_limit = progress, jobs_limit
         self.work_dir = Path(work_dir) if work_dir else None
         self._gpu = gpu
@@ -272,7 +273,7 @@ class Tuner:
             self.report.append(f"{op.name} {key.problem.split(' ')[0]}: measured again (its record was timed {found.timing})")
         sms = self.gpu[1]
         found_candidates = candidates(op, self.arch, sms or get_target(self.arch).multiprocessors, self.cutlass,
-                                      self.split_convs)
+                                      self.split_convs, self.halo_mode)
         job = OpJob(op, key, single_op_module(op), pruned=found_candidates.pruned)
         if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp) and UNFUSE in found_candidates.choices:
             first, second = unfuse(op)
