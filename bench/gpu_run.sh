@@ -54,8 +54,6 @@ for spec in "$@"; do
   background=""
   if [ "${stage:0:1}" = "+" ]; then stage="${stage:1}"; background=1; fi
   stages+=("$stage")
-  # a stage may leave a setting for the later ones: the halo check its fastest correct mode
-  if [ -f "$OUT/halo_mode" ]; then export HALO_MODE="$(cat "$OUT/halo_mode")"; fi
   start=$(date +%s)
   if [ -n "$background" ]; then
     ( timeout "$limit" nice -n 19 bash -c "${commands[$stage]}" >"$OUT/$stage.log" 2>&1

@@ -59,6 +59,8 @@ class Case:
     """Whose kernel a GEMM with few rows gets: "cutlass" or "skinny" (ours)."""
     few_pixels: str = "cutlass"
     """Whose kernel a conv with few output pixels gets on sm90: "cutlass" or "splitk" (ours)."""
+    narrow_convs: str = "cutlass"
+    """Whose kernel a stride-1 conv on 16-64 channels gets on sm90: "cutlass" or "halo" (ours)."""
     # filled by lower()
     op_module: object = None
     cutlass_module: object = None
@@ -77,7 +79,8 @@ def lower(case: Case) -> Case:
     case.op_module = parse_module(case.text, f"<{case.label}>", ctx=ctx)
     module = case.op_module.clone()
     SelectKernelsPass(selector="heuristic", arch=case.target, sms=SMS, cutlass=3 if case.target == "sm90" else 2,
-                      depthwise=case.depthwise, small_m=case.small_m, few_pixels=case.few_pixels).apply(ctx, module)
+                      depthwise=case.depthwise, small_m=case.small_m, few_pixels=case.few_pixels,
+                      narrow_convs=case.narrow_convs).apply(ctx, module)
     if case.override:
         for target in module.walk():
             if KERNEL_ATTR in target.attributes:

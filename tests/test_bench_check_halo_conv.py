@@ -20,16 +20,15 @@ def timed(conv: str, kernel: str, ms: float) -> tuple:
 
 
 def test_the_mode_left_for_later_stages_is_the_fastest_correct_one():
-    rows = [("a m1", "k", "1e-4", "<", "pass"), ("a m2", "k", "-", "?", "FAIL"), ("a m3", "k", "1e-4", "<", "pass"),
-            ("a m4", "k", "1e-4", "<", "pass")]
+    rows = [("a m1", "k", "1e-4", "<", "pass"), ("a m2", "k", "-", "?", "FAIL"), ("a m3", "k", "1e-4", "<", "pass")]
     timing = [timed("vgg", "halo_conv 112x2", 0.30), timed("vgg", "halo_conv 112x2m2", 0.10),
-              timed("vgg", "halo_conv 112x2m3", 0.25), timed("vgg", "halo_conv 112x2m4", 0.20),
-              timed("vgg", "3.x 128x64x64 ws c1x1", 0.40), timed("stem", "halo_conv 112x2", 0.05),
-              timed("stem", "halo_conv 112x2m3", 0.04), timed("stem", "halo_conv 112x2m4", 0.03)]
-    assert fastest_correct_mode(rows, timing) == 4  # mode 2 is faster but wrong
-    rows[3] = ("a m4", "k", "2e-1", "<", "FAIL")
-    assert fastest_correct_mode(rows, timing) == 3
-    timing[-2] = timed("stem", "halo_conv 112x2m3", float("nan"))  # failed to run on one conv
+              timed("vgg", "halo_conv 112x2m3", 0.25), timed("vgg", "3.x 128x64x64 ws c1x1", 0.40),
+              timed("stem", "halo_conv 112x2", 0.05), timed("stem", "halo_conv 112x2m2", 0.02),
+              timed("stem", "halo_conv 112x2m3", 0.04)]
+    assert fastest_correct_mode(rows, timing) == 3  # mode 2 is faster but wrong
+    failed = [*rows[:2], ("a m3", "k", "2e-1", "<", "FAIL")]
+    assert fastest_correct_mode(failed, timing) == 1
+    timing[-1] = timed("stem", "halo_conv 112x2m3", float("nan"))  # failed to run on one conv
     assert fastest_correct_mode(rows, timing) == 1
     assert fastest_correct_mode([("a m1", "k", "-", "?", "FAIL")], timing) is None
 

@@ -696,8 +696,9 @@ def test_sm90_conv_tiles(pixels, k, tile):
 def test_conv_ctas_gives_the_3x_conv_explicit_stages():
     text = conv_text(32, 56, 56, 64, 64, 3, 3)
     default, two = parse_module(text), parse_module(text)
-    SelectKernelsPass(arch="sm90", selector="heuristic").apply(make_context(), default)
-    SelectKernelsPass(arch="sm90", selector="heuristic", conv_ctas=2).apply(make_context(), two)
+    # (a 64-channel 3x3 conv: CUTLASS's only with the halo conv off)
+    SelectKernelsPass(arch="sm90", selector="heuristic", narrow_convs="cutlass").apply(make_context(), default)
+    SelectKernelsPass(arch="sm90", selector="heuristic", narrow_convs="cutlass", conv_ctas=2).apply(make_context(), two)
     LowerOpToCutlassPass().apply(make_context(), default)
     LowerOpToCutlassPass().apply(make_context(), two)
     tile = lambda module: next(op for op in module.walk() if op.name == "cutlass.conv2d_fprop").tile.value  # noqa: E731

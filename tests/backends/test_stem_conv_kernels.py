@@ -60,7 +60,9 @@ def marked(op: ops.Conv2dOp, tile: sk.StemTile) -> ops.Conv2dOp:
     ({"n": 32, "h": 224, "w": 224, "c": 3, "k": 64, "r": 7, "s": 7, "stride": 2, "element": "bf16"}, (1, 112, 2)),
 ])
 def test_the_heuristic_picks_our_kernel(arch, shape, tile):
-    module, collected = selected(conv_text(**shape), arch)
+    # the stem rule itself: on sm90 the halo conv's rule comes first and takes ResNet-50's
+    # blocked stem at batch 32 (test_halo_conv_kernels), so it is off here
+    module, collected = selected(conv_text(**shape), arch, **({"narrow_convs": "cutlass"} if arch == "sm90" else {}))
     op = the_conv(module)
     choice = KernelChoice.from_attr(op.attributes[KERNEL_ATTR])
     assert (choice.family, choice.arch) == ("stem_conv", "sm80")
@@ -118,7 +120,7 @@ def test_select_and_lower_compute_the_same_function(rng):
 
 def test_the_tuner_measures_ours_and_cutlass():
     op = conv_of(**RESNET)
-    found = candidates(op, "sm90", sms=132)
+    found = candidates(op, "sm90", sms=132, halo_mode=None)  # the halo conv races too by default: test_halo_conv_kernels
     families = [choice.family for choice in found.choices]
     assert families[0] == "stem_conv" and "conv2d_fprop" in families
     tiles = [sk.StemTile.of(c.tile) for c in found.choices if c.family == "stem_conv"]

@@ -45,14 +45,17 @@ def op_of(text: str):
     return next(o for o in module.walk() if isinstance(o, ops.GemmOp | ops.Conv2dOp | ops.B2bGemmOp))
 
 
-def lowered_to_cutlass(text: str, arch: str, cutlass: int = 3, selector: str = "heuristic", tuning_db: str = ""):
-    """An op-level module through select-kernels, lower-op-to-cutlass and plan-memory."""
+def lowered_to_cutlass(text: str, arch: str, cutlass: int = 3, selector: str = "heuristic", tuning_db: str = "",
+                       narrow_convs: str = "halo"):
+    """An op-level module through select-kernels (with `narrow_convs`), lower-op-to-cutlass and plan-memory."""
     from boltir.compiler import backend_passes
     from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
 
     ctx = make_context()
     module = parse_module(text, "<test>", ctx=ctx)
-    run_passes(module, parse_pipeline_spec(",".join(backend_passes(arch, cutlass, selector, tuning_db)), available_passes()), ctx)
+    passes = backend_passes(arch, cutlass, selector, tuning_db)
+    passes[0] = passes[0].replace("select-kernels{", f"select-kernels{{narrow_convs={narrow_convs} ")
+    run_passes(module, parse_pipeline_spec(",".join(passes), available_passes()), ctx)
     return module
 
 
@@ -77,10 +80,12 @@ def units_compiled_by(monkeypatch) -> list[str]:
 @pytest.mark.parametrize("text", [gemm_text(4096, 3072, 768), gemm_text(8192, 8192, 8192), conv_text(32, 56, 56, 64, 64, 3, 3),
                                   conv_text(32, 28, 28, 128, 128, 3, 3)], ids=["gemm-bert", "gemm-8192", "conv-56", "conv-28"])
 def test_candidates_span_both_generations_lead_with_the_heuristic_and_all_lower(text):
+    # CUTLASS's candidates: the 64-channel conv is our halo conv's by default, whose tiles
+    # race before these (test_halo_conv_kernels)
     op = op_of(text)
-    found = candidates(op, "sm90", 132, 3)
+    found = candidates(op, "sm90", 132, 3, halo_mode=None)
     assert 8 <= len(found.choices) <= 16
-    assert found.choices[0] == HeuristicSelector(sms=132, cutlass=3).select(op, "sm90")
+    assert found.choices[0] == HeuristicSelector(sms=132, cutlass=3, halo_convs=False).select(op, "sm90")
     assert {generation(c) for c in found.choices} == {"2.x", "3.x"}
     assert found.generated == len(found.choices) + sum(found.pruned.values()) > len(found.choices)
     assert len(set(found.choices)) == len(found.choices)
@@ -456,7 +461,7 @@ def test_3x_gemms_and_convs_never_share_a_translation_unit(tmp_path):
     specialization matches ... GemmUniversal"); 2.x kernels of both kinds may share one."""
     from boltir.backends.cuda.codegen.cutlass_kernels import kernel_arch
 
-    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU)
+    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU, halo_mode=None)
     _, jobs = tuner.plan([op_of(gemm_text(1024, 1024, 1024)), op_of(conv_text(32, 56, 56, 64, 64, 3, 3))])
     groups, _, _ = tuner.compile_units(jobs)  # names each candidate's kernel
     templates = {c.kernel: c.template for job in jobs for c in job.candidates if c.template is not None}
@@ -498,9 +503,9 @@ def test_a_tuned_kernel_is_the_unit_a_model_build_compiles(tmp_path, text):
     )
     from boltir.backends.cuda.codegen.host_program import build_program
 
-    module = lowered_to_cutlass(text, "sm90")
+    module = lowered_to_cutlass(text, "sm90", narrow_convs="cutlass")  # CUTLASS's conv, not the halo conv
     built = {(job.source, job.arch) for job in build_program(module).units if job.name != "host"}
-    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU)
+    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU, halo_mode=None)
     records, jobs = {}, {}
     tuner._plan(op_of(text), records, jobs)
     (job,) = jobs.values()
@@ -721,9 +726,9 @@ def test_the_3x_conv_is_also_raced_with_two_ctas_per_multiprocessor():
 
     assert [occupancy_stages(t) for t in ((128, 64, 64), (128, 128, 64), (64, 64, 64), (128, 256, 64))] == [4, 3, 6, 2]
     assert occupancy_stages((256, 256, 64)) == 0  # not even 2 stages fit twice
-    op = op_of(conv_text(32, 224, 224, 64, 64, 3, 3))
-    heuristic = HeuristicSelector(sms=132).select(op, "sm90")
-    found = candidates(op, "sm90", 132, 3).choices
+    op = op_of(conv_text(32, 224, 224, 64, 64, 3, 3))  # CUTLASS's conv: the halo conv off
+    heuristic = HeuristicSelector(sms=132, halo_convs=False).select(op, "sm90")
+    found = candidates(op, "sm90", 132, 3, halo_mode=None).choices
     assert found[0] == heuristic and heuristic.tile.stages == 0
     assert found[1] == dataclasses.replace(heuristic, tile=dataclasses.replace(heuristic.tile, stages=4))
     lower_alone(single_op_module(op), found[1])

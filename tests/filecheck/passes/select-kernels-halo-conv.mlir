@@ -1,15 +1,15 @@
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo}' | filecheck %s
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90}' | filecheck %s --check-prefix=DEFAULT
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90}' | filecheck %s
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=cutlass}' | filecheck %s --check-prefix=CUTLASS
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo},lower-op-to-cutlass' | filecheck %s --check-prefix=LOWERED
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 // RUN: not bolt-opt %s -p 'select-kernels{narrow_convs=wgmma}' 2>&1 | filecheck %s --check-prefix=OPTION
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo halo_mode=3}' | filecheck %s --check-prefix=MODE
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 halo_mode=2}' | filecheck %s --check-prefix=MODE
 
-// With narrow_convs=halo a stride-1 3x3 conv on 64 channels with many output pixels
-// (VGG-16's 64 -> 64 at 224², batch 32) runs on our wgmma conv with its halo in shared
-// memory (an "sm90" choice), its tile output columns x rows x mode (halo_mode=3: the
-// filter in registers); by default
-// CUTLASS's 3.x conv keeps it until the kernel has run on a GPU. lower-op-to-cutlass
+// By default (narrow_convs=halo) a stride-1 3x3 conv on 64 channels with many output
+// pixels (VGG-16's 64 -> 64 at 224², batch 32) runs on our wgmma conv with its halo in
+// shared memory (an "sm90" choice), its tile output columns x rows x mode (halo_mode=2: the
+// filter in registers); with narrow_convs=cutlass CUTLASS's 3.x conv keeps it. lower-op-to-cutlass
 // leaves it an op.conv2d with its whole epilogue. A 1x1 conv on 64 channels stays with the
 // pointwise rules' persistent GEMM.
 
@@ -17,12 +17,12 @@
 // OPTION-NOT: Traceback
 
 // MODE-LABEL: func.func @vgg
-// MODE:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 3>
+// MODE:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 2>
 
 // CHECK-LABEL: func.func @vgg
 // CHECK:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 1>
-// DEFAULT-LABEL: func.func @vgg
-// DEFAULT:       kernel = {family = "conv2d_fprop", arch = "sm90"
+// CUTLASS-LABEL: func.func @vgg
+// CUTLASS:       kernel = {family = "conv2d_fprop", arch = "sm90"
 // LOWERED-LABEL: func.func @vgg
 // LOWERED-NOT:   cutlass.
 // LOWERED:       op.conv2d %x, %w bias %b

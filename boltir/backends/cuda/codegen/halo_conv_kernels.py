@@ -11,9 +11,9 @@ enters shared memory once per tile, with the tile's halo, and every tap reads it
     tile = default_tile(op)           # HaloTile: columns and rows of output pixels a tile
     source = emit_translation_unit([op])
 
-**Which ops.** `select-kernels` chooses it with `narrow_convs=halo` (a KernelChoice of family
-"halo_conv", arch "sm90", its tile in `threadblock`); the default, `narrow_convs=cutlass`,
-keeps CUTLASS's (and our stem kernel's) until the kernel has run on a GPU.
+**Which ops.** `select-kernels` chooses it where `heuristic.halo_conv_problem` says so (the
+default, `narrow_convs=halo`; a KernelChoice of family "halo_conv", arch "sm90", its tile in
+`threadblock`); `narrow_convs=cutlass` keeps CUTLASS's (and our stem kernel's).
 `lower-op-to-cutlass` leaves such an op.conv2d at the op level, its choice attached, and
 this generator computes it.
 
@@ -29,11 +29,17 @@ patch pixels from (g + r, s), which a shared-memory descriptor addresses directl
 pixel is one row of the 2·C-byte swizzle (32, 64 or 128 bytes). The f32 accumulators (64
 channels × `columns` pixels) take the epilogue (`compute_kernels.epilogue_function`, the
 interpreter's `apply_epilogue`) in registers, are rounded once and leave through shared
-memory in 16-byte stores. One CTA barrier and one warpgroup barrier a tile. In modes 3 and
-4 (`MODES`) the filter block is not in shared memory but in the warpgroups' registers,
+memory in 16-byte stores. One CTA barrier and one warpgroup barrier a tile. In mode 2
+(`MODES`) the filter block is not in shared memory but in the warpgroups' registers,
 loaded once per CTA as wgmma's register-A fragments: each product then reads only its
-window from shared memory. In modes 5 and 6 a warpgroup keeps two sets of accumulators
-and runs each tile's epilogue while the next tile's products are in flight.
+window from shared memory. In mode 3 a warpgroup keeps two sets of accumulators and runs
+each tile's epilogue while the next tile's products are in flight.
+
+The descriptors' base-offset field is 0 for every window, though a window starts at any
+pixel, not at a swizzle pattern's start: the buffers are 1024-byte aligned, and the
+hardware applies the swizzle to the address bits themselves (bench/RESULTS.md: the
+alternative, the window's own bits 7..9 in that field, was wrong on the H200 wherever a
+window was not 1024-byte aligned).
 
 **Launcher ABI**: the CUTLASS conv launchers' (as `splitk_conv_kernels.py`'s); shapes are
 compile-time constants, 2002 when the integers are not its problem, 2003 for a missing bias
@@ -88,40 +94,33 @@ SHARED_LIMIT = 227 * 1024
 """The H100's / H200's shared memory a block may ask for."""
 
 
-MODES = (1, 2, 3, 4, 5, 6)
-"""A tile's `mode`, two choices in one integer (1-based, as a tile's integers are positive):
-whether the wgmma descriptors' base-offset field is 0 (odd modes: the buffers start at
-1024-byte boundaries, which is when the PTX ISA asks for 0) or the window's own address
-bits 7..9 (even modes: the other reading of that rule); and the schedule: the filter block
-in shared memory, every wgmma reading both operands there (modes 1, 2); in the registers
-of the warpgroups, loaded once per CTA (modes 3, 4: wgmma's register-A form, which halves
-the shared-memory reads of the products); or in shared memory with two sets of
-accumulators, each tile's epilogue running under the next tile's products (modes 5, 6)."""
+MODES = (1, 2, 3)
+"""A tile's `mode`, its schedule (1-based, as a tile's integers are positive): the filter
+block in shared memory, every wgmma reading both operands there (1); in the registers of
+the warpgroups, loaded once per CTA (2: wgmma's register-A form, which halves the
+shared-memory reads of the products); or in shared memory with two sets of accumulators,
+each tile's epilogue running under the next tile's products (3)."""
 MAX_FILTER_REGISTERS = 160
-"""A thread's registers for the filter in modes 3 and 4 (4 a tap and k16 step), at most:
+"""A thread's registers for the filter in mode 2 (4 a tap and k16 step), at most:
 with the accumulators (columns / 2) and addressing, a thread stays under 255."""
 
 
 @dataclass(frozen=True)
 class HaloTile:
     """Output tiles of `rows` rows × `columns` pixels (× 64 output channels), `mode` one of
-    MODES (the descriptors' base offset, and where the filter lives)."""
+    MODES (where the filter lives, and whether epilogues overlap products)."""
 
     columns: int
     rows: int
     mode: int = 1
 
     @property
-    def window_base_offset(self) -> bool:
-        return self.mode % 2 == 0
-
-    @property
     def filter_in_registers(self) -> bool:
-        return self.mode in (3, 4)
+        return self.mode == 2
 
     @property
     def overlapped(self) -> bool:
-        return self.mode in (5, 6)
+        return self.mode == 3
 
     def as_tile(self) -> Tile:
         """The KernelChoice tile: threadblock = warp = (columns, rows, mode); instruction
@@ -206,7 +205,7 @@ def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
         return f"mode {tile.mode}: one of {', '.join(map(str, MODES))}"
     if tile.filter_in_registers and filter_registers(op) > MAX_FILTER_REGISTERS:
         return (f"the filter in registers takes {filter_registers(op)} a thread: at most {MAX_FILTER_REGISTERS} "
-                "(modes 3 and 4)")
+                "(mode 2)")
     if (need := shared_bytes(op, tile)) > SHARED_LIMIT:
         return f"{need} bytes of shared memory: a block takes at most {SHARED_LIMIT}"
     return None
@@ -227,7 +226,7 @@ def default_tile(op: ops.Conv2dOp, mode: int = 1) -> HaloTile:
     where it takes the op, else its shared-memory twin (the filter's registers exceeded)."""
     q = tensor_shape(op.output.type)[2]
     columns = min(range(8, MAX_COLUMNS + 1, 8), key=lambda c: (-(-q // c) * c - q, -c))
-    for candidate in (mode, mode - 2 if mode in (3, 4) else mode):
+    for candidate in (mode, 1):
         for rows in (2, 1):
             tile = HaloTile(columns, rows, candidate)
             if tile_reason(op, tile) is None:
@@ -251,7 +250,7 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
     element = element_name(op.input)
     return {
         "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "k": k, "p": p, "q": q, "r": r, "s": s,
-        "pad_h": pad_h, "pad_w": pad_w, "columns": tile.columns, "rows": tile.rows, "base_offset": int(tile.window_base_offset),
+        "pad_h": pad_h, "pad_w": pad_w, "columns": tile.columns, "rows": tile.rows,
         "filter_in_registers": tile.filter_in_registers, "filter_bytes": filter_bytes(op, tile),
         "overlapped": tile.overlapped,
         "tiles": tiles(op, tile), "patch_bytes": patch_bytes(op, tile), "shared_bytes": shared_bytes(op, tile),

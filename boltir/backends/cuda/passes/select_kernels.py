@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=cutlass halo_mode=1 conv_ctas=1}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=1 conv_ctas=1}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -17,10 +17,11 @@ split-reduction kernel on sm90 (`few_pixels=splitk`, codegen/splitk_conv_kernels
 heuristic.splitk_conv_problem says so); `few_pixels=cutlass` keeps CUTLASS's. Stride-1
 convs on 16, 32 or 64 input channels with many output pixels (VGG-16's and ResNet-50's
 first stages, ResNet-50's space-to-depth stem)
-run on our wgmma conv with its halo in shared memory with `narrow_convs=halo`
-(codegen/halo_conv_kernels.py, where heuristic.halo_conv_problem says so); the default,
-`narrow_convs=cutlass`, keeps CUTLASS's until that kernel has run on a GPU; `halo_mode`
-(1-6) is its mode (halo_conv_kernels.MODES). `conv_ctas=2`
+run on our wgmma conv with its halo in shared memory on sm90 (`narrow_convs=halo`,
+codegen/halo_conv_kernels.py, where heuristic.halo_conv_problem says so);
+`narrow_convs=cutlass` keeps CUTLASS's; `halo_mode` is its schedule
+(halo_conv_kernels.MODES: 1, the fastest on the H200, keeps the filter in shared memory; 2
+in registers; 3 overlaps each tile's epilogue with the next tile's products). `conv_ctas=2`
 gives the 3.x implicit-GEMM convs the stages that let two CTAs share a multiprocessor (the
 default, 1, takes as many as fit; 2 measured no faster on the H200, bench/RESULTS.md).
 
@@ -69,7 +70,7 @@ NARROW_CONV_KERNELS = ("cutlass", "halo")
 
 def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "",
                   depthwise: str = "direct", small_m: str = "skinny", few_channels: str = "stem",
-                  few_pixels: str = "splitk", conv_ctas: int = 1, narrow_convs: str = "cutlass",
+                  few_pixels: str = "splitk", conv_ctas: int = 1, narrow_convs: str = "halo",
                   halo_mode: int = 1) -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
     (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
@@ -144,10 +145,10 @@ class SelectKernelsPass(ModulePass):
     """Whose kernel the heuristic gives convs with few output pixels on sm90: "splitk" (ours) or "cutlass"."""
     conv_ctas: int = 1
     """CTAs per multiprocessor of the heuristic's 3.x implicit-GEMM convs (1: as many stages as fit)."""
-    narrow_convs: str = "cutlass"
+    narrow_convs: str = "halo"
     """Whose kernel the heuristic gives stride-1 convs on 16-64 channels on sm90: "cutlass" or "halo" (ours)."""
     halo_mode: int = 1
-    """The mode of our halo conv (1-6: halo_conv_kernels.MODES)."""
+    """The mode of our halo conv (halo_conv_kernels.MODES: 1 filter in shared memory, 2 in registers, 3 overlapped epilogues)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):

@@ -33,10 +33,9 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
   its four tile shapes at the heuristic's split, half of it and 8, then CUTLASS's
   candidates as if our kernel did not exist.
 - Stride-1 convs on 16-64 channels that our wgmma halo conv takes, where the heuristic
-  gives it them (`halo_mode` set: select-kernels narrow_convs=halo; `halo_conv_kernels`):
-  the heuristic's tile, then its other schedules of the same descriptor base offset (the
-  mode's parity, which the GPU settles), one and two rows, half the columns; then
-  CUTLASS's candidates as if our kernel did not exist.
+  gives it them (`halo_mode` set, as select-kernels' narrow_convs=halo does;
+  `halo_conv_kernels`): the heuristic's tile, then its other schedules, one and two rows,
+  half the columns; then CUTLASS's candidates as if our kernel did not exist.
 - Depthwise convs: our own kernel's (`depthwise_kernels`) strip widths and rows per
   thread around the heuristic's tile, then CUTLASS's direct conv's pixel tiles that fit its
   shared memory.
@@ -322,12 +321,11 @@ MAX_HALO = 6
 
 
 def halo_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
-    """Our halo conv's tiles: the heuristic's, then the other schedules that read the
-    descriptors the same way (the modes of its parity), one and two rows, and half the
-    columns (those its rules take)."""
+    """Our halo conv's tiles: the heuristic's, then its other schedules (modes), one and
+    two rows, and half the columns (those its rules take)."""
     tile = halo_conv_kernels.HaloTile.of(base.tile)
     variants = [tile]
-    variants += [dataclasses.replace(tile, mode=mode) for mode in halo_conv_kernels.MODES if mode % 2 == tile.mode % 2]
+    variants += [dataclasses.replace(tile, mode=mode) for mode in halo_conv_kernels.MODES]
     variants += [dataclasses.replace(tile, rows=rows) for rows in halo_conv_kernels.ROWS]
     variants.append(dataclasses.replace(tile, columns=max(8, tile.columns // 2 // 8 * 8)))
     return _own_tiles(op, base, variants, halo_conv_kernels.tile_reason, found)[:MAX_HALO]
@@ -527,7 +525,7 @@ MAX_SPLIT_POINTWISE = 4
 
 
 def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_convs: bool = True,
-               halo_mode: int | None = None) -> CandidateSet:
+               halo_mode: int | None = 1) -> CandidateSet:
     """The candidates of one op-level GEMM, conv or b2b op for an `arch` target on a GPU of
     `sms` multiprocessors (0: the arch's flagship), newest generation `cutlass`;
     `split_convs`: our split-reduction conv races too where the heuristic gives it the op
@@ -540,22 +538,16 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_c
                                   halo_mode=halo_mode or 1)
     first = heuristic.select(op, arch)
     ours, leader = [], first
-    if isinstance(first, KernelChoice) and first.family == halo_conv_kernels.FAMILY:
-        # our halo conv's tiles, then CUTLASS's from the choice it would have made
-        ours = halo_conv(op, first, found)
-        first = dataclasses.replace(heuristic, halo_convs=False).select(op, arch)
-    if isinstance(first, KernelChoice) and first.family == skinny_gemm_kernels.FAMILY:
-        # our few-rows GEMM's tiles, then CUTLASS's from the choice it would have made
-        ours = skinny_gemm(op, first, found)
-        first = dataclasses.replace(heuristic, skinny_gemms=False).select(op, arch)
-    if isinstance(first, KernelChoice) and first.family == stem_conv_kernels.FAMILY:
-        # our few-channels conv's tiles, then CUTLASS's from the choice it would have made
-        ours = stem_conv(op, first, found)
-        first = dataclasses.replace(heuristic, stem_convs=False).select(op, arch)
-    if isinstance(first, KernelChoice) and first.family == splitk_conv_kernels.FAMILY:
-        # our split-reduction conv's tiles, then CUTLASS's from the choice it would have made
-        ours = splitk_conv(op, first, found)
-        first = dataclasses.replace(heuristic, split_convs=False).select(op, arch)
+    # each of our kernels the heuristic gives the op: its tiles, then the choice the
+    # heuristic would have made without it (another of ours, or CUTLASS's)
+    for family, generate, switch in ((halo_conv_kernels.FAMILY, halo_conv, "halo_convs"),
+                                     (skinny_gemm_kernels.FAMILY, skinny_gemm, "skinny_gemms"),
+                                     (stem_conv_kernels.FAMILY, stem_conv, "stem_convs"),
+                                     (splitk_conv_kernels.FAMILY, splitk_conv, "split_convs")):
+        if isinstance(first, KernelChoice) and first.family == family:
+            ours += generate(op, first, found)
+            heuristic = dataclasses.replace(heuristic, **{switch: False})
+            first = heuristic.select(op, arch)
     hopper = arch == "sm90" and cutlass >= 3
     if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp):
         found.choices = [first] if first == UNFUSE else [first, UNFUSE]

@@ -422,13 +422,13 @@ class HeuristicSelector:
     """Whether convs with few output pixels and long reductions (batch 1's deep layers) run
     on our split-reduction kernel on sm90 where `splitk_conv_problem` says so (False:
     CUTLASS's 3.x conv, for comparison)."""
-    halo_convs: bool = False
+    halo_convs: bool = True
     """Whether stride-1 convs on 16, 32 or 64 input channels with many output pixels run on our wgmma
-    conv (halo_conv_kernels) on sm90 where `halo_conv_problem` says so. Off until the
-    kernel has run on a GPU (select-kernels narrow_convs=halo turns it on)."""
+    conv (halo_conv_kernels) on sm90 where `halo_conv_problem` says so (select-kernels
+    narrow_convs=cutlass turns it off)."""
     halo_mode: int = 1
-    """The halo conv's `mode` (halo_conv_kernels.MODES: the descriptors' base offset, the
-    filter in shared memory or registers), select-kernels' `halo_mode`."""
+    """The halo conv's `mode` (halo_conv_kernels.MODES: the filter in shared memory or
+    registers, or overlapped epilogues), select-kernels' `halo_mode`."""
 
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
         hopper = arch == "sm90" and self.cutlass >= 3

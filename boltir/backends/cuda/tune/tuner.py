@@ -224,7 +224,7 @@ class Tuner:
 
     def __init__(self, database: TuningDatabase, arch: str = "sm90", cutlass: int = 3, *, progress: bool = True,
                  jobs_limit: int | None = None, work_dir: str | os.PathLike | None = None, gpu: tuple[str, int, str] | None = None,
-                 split_convs: bool = True, halo_mode: int | None = None):
+                 split_convs: bool = True, halo_mode: int | None = 1):
         self.database, self.arch, self.cutlass, self.split_convs = database, arch, cutlass, split_convs
         self.halo_mode = halo_mode
         self.progress, self.jobs_limit = progress, jobs_limit
