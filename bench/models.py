@@ -445,6 +445,9 @@ def main() -> int:
     unknown = [b for b in builds if b not in BUILDS]
     if unknown:
         parser.error(f"unknown build {unknown[0]}; known: {', '.join(BUILDS)}")
+    strangers = [m for m in args.models.split(",") if m not in MODELS]
+    if strangers:
+        parser.error(f"unknown model {strangers[0]}; known: {', '.join(MODELS)}")
     rows = []
     for name in args.models.split(","):
         model = make_model(name)
