@@ -64,9 +64,12 @@ for spec in "$@"; do
   echo "stage $stage: exit $? in $(( $(date +%s) - start )) s (limit $limit s)"
 done
 wait
+# The summaries, printed and also kept in $OUT/0-summary.txt: a call brings back only so
+# many files (the first by name) and the last 12,000 characters it printed, so a long
+# call's early summaries would otherwise be lost.
 for stage in "${stages[@]}"; do
   echo
   echo "=================== $stage"
   # the table (or pytest's summary) is at the end; progress bars are dropped
   grep -v -e '^nvcc:' -e 'it/s\]' "$OUT/$stage.log" | tail -n "${TAIL:-75}"
-done
+done | tee "$OUT/0-summary.txt"
