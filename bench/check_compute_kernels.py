@@ -10,9 +10,8 @@ Prints a pass/fail table last; exits 1 if any case fails.
     python3 -m bench.check_compute_kernels --build-only    # compile and link; no GPU
 
 The cases marked "timed" (LayerNorm at BERT-base's and ViT-B/16's batch 32) are then
-graph-timed against F.layer_norm, with their effective TB/s (issue 16's 2.5 TB/s). With
-`--resident 2,4,8` they are also built persistent (compute_kernels.LAYER_NORM_RESIDENT
-blocks a multiprocessor), checked against the interpreter, and timed in a second table.
+graph-timed against F.layer_norm and a plain copy of the same tensors, with their effective
+TB/s (issue 16's 2.5 TB/s).
 
 Each case is one op in `func.func @main` whose operands are the function's arguments,
 built with the op dialect's constructors.
@@ -398,11 +397,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--no-timing", action="store_true", help="skip the graph-replay timings of the 'timed' cases")
     parser.add_argument("--library", default="/tmp/boltir-check/compute_kernels.so")
-    parser.add_argument("--resident", default="",
-                        help="also build the timed cases persistent with these blocks a multiprocessor (e.g. 2,4,8): "
-                             "checked, then timed against the one-wave kernel")
     args = parser.parse_args()
-    residents = [int(r) for r in args.resident.split(",") if r.strip()]
 
     rows, built = [], []
     for case in cases():
@@ -424,8 +419,6 @@ def main() -> int:
     Path(args.library).parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     path = build_library(built, args.library)
-    timed = [case for case in built if "timed" in case.label]
-    variants = {r: build_resident_library(timed, r, args.library) for r in residents} if timed else {}
     print(f"built {len({ck.kernel_name(c.op) for c in built})} instances of {len(built)} cases in {time.monotonic() - start:.0f} s", flush=True)
     if args.build_only:
         return 1 if rows else 0
@@ -436,10 +429,8 @@ def main() -> int:
     library.boltir_error_string.restype = ctypes.c_char_p
     rng = np.random.default_rng(args.seed)
     stream = torch.cuda.current_stream().cuda_stream
-    runs = [(case, library, ck.kernel_name(case.op)) for case in built]
-    runs += [(case, ctypes.CDLL(str(lib)), f"{ck.kernel_name(case.op)} resident {r}")
-             for r, lib in variants.items() for case in timed]
-    for case, lib, name in runs:
+    for case in built:
+        name = ck.kernel_name(case.op)
         try:
             inputs = random_inputs(case, rng)
             (expected,) = run(case.module, inputs)
@@ -447,7 +438,7 @@ def main() -> int:
             out_type = case.op.results[0].type
             output = to_torch(np.zeros(tuple(out_type.get_shape()), numpy_dtype(out_type.element_type)))
             output.fill_(float("nan") if output.is_floating_point() else -12345)  # a kernel that misses an element shows
-            launch(lib, case, [*tensors, output], stream)
+            launch(library, case, [*tensors, output], stream)
             torch.cuda.synchronize()
             if output.is_floating_point():
                 error = relative_error(to_numpy_f32(output).astype(np.float64), expected.astype(np.float64))
@@ -464,6 +455,7 @@ def main() -> int:
     print_table(("case", "kernel", "rel err", "bar", "result"), rows)
     failed = sum(row[-1] != "pass" for row in rows)
     print(f"\n{len(rows) - failed} passed, {failed} failed")
+    timed = [case for case in built if "timed" in case.label]
     if timed and not args.no_timing:
         # also as a Hopper build compiles it (sm_90a, PDL): back-to-back launches in a graph
         # then overlap one's launch with the previous one's tail, as in a model
@@ -476,85 +468,36 @@ def main() -> int:
         print_table(("case", "ours ms", "ours TB/s", "sm90 + PDL ms", "sm90 + PDL TB/s", "F.layer_norm ms",
                      "F.layer_norm TB/s", "copy ms", "copy TB/s", f"bound ms ({BANDWIDTH / 1e12:.1f} TB/s)"),
                     [time_layer_norm(library, hopper, case) for case in timed])
-        if variants:
-            print("\nPersistent (sm90 + PDL): each warp walks rows, the next row's loads before this one's "
-                  "stores; the same graph replay and tensors")
-            table = []
-            for case in timed:
-                one_wave = time_ours(hopper, case)
-                for r, lib in variants.items():
-                    library_r = ctypes.CDLL(str(lib))
-                    library_r.boltir_error_string.restype = ctypes.c_char_p
-                    ms = time_ours(library_r, case)
-                    table.append((case.label, str(r), f"{ms:.4f}", f"{layer_norm_bytes(case) / ms / 1e9:.2f}",
-                                  f"{one_wave / ms:.2f}x"))
-            print_table(("case", "blocks a multiprocessor", "ms", "TB/s", "one wave / this"), table)
     return 1 if failed else 0
-
-
-def build_resident_library(timed: list[Case], resident: int, library: str) -> Path:
-    """The timed cases' kernels built persistent, `resident` blocks a multiprocessor, for sm90."""
-    saved = ck.LAYER_NORM_RESIDENT
-    ck.LAYER_NORM_RESIDENT = resident
-    try:
-        return build_library(timed, str(Path(library).with_suffix(f".resident{resident}.sm90.so")), "sm90")
-    finally:
-        ck.LAYER_NORM_RESIDENT = saved
 
 
 def time_layer_norm(library, hopper, case: Case) -> tuple:
     """One timed row: ours (plain launches, then the sm90 build's) and F.layer_norm, ms and
     effective TB/s."""
+    import torch
     import torch.nn.functional as F
 
-    from bench.kernels import graph_time_ms
+    from bench.kernels import graph_time_ms, rotations_for
 
-    _, width, nbytes, (xs, ys, gamma, beta), rotations = layer_norm_operands(case)
-    plain, pdl = time_ours(library, case), time_ours(hopper, case)
+    shape = tuple(case.arguments[0].type.get_shape())
+    dtype = torch.float16 if isinstance(case.arguments[0].type.element_type, Float16Type) else torch.bfloat16
+    width = shape[-1]
+    nbytes = 2 * (2 * math.prod(shape) + 2 * width)
+    rotations = rotations_for(nbytes)
+    xs = [torch.randn(shape, dtype=dtype, device="cuda") for _ in range(rotations)]
+    ys = [torch.empty_like(x) for x in xs]
+    gamma = torch.randn(width, dtype=dtype, device="cuda")
+    beta = torch.randn(width, dtype=dtype, device="cuda")
+    def ours(lib):
+        return graph_time_ms(lambda i: launch(lib, case, [xs[i], gamma, beta, ys[i]], torch.cuda.current_stream().cuda_stream),
+                             rotations)
+
+    plain, pdl = ours(library), ours(hopper)
     peer = graph_time_ms(lambda i: F.layer_norm(xs[i], (width,), gamma, beta, 1e-12), rotations)
     copy = graph_time_ms(lambda i: ys[i].copy_(xs[i]), rotations)
     return (case.label, f"{plain:.4f}", f"{nbytes / plain / 1e9:.2f}", f"{pdl:.4f}", f"{nbytes / pdl / 1e9:.2f}",
             f"{peer:.4f}", f"{nbytes / peer / 1e9:.2f}", f"{copy:.4f}", f"{nbytes / copy / 1e9:.2f}",
             f"{nbytes / BANDWIDTH * 1e3:.4f}")
-
-
-def layer_norm_bytes(case: Case) -> int:
-    """Input, scale, bias and output moved once (2-byte elements)."""
-    shape = tuple(case.arguments[0].type.get_shape())
-    return 2 * (2 * math.prod(shape) + 2 * shape[-1])
-
-
-_OPERANDS: dict[str, tuple] = {}
-
-
-def layer_norm_operands(case: Case) -> tuple:
-    """(shape, width, bytes, (inputs, outputs, scale, bias), rotations): tensors rotated past
-    the L2, made once per case so that every timing of it reads the same ones."""
-    import torch
-
-    from bench.kernels import rotations_for
-
-    if case.label not in _OPERANDS:
-        shape = tuple(case.arguments[0].type.get_shape())
-        dtype = torch.float16 if isinstance(case.arguments[0].type.element_type, Float16Type) else torch.bfloat16
-        width, nbytes = shape[-1], layer_norm_bytes(case)
-        rotations = rotations_for(nbytes)
-        xs = [torch.randn(shape, dtype=dtype, device="cuda") for _ in range(rotations)]
-        tensors = (xs, [torch.empty_like(x) for x in xs], torch.randn(width, dtype=dtype, device="cuda"),
-                   torch.randn(width, dtype=dtype, device="cuda"))
-        _OPERANDS[case.label] = (shape, width, nbytes, tensors, rotations)
-    return _OPERANDS[case.label]
-
-
-def time_ours(lib, case: Case) -> float:
-    """Graph-replay ms of one of our LayerNorm kernels on the case's rotated tensors."""
-    import torch
-
-    from bench.kernels import graph_time_ms
-
-    _, _, _, (xs, ys, gamma, beta), rotations = layer_norm_operands(case)
-    return graph_time_ms(lambda i: launch(lib, case, [xs[i], gamma, beta, ys[i]], torch.cuda.current_stream().cuda_stream),
-                         rotations)
 
 
 def print_table(header: tuple, rows: list[tuple]) -> None:

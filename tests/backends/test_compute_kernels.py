@@ -344,35 +344,6 @@ def test_layer_norm_broadcast_scale_index():
     assert "load<T_scale, V>(scale + e, gamma)" in full
 
 
-def test_layer_norm_resident_only_for_warp_rows(monkeypatch):
-    """LAYER_NORM_RESIDENT makes a LayerNorm of warp-wide rows persistent (its launcher asks
-    the device for the grid, at most the one-wave grid); rows of fewer lanes or of a block
-    keep the one-wave kernel."""
-    monkeypatch.setattr(ck, "LAYER_NORM_RESIDENT", 4)
-    warp_rows = ck.emit_instance(layer_norm((4096, 768), bias=(768,))).source
-    assert re.search(r"resident_grid\(boltir_instances::\w+::kernel, 128, 4, 1024, grids\)", warp_rows)
-    assert "load_row(input + next * L, lane, true, b)" in warp_rows
-    for shape in ((4, 32), (2, 8192), (3, 33333)):  # 4 lanes a row, a block a row, streamed
-        source = ck.emit_instance(layer_norm(shape)).source
-        assert "resident_grid(" not in source.split('extern "C"')[-1], shape
-    monkeypatch.setattr(ck, "LAYER_NORM_RESIDENT", 0)
-    assert "resident_grid(" not in ck.emit_instance(layer_norm((4096, 768), bias=(768,))).source.split('extern "C"')[-1]
-
-
-@pytest.mark.slow
-def test_layer_norm_resident_compiles_without_spills(monkeypatch, tmp_path):
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc is not on PATH")
-    monkeypatch.setattr(ck, "LAYER_NORM_RESIDENT", 4)
-    path = tmp_path / "resident.cu"
-    path.write_text(ck.emit_translation_unit([layer_norm((4096, 768), bias=(768,))]))
-    result = subprocess.run([nvcc, "-std=c++17", "-O3", "-arch=sm_90a", "-Xptxas", "-v", "-c", str(path), "-o",
-                             str(tmp_path / "resident.o")], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "0 bytes spill stores" in result.stderr and "warning" not in result.stderr.lower(), result.stderr[-3000:]
-
-
 def test_epilogue_function_follows_apply_epilogue():
     epilogue = ops.EpilogueAttr.make(alpha=0.5, beta=2.0, bias=True, activation=ops.Activation("clip", (0.0, ops.UNBOUNDED)),
                                      residual="mul", activation2=ops.Activation("leaky_relu", (0.1,)))

@@ -449,14 +449,6 @@ def _softmax_context(op: ops.SoftmaxOp) -> dict:
     }
 
 
-LAYER_NORM_RESIDENT = 0
-"""Blocks a multiprocessor that a LayerNorm of warp-wide rows runs persistent with: each
-warp walks rows, issuing the next row's loads before it reduces and stores this one, so
-reads and writes overlap. 0: a warp per row, the whole tensor in flight at once (one
-wave). 0 until the GPU says otherwise (`bench.check_compute_kernels --only timed` times
-both)."""
-
-
 def _layer_norm_context(op: ops.LayerNormOp) -> dict:
     shape = tensor_shape(op.input.type)
     axis = op.prop_value("axis") % len(shape)
@@ -478,9 +470,8 @@ def _layer_norm_context(op: ops.LayerNormOp) -> dict:
     scale_full, scale_index = index(op.scale, "scale_index")
     bias_full, bias_index = index(op.bias, "bias_index")
     rows, plan = math.prod(shape[:axis]), row_plan(length, ELEMENT_BYTES[_element(op.input)])
-    resident = LAYER_NORM_RESIDENT if plan.mode == "group" and plan.lanes == 32 else 0
     return {
-        "rows": rows, "length": length, "plan": plan, **_row_launch(rows, plan), "resident": resident,
+        "rows": rows, "length": length, "plan": plan, **_row_launch(rows, plan),
         "epsilon": f32_literal(op.prop_value("epsilon")), "has_bias": op.bias is not None,
         "scale_full": scale_full, "scale_index": scale_index, "bias_full": bias_full, "bias_index": bias_index,
     }

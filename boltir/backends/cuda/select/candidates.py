@@ -70,8 +70,8 @@ from xdsl.ir import Operation
 from boltir.backends.cuda.codegen import (
     cutlass_sm90,
     depthwise_kernels,
-    skinny_gemm_kernels,
     halo_conv_kernels,
+    skinny_gemm_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
 )
