@@ -39,7 +39,8 @@ def model_units(name: str, batch: int, build: str, work: Path) -> list:
     return build_program(module).units
 
 
-def tuning_objects(name: str, batch: int, work: Path, arch: str, compile_missing: bool) -> tuple[list, list[Path]]:
+def tuning_objects(name: str, batch: int, work: Path, arch: str, compile_missing: bool,
+                   max_candidates: int | None = None) -> tuple[list, list[Path]]:
     """A model's tuning (`name` "facts": the reference workloads of `bench/tune.py --facts`), as `bench/tune.py` runs it
     after the tunings before it: the candidate units still to compile, and the cached
     objects that hold the others. `compile_missing` compiles them first, the tuner's way
@@ -51,7 +52,7 @@ def tuning_objects(name: str, batch: int, work: Path, arch: str, compile_missing
     from boltir.backends.cuda.tune.tuner import Tuner
 
     database = TuningDatabase.open(work / "carry-objects-empty.sqlite", fresh=True)
-    tuner = Tuner(database, arch, 3, progress="always", gpu=("(planning only)", 132, arch))
+    tuner = Tuner(database, arch, 3, progress="always", gpu=("(planning only)", 132, arch), max_candidates=max_candidates)
     items = facts_ops() if name == "facts" else model_ops(name, batch, work, arch)
     _, jobs = tuner.plan([op for _, op in items])
     if compile_missing:
@@ -68,6 +69,7 @@ def main() -> int:
     parser.add_argument("--skip", default="", help="model:batch pairs to leave out")
     parser.add_argument("--builds", default="sm90")
     parser.add_argument("--tune-models", default="", help="model:batch pairs whose candidates the tuner compiles (facts:0: the reference workloads)")
+    parser.add_argument("--max-candidates", type=int, default=None, help="the tuner's bound (bench/tune.py's --max-candidates)")
     parser.add_argument("--arch", default="sm90")
     parser.add_argument("--work", default="/tmp/boltir-models")
     parser.add_argument("--restore", action="store_true", help="move every object back and stop")
@@ -95,7 +97,7 @@ def main() -> int:
     units, ready = [], []
     for pair in filter(None, args.tune_models.split(",")):  # in the GPU call's order: tunings first
         name, batch = pair.split(":")
-        to_compile, cached = tuning_objects(name, int(batch), work, args.arch, args.compile)
+        to_compile, cached = tuning_objects(name, int(batch), work, args.arch, args.compile, args.max_candidates)
         units += to_compile
         ready += cached
     pairs = [(m, int(b)) for m in filter(None, args.models.split(",")) for b in args.batches.split(",")

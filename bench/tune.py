@@ -252,6 +252,8 @@ def main() -> int:
     parser.add_argument("--build-only", action="store_true",
                         help="compile every candidate into the object cache and stop (no GPU; for carrying the cache)")
     parser.add_argument("--only", help="only the ops whose label contains this text")
+    parser.add_argument("--max-candidates", type=int, default=None,
+                        help="at most this many candidates an op, the heuristic's choice first (default: all)")
     parser.add_argument("--skip", default="", help="comma-separated model:batch groups to leave out, e.g. bert:1")
     parser.add_argument("--compile-peer-seconds", type=float, default=240.0,
                         help="how long torch.compile of the peers may take in all (then: skipped)")
@@ -274,7 +276,7 @@ def main() -> int:
         from boltir.backends.cuda.select.candidates import candidates
 
         for name, items in groups:
-            counts = [len(candidates(op, args.arch, 132, 3).choices) for _, op in items]
+            counts = [len(candidates(op, args.arch, 132, 3, at_most=args.max_candidates).choices) for _, op in items]
             print(f"{name}: {len(items)} distinct ops, {sum(counts)} candidates ({min(counts)}-{max(counts)} per op)")
         return 0
 
@@ -286,7 +288,8 @@ def main() -> int:
         import tempfile
 
         for name, items in groups:
-            tuner = Tuner(database, args.arch, 3, progress="always", gpu=("(building only)", 132, args.arch))
+            tuner = Tuner(database, args.arch, 3, progress="always", gpu=("(building only)", 132, args.arch),
+                          max_candidates=args.max_candidates)
             _, jobs = tuner.plan([op for _, op in items])
             start = time.monotonic()
             with tempfile.TemporaryDirectory() as scratch:
@@ -297,7 +300,7 @@ def main() -> int:
     records = {}
     for name, items in groups:
         for phase in ("cold", "warm"):
-            tuner = Tuner(database, args.arch, 3, progress="always")
+            tuner = Tuner(database, args.arch, 3, progress="always", max_candidates=args.max_candidates)
             start = time.monotonic()
             found = tuner.tune([op for _, op in items])
             seconds = time.monotonic() - start

@@ -178,7 +178,9 @@ def test_the_blocked_stem_races_the_halo_conv_our_stem_conv_and_cutlass():
     assert families.index("stem_conv") < families.index("conv2d_fprop")
 
 
-def test_a_tuned_selection_passes_the_halo_mode_to_the_tuner(monkeypatch):
+def test_a_tuned_selection_gives_the_tuner_its_configured_heuristic(monkeypatch):
+    """Every select-kernels switch reaches the search (the halo mode among them), not
+    only the ones the tuner once took as flags."""
     from boltir.backends.cuda.tune import selectors
 
     made = []
@@ -192,11 +194,15 @@ def test_a_tuned_selection_passes_the_halo_mode_to_the_tuner(monkeypatch):
             return {}
 
     monkeypatch.setattr(selectors, "Tuner", FakeTuner)
-    for narrow, expected in (("halo", 2), ("cutlass", None)):
-        selector = make_selector("tune", narrow_convs=narrow, halo_mode=2)
+    for narrow, halo in (("halo", True), ("cutlass", False)):
+        selector = make_selector("tune", narrow_convs=narrow, halo_mode=2, depthwise="cutlass", small_m="cutlass",
+                                 few_channels="cutlass", few_pixels="cutlass", conv_ctas=2)
         selector._database = object()  # never opened: the fake tuner does not read it
         selector.prepare([], "sm90")
-        assert made[-1]["halo_mode"] == expected
+        heuristic = made[-1]["heuristic"]
+        assert (heuristic.halo_convs, heuristic.halo_mode) == (halo, 2)
+        assert not (heuristic.direct_depthwise or heuristic.skinny_gemms or heuristic.stem_convs or heuristic.split_convs)
+        assert heuristic.conv_ctas == 2
 
 
 def test_a_bad_narrow_convs_value_is_one_line():

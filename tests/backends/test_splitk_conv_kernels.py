@@ -173,7 +173,7 @@ def test_a_record_that_never_raced_it_gives_way(tmp_path):
                                     [Measurement(cutlass_choice, "ok", 0.0123, 0.0, timing="graph")]))
     selector = make_selector("db", tuning_db=str(tmp_path / "old.sqlite"))
     assert selector.select(op, "sm90") == ours
-    assert any("no splitk_conv candidate" in note for note in selector.notes)
+    assert any("never raced the heuristic's splitk_conv choice" in note for note in selector.notes)
     # with few_pixels=cutlass the record stands
     assert make_selector("db", tuning_db=str(tmp_path / "old.sqlite"), few_pixels="cutlass").select(op, "sm90") == cutlass_choice
 

@@ -456,6 +456,59 @@ def test_records_timed_from_the_host_are_measured_again_with_graphs(tmp_path, fa
     assert {r.timing for r in other.records()} == {"graph"}
 
 
+def test_a_record_that_never_raced_the_heuristics_choice_is_measured_again(tmp_path, fake_tuner):
+    """A record from before the heuristic changed (here: one that measured every candidate
+    but the heuristic's) cannot say its choice is faster: the tuner measures the op again,
+    and the db selector keeps the heuristic's choice meanwhile."""
+    from boltir.backends.cuda.tune.selectors import DatabaseSelector
+
+    op = op_of(gemm_text(4096, 3072, 768))
+    stale = record_for(op, gpu=GPU[0])
+    stale.measurements = stale.measurements[1:]
+    stale.best, stale.best_ms = stale.measurements[-1].choice, 0.001
+    for measurement in stale.measurements:
+        measurement.timing = "graph"
+    database = TuningDatabase.open(tmp_path / "t.sqlite")
+    database.store(stale)
+    selector = DatabaseSelector(sms=132, tuning_db=str(tmp_path / "t.sqlite"), gpu=GPU[0])
+    assert selector.select(op, "sm90") == HeuristicSelector(sms=132).select(op, "sm90")
+    assert selector.counts == {"kernels from the heuristic": 1, "records that never raced the heuristic's choice": 1}
+    assert any("never raced the heuristic's gemm choice" in note for note in selector.notes)
+    tuner = fake_tuner(database)
+    records = tuner.tune([op])
+    assert len(fake_tuner.requests()) == 1
+    assert any("never raced the heuristic's choice" in line for line in tuner.report)
+    assert profiler.raced_the_heuristic(records[tuner.key(op)], HeuristicSelector(sms=132).select(op, "sm90"))
+    fake_tuner(database).tune([op])  # raced now: kept
+    assert len(fake_tuner.requests()) == 1
+
+
+def test_the_search_starts_from_the_builds_configured_heuristic():
+    """select-kernels' options reach the candidates: the first is the configured
+    heuristic's choice, whichever family that is."""
+    for text, options in ((conv_text(32, 56, 56, 64, 64, 3, 3), {"halo_convs": False}),
+                          (conv_text(32, 56, 56, 64, 64, 3, 3), {"halo_convs": False, "conv_ctas": 2}),
+                          (conv_text(1, 56, 56, 144, 144, 3, 3, depthwise=True), {"direct_depthwise": False}),
+                          (gemm_text(1, 1000, 2048), {"skinny_gemms": False})):
+        op = op_of(text)
+        configured = HeuristicSelector(sms=132, **options)
+        found = candidates(op, "sm90", heuristic=configured)
+        assert found.choices[0] == configured.select(op, "sm90") != HeuristicSelector(sms=132).select(op, "sm90")
+
+
+def test_a_bounded_search_keeps_the_heuristics_choice_first_and_races_every_kind():
+    """ResNet-50's 3×3 64-channel conv: our halo conv's tiles, then CUTLASS's 3.x and 2.x."""
+    op = op_of(conv_text(32, 56, 56, 64, 64, 3, 3))
+    every = candidates(op, "sm90", 132)
+    bounded = candidates(op, "sm90", 132, at_most=4)
+    kinds = [(c.family, c.arch) for c in bounded.choices]
+    assert bounded.choices[0] == every.choices[0] == HeuristicSelector(sms=132).select(op, "sm90")
+    assert kinds[:3] == [("halo_conv", "sm90"), ("conv2d_fprop", "sm90"), ("conv2d_fprop", "sm80")]
+    assert set(bounded.choices) <= set(every.choices) and len(bounded.choices) == 4
+    assert bounded.pruned["beyond the search's limit"] == len(every.choices) - 4
+    assert bounded.generated == every.generated
+
+
 def test_3x_gemms_and_convs_never_share_a_translation_unit(tmp_path):
     """nvcc rejects a unit with a 3.x GEMM and a 3.x conv ("more than one partial
     specialization matches ... GemmUniversal"); 2.x kernels of both kinds may share one."""

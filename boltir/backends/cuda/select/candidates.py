@@ -524,18 +524,45 @@ MAX_SPLIT_POINTWISE = 4
 # --------------------------------------------------------------------------- entry
 
 
+def _spread(choices: list, count: int) -> list:
+    """`count` of `choices` taken in turn from each kind (family and CUTLASS generation),
+    each kind's in its own order: a bounded search still races every kind it can afford,
+    the heuristic's choice (the first) first."""
+    kinds: dict[tuple, list] = {}
+    for choice in choices:
+        kind = (choice.family, generation(choice)) if isinstance(choice, KernelChoice) else (choice,)
+        kinds.setdefault(kind, []).append(choice)
+    kept: list = []
+    while len(kept) < count:
+        for queue in kinds.values():
+            if queue and len(kept) < count:
+                kept.append(queue.pop(0))
+    return kept
+
+
 def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_convs: bool = True,
-               halo_mode: int | None = 1) -> CandidateSet:
+               halo_mode: int | None = 1, *, heuristic: HeuristicSelector | None = None,
+               at_most: int | None = None) -> CandidateSet:
     """The candidates of one op-level GEMM, conv or b2b op for an `arch` target on a GPU of
     `sms` multiprocessors (0: the arch's flagship), newest generation `cutlass`;
     `split_convs`: our split-reduction conv races too where the heuristic gives it the op
     (False: as if it did not exist, select-kernels' few_pixels=cutlass); `halo_mode`: our
     halo conv races too, from that mode, where the heuristic gives it the op (None: as if
-    it did not exist, select-kernels' narrow_convs=cutlass)."""
-    sms = sms or get_target(arch).multiprocessors
+    it did not exist, select-kernels' narrow_convs=cutlass).
+
+    `heuristic`, when given, is the configured selector of the build (select-kernels'
+    options: depthwise, small_m, few_channels, few_pixels, narrow_convs, conv_ctas) and
+    replaces `sms`, `cutlass`, `split_convs` and `halo_mode`: the search then starts from
+    exactly the choice that build's heuristic makes. `at_most` keeps that many candidates,
+    the heuristic's choice first and then each kind in turn (`_spread`): a bounded search
+    whose compile cost is known."""
+    if heuristic is None:
+        heuristic = HeuristicSelector(sms=sms, cutlass=cutlass, split_convs=split_convs,
+                                      halo_convs=halo_mode is not None, halo_mode=halo_mode or 1)
+    sms = heuristic.sms or sms or get_target(arch).multiprocessors
+    heuristic = dataclasses.replace(heuristic, sms=sms, notes=[])
+    cutlass = heuristic.cutlass
     found = CandidateSet()
-    heuristic = HeuristicSelector(sms=sms, cutlass=cutlass, split_convs=split_convs, halo_convs=halo_mode is not None,
-                                  halo_mode=halo_mode or 1)
     first = heuristic.select(op, arch)
     ours, leader = [], first
     # each of our kernels the heuristic gives the op: its tiles, then the choice the
@@ -553,8 +580,8 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_c
         found.choices = [first] if first == UNFUSE else [first, UNFUSE]
         found.generated = len(found.choices)
         return found
-    legacy = first if generation(first) == "2.x" else HeuristicSelector(
-        sms=sms, cutlass=2, skinny_gemms=False, stem_convs=False).select(op, arch)
+    legacy = first if generation(first) == "2.x" else dataclasses.replace(
+        heuristic, cutlass=2, skinny_gemms=False, stem_convs=False).select(op, arch)
     limit = MAX_PER_GENERATION["2.x"] - (2 if hopper else 0)
     if isinstance(op, ops.GemmOp):
         choices = legacy_gemm(op, legacy, sms, limit, found)
@@ -577,4 +604,7 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_c
     choices.sort(key=lambda choice: choice != leader)
     found.choices = list(dict.fromkeys(choices))
     found.generated = len(found.choices) + sum(found.pruned.values())
+    if at_most is not None and len(found.choices) > at_most:
+        found.pruned["beyond the search's limit"] = len(found.choices) - at_most
+        found.choices = _spread(found.choices, at_most)
     return found

@@ -13,10 +13,11 @@
   lacks (`profiler.Tuner`), then selects as `db` does.
 
 A record whose choice the current template rules refuse (a database from another boltir)
-is not used: the heuristic decides, and `--pass-stats` says so. So is a record of an op
-that the heuristic gives our few-rows GEMM (`skinny_gemm`) or our split-reduction conv
-(`splitk_conv`) when none of its candidates was that kernel: it was measured before the
-kernel existed (or was asked for), and never raced it.
+is not used: the heuristic decides, and `--pass-stats` says so. So is a record that never
+measured the choice this build's heuristic makes (`tuner.raced_the_heuristic`): it was
+measured before a kernel family or a rule changed that choice, or under other
+select-kernels options, so it cannot say its choice is the faster. A tuned build is thus
+never one whose records skipped the heuristic's kernel.
 """
 
 from __future__ import annotations
@@ -26,13 +27,11 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation
 
-from boltir.backends.cuda.codegen import skinny_gemm_kernels, splitk_conv_kernels
 from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import HeuristicSelector
 from boltir.backends.cuda.tune.database import TuningDatabase, TuningRecord, default_path, shipped_tuning, tuning_key
-from boltir.backends.cuda.tune.tuner import Tuner, gpu_identity, lower_alone, single_op_module
+from boltir.backends.cuda.tune.tuner import Tuner, gpu_identity, lower_alone, raced_the_heuristic, single_op_module
 from boltir.diagnostics import BoltError
-from boltir.dialects import op as ops
 
 
 def allowed_generations(arch: str, cutlass: int):
@@ -42,11 +41,6 @@ def allowed_generations(arch: str, cutlass: int):
         return choice == UNFUSE or choice.arch == "sm80" or (arch == "sm90" and cutlass >= 3)
 
     return allowed
-
-
-RACED_FAMILIES = (skinny_gemm_kernels.FAMILY, splitk_conv_kernels.FAMILY)
-"""Our kernel families that a record must have measured before it may overrule the
-heuristic's choice of them (records older than the family never raced it)."""
 
 
 @dataclass
@@ -101,7 +95,7 @@ class DatabaseSelector:
         if record is None:
             return None
         self._source = source
-        if self.never_raced_our_kernel(op, arch, record):
+        if self.never_raced_the_heuristic(op, arch, record):
             return None
         best = record.best_of(allowed_generations(arch, self.cutlass))
         if best is None:
@@ -116,18 +110,16 @@ class DatabaseSelector:
                 return None
         return choice
 
-    def never_raced_our_kernel(self, op: Operation, arch: str, record: TuningRecord) -> bool:
-        """Whether the heuristic gives `op` one of our kernels that came after most records
-        (our few-rows GEMM, our split-reduction conv) and the record measured no candidate
-        of it (counted and noted: the heuristic decides)."""
-        heuristic = self.heuristic.select(op, arch) if isinstance(op, ops.GemmOp | ops.Conv2dOp) else None
-        if not isinstance(heuristic, KernelChoice) or heuristic.family not in RACED_FAMILIES:
+    def never_raced_the_heuristic(self, op: Operation, arch: str, record: TuningRecord) -> bool:
+        """Whether `record` never measured the choice this build's heuristic makes for `op`
+        (counted and noted: the heuristic decides)."""
+        heuristic = self.heuristic.select(op, arch)
+        if raced_the_heuristic(record, heuristic):
             return False
-        family = heuristic.family
-        if any(isinstance(m.choice, KernelChoice) and m.choice.family == family for m in record.measurements):
-            return False
-        self.notes.append(f"{op.name}: its record has no {family} candidate (measured before that kernel); heuristic used")
-        self._count(f"records without a {family} candidate")
+        what = heuristic.family if isinstance(heuristic, KernelChoice) else heuristic
+        self.notes.append(f"{op.name}: its record never raced the heuristic's {what} choice (measured before it, "
+                          "or under other select-kernels options); heuristic used")
+        self._count("records that never raced the heuristic's choice")
         return True
 
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
@@ -169,8 +161,7 @@ class TuningSelector(DatabaseSelector):
     def prepare(self, ops: list[Operation], arch: str) -> None:
         """Measures what the database lacks, for all of `ops` at once (their instances are
         compiled together)."""
-        tuner = Tuner(self.database, arch, self.cutlass, progress=self.progress, split_convs=self.heuristic.split_convs,
-                      halo_mode=self.heuristic.halo_mode if self.heuristic.halo_convs else None)
+        tuner = Tuner(self.database, arch, self.cutlass, progress=self.progress, heuristic=self.heuristic)
         self.gpu = tuner.gpu[0]
         tuner.tune(ops)
         self.report.extend(tuner.report)

@@ -8,9 +8,11 @@ and records the results in the tuning database.
 
 1. *What is missing.* Each op's `tuning_key` (on this GPU, read through the driver) is
    looked up; found keys cost nothing, unless their record was timed the older way
-   (`timing` "stream", before graph timing): those are measured again. Identical ops
-   (same key) are tuned once.
-2. *Candidates* (`candidates.py`), each lowered alone (a one-op function whose arguments
+   (`timing` "stream", before graph timing) or never measured the choice the build's
+   heuristic makes now (`raced_the_heuristic`: recorded before a rule or a kernel family
+   changed it): those are measured again. Identical ops (same key) are tuned once.
+2. *Candidates* (`candidates.py`, from the build's configured heuristic, at most
+   `max_candidates` an op), each lowered alone (a one-op function whose arguments
    are the op's operands) through `lower-op-to-cutlass`; a candidate the template rules
    refuse is recorded as "refused". A b2b op's unfused candidate is timed as the sum of its
    two halves' best times, the halves being tuned as ops of their own.
@@ -52,6 +54,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +70,7 @@ from boltir.backends.cuda.codegen.tiled_families import generator_computing
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.select.candidates import candidates
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, UNFUSE, KernelChoice, unfuse
+from boltir.backends.cuda.select.heuristic import HeuristicSelector
 from boltir.backends.cuda.toolchain.nvcc import (
     compile_objects_keep_going,
     link_shared_library,
@@ -99,6 +103,13 @@ MAX_POINTERS = 7
 six, plus one spare); the output is always the last."""
 WORKER_RESTARTS = 8
 """A worker that dies this many times in one tuning stops it (the GPU is unwell)."""
+
+
+def raced_the_heuristic(record: TuningRecord, heuristic_choice: KernelChoice | str) -> bool:
+    """Whether `record` measured `heuristic_choice` (the search's first candidate): a record
+    from before the heuristic changed (a kernel family added, a rule retuned) never raced
+    what the build would run without it, so it cannot say that its choice is faster."""
+    return any(m.choice == heuristic_choice for m in record.measurements)
 
 
 # --------------------------------------------------------------------------- the GPU
@@ -224,9 +235,15 @@ class Tuner:
 
     def __init__(self, database: TuningDatabase, arch: str = "sm90", cutlass: int = 3, *, progress: bool = True,
                  jobs_limit: int | None = None, work_dir: str | os.PathLike | None = None, gpu: tuple[str, int, str] | None = None,
-                 split_convs: bool = True, halo_mode: int | None = 1):
-        self.database, self.arch, self.cutlass, self.split_convs = database, arch, cutlass, split_convs
-        self.halo_mode = halo_mode
+                 split_convs: bool = True, halo_mode: int | None = 1, heuristic: HeuristicSelector | None = None,
+                 max_candidates: int | None = None):
+        self.database, self.arch, self.cutlass = database, arch, cutlass
+        self.heuristic = heuristic or HeuristicSelector(cutlass=cutlass, split_convs=split_convs,
+                                                        halo_convs=halo_mode is not None, halo_mode=halo_mode or 1)
+        """The build's configured heuristic: the search starts from its choice, and a record
+        that never raced that choice is measured again."""
+        self.max_candidates = max_candidates
+        """At most this many candidates an op (the heuristic's first; None: all)."""
         self.progress, self.jobs_limit = progress, jobs_limit
         self.work_dir = Path(work_dir) if work_dir else None
         self._gpu = gpu
@@ -266,14 +283,16 @@ class Tuner:
         if key in records or key in jobs:
             return key
         found = self.database.lookup(key)
-        if found is not None and found.timing in (TIMING, ""):
+        sms = self.gpu[1] or get_target(self.arch).multiprocessors
+        heuristic = dataclasses.replace(self.heuristic, sms=sms, cutlass=self.cutlass, notes=[])
+        raced = found is not None and raced_the_heuristic(found, heuristic.select(op, self.arch))
+        if found is not None and found.timing in (TIMING, "") and raced:
             records[key] = found
             return key
         if found is not None:
-            self.report.append(f"{op.name} {key.problem.split(' ')[0]}: measured again (its record was timed {found.timing})")
-        sms = self.gpu[1]
-        found_candidates = candidates(op, self.arch, sms or get_target(self.arch).multiprocessors, self.cutlass,
-                                      self.split_convs, self.halo_mode)
+            why = f"its record was timed {found.timing}" if raced else "its record never raced the heuristic's choice"
+            self.report.append(f"{op.name} {key.problem.split(' ')[0]}: measured again ({why})")
+        found_candidates = candidates(op, self.arch, heuristic=heuristic, at_most=self.max_candidates)
         job = OpJob(op, key, single_op_module(op), pruned=found_candidates.pruned)
         if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp) and UNFUSE in found_candidates.choices:
             first, second = unfuse(op)
