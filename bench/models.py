@@ -212,7 +212,8 @@ def time_ms(fn) -> float:
 
 
 BUILDS = {"sm80": ("sm80", 2), "sm90": ("sm90", 3), "sm90-2x": ("sm90", 2), "sm90-tuned": ("sm90", 3),
-          "sm90-nosplitk": ("sm90", 3), "sm90-2cta": ("sm90", 3), "sm90-nohalo": ("sm90", 3), "sm90-halo16": ("sm90", 3)}
+          "sm90-nosplitk": ("sm90", 3), "sm90-2cta": ("sm90", 3), "sm90-nohalo": ("sm90", 3), "sm90-halo16": ("sm90", 3),
+          "sm90-heuristic": ("sm90", 3)}
 """What --builds names: an A100-targeted 2.x build, the sm90 build (3.x where it runs),
 an sm90 build kept to 2.x kernels (for comparing the generations), an sm90 build whose
 kernels come from the tuning database $BOLTIR_TUNING_DB (boltc --no-tune), and the sm90
@@ -221,7 +222,11 @@ split-reduction conv would run batch 1's deep layers), `conv_ctas=2` (two 3.x co
 per multiprocessor) or `narrow_convs=cutlass` (CUTLASS's convs where our wgmma halo conv
 would run 16-64-channel stride-1 convs); `sm90-halo16` pads an image's 3 channels to 16
 (pad-alignment's `stem_channels`), so that VGG-16's first conv is the halo conv's too.
-The others are heuristic builds (an empty database)."""
+The others are built as a user's default build is (an empty database): on a GPU that
+boltir ships tuning data for (the H200), that data's records, where they raced the
+heuristic's choice, and the heuristic's choice elsewhere; `sm90-heuristic` takes the
+heuristic's choice for every op (`select-kernels{selector=heuristic}`), the baseline a
+tuned build must not lose to."""
 SELECT_OPTIONS = {"sm90-nosplitk": "few_pixels=cutlass", "sm90-2cta": "conv_ctas=2", "sm90-nohalo": "narrow_convs=cutlass"}
 """select-kernels options a build adds to the default pipeline."""
 PAD_OPTIONS = {"sm90-halo16": "stem_channels=16"}
@@ -232,12 +237,13 @@ HEURISTIC_DB = "/nonexistent/boltir-heuristic-builds.sqlite"
 def build_pipeline(build: str, tuning_db: str) -> str | None:
     """The pipeline of a build with select-kernels or pad-alignment options (SELECT_OPTIONS,
     PAD_OPTIONS); None: the default one."""
-    if build not in SELECT_OPTIONS and build not in PAD_OPTIONS:
+    if build not in SELECT_OPTIONS and build not in PAD_OPTIONS and build != "sm90-heuristic":
         return None
     import boltir.compiler
 
     arch, cutlass = BUILDS[build]
-    pipeline = boltir.compiler.full_pipeline(dtype="f16", arch=arch, cutlass=cutlass, tuning_db=tuning_db)
+    selector = "heuristic" if build == "sm90-heuristic" else "db"
+    pipeline = boltir.compiler.full_pipeline(dtype="f16", arch=arch, cutlass=cutlass, selector=selector, tuning_db=tuning_db)
     if build in SELECT_OPTIONS:
         pipeline = pipeline.replace("select-kernels{", "select-kernels{" + SELECT_OPTIONS[build] + " ")
     if build in PAD_OPTIONS:

@@ -19,3 +19,13 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_a_bad_name_is_one_line(arguments, message):
     result = subprocess.run([sys.executable, "-m", "bench.models", *arguments], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_the_heuristic_build_takes_no_recorded_kernel():
+    """`sm90-heuristic` is the baseline a tuned build must not lose to: its select-kernels
+    reads no database and no shipped data; the default build reads them."""
+    from bench.models import HEURISTIC_DB, build_pipeline
+
+    heuristic = build_pipeline("sm90-heuristic", HEURISTIC_DB)
+    assert "select-kernels{selector=heuristic " in heuristic and "tuning_db" not in heuristic
+    assert build_pipeline("sm90", HEURISTIC_DB) is None  # boltir.compiler's default: selector=db
