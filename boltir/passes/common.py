@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import DenseResourceAttr
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import BFloat16Type, DenseResourceAttr, Float16Type, Float32Type, Float64Type
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
@@ -161,3 +162,25 @@ def batch_norm_affine(bn: graph.BatchNormOp) -> tuple[np.ndarray, np.ndarray] | 
     # epsilon is added in f32, as the interpreter does.
     s = scale / np.sqrt(variance + float(np.float32(bn.prop_value("epsilon"))))
     return s, bias - mean * s
+
+
+CONVERTED_FLOATS = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+"""The element types a fused conversion goes between (op.cast's rounding is the kernel's)."""
+
+
+def float_cast_source(op: Operation | None) -> SSAValue | None:
+    """What `op` casts, when it is only a float-to-float cast (`op.cast`, or an
+    `op.elementwise` whose body is one truncf / extf); else None."""
+    if isinstance(op, ops.CastOp):
+        source = op.input
+    elif isinstance(op, ops.ElementwiseOp) and len(op.inputs) == 1 and op.inputs[0].type.get_shape() == op.output.type.get_shape():
+        body = list(op.body.block.ops)
+        if len(body) != 2 or not isinstance(body[0], arith.TruncFOp | arith.ExtFOp) or not isinstance(body[1], ops.YieldOp):
+            return None
+        if body[0].operands[0] is not op.body.block.args[0] or body[1].operands[0] is not body[0].results[0]:
+            return None
+        source = op.inputs[0]
+    else:
+        return None
+    types = (source.type.element_type, op.results[0].type.element_type)
+    return source if all(isinstance(t, CONVERTED_FLOATS) for t in types) else None

@@ -47,14 +47,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    ModuleOp,
-)
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -68,9 +61,7 @@ from xdsl.pattern_rewriter import (
 from boltir.dialects import op as ops
 from boltir.dtypes import numpy_dtype
 from boltir.passes import statistics
-
-CONVERTED_FLOATS = (Float16Type, BFloat16Type, Float32Type, Float64Type)
-"""The element types a fused conversion goes between (op.cast's rounding is the kernel's)."""
+from boltir.passes.common import float_cast_source
 
 TO_LAYOUT = {(0, 2, 3, 1): ("NCHW", "NHWC"), (0, 3, 1, 2): ("NHWC", "NCHW")}
 """A layout_transform's perm -> the layout it reads and the one it writes."""
@@ -81,24 +72,6 @@ writes it whole (the data kernel's `PIXEL_BYTES`; this layer may not import it).
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def float_cast_source(op: Operation | None) -> SSAValue | None:
-    """What `op` casts, when it is only a float-to-float cast (`op.cast`, or an
-    `op.elementwise` whose body is one truncf / extf); else None."""
-    if isinstance(op, ops.CastOp):
-        source = op.input
-    elif isinstance(op, ops.ElementwiseOp) and len(op.inputs) == 1 and op.inputs[0].type.get_shape() == op.output.type.get_shape():
-        body = list(op.body.block.ops)
-        if len(body) != 2 or not isinstance(body[0], arith.TruncFOp | arith.ExtFOp) or not isinstance(body[1], ops.YieldOp):
-            return None
-        if body[0].operands[0] is not op.body.block.args[0] or body[1].operands[0] is not body[0].results[0]:
-            return None
-        source = op.inputs[0]
-    else:
-        return None
-    types = (source.type.element_type, op.results[0].type.element_type)
-    return source if all(isinstance(t, CONVERTED_FLOATS) for t in types) else None
 
 
 def is_zero_fill(pad: ops.PadOp) -> bool:

@@ -39,9 +39,45 @@ def test_the_shipped_data_is_found():
     assert shipped_tuning().lookup(tuning_key(gemm, "sm90", "")) is None  # only for the GPU it was measured on
 
 
-def test_a_build_for_that_gpu_takes_it(tmp_path):
+@pytest.fixture
+def raced_export(tmp_path, monkeypatch):
+    """A shipped export whose record of `shipped_gemm` raced the heuristic's choice (and
+    lost to a CUTLASS 2.x tile), in place of the package's: the mechanism, apart from how
+    fresh the package's records are."""
+    from boltir.backends.cuda.select.candidates import candidates
+    from boltir.backends.cuda.tune import database
+
+    _, gemm = shipped_gemm()
+    choices = candidates(gemm, "sm90", 132).choices
+    measurements = [_ok(choice, 0.05) for choice in choices]
+    measurements[-1] = _ok(choices[-1], 0.02)
+    record = TuningRecord(tuning_key(gemm, "sm90", H200), choices[-1], 0.02, measurements)
+    folder = tmp_path / "shipped"
+    folder.mkdir()
+    (folder / "tuning-h200.json").write_text(json.dumps({"format": database.FORMAT, "records": [record.to_json()]}))
+    monkeypatch.setattr(database, "_shipped", database.ShippedTuning(folder))
+    return record
+
+
+def test_a_record_that_never_raced_the_heuristic_gives_way(tmp_path, raced_export):
+    """A shipped record measured before the heuristic chose what it chooses now is not
+    used (the tuner's rule: it cannot say its choice is the faster)."""
+    from boltir.backends.cuda.tune import database
+
+    _, gemm = shipped_gemm()
+    heuristic = HeuristicSelector(sms=132).select(gemm, "sm90")
+    stale = raced_export
+    stale.measurements = [m for m in stale.measurements if m.choice != heuristic]
+    database.shipped_tuning()._records = {stale.key: stale}
+    selector = DatabaseSelector(sms=132, tuning_db=str(tmp_path / "none.sqlite"), gpu=H200)
+    assert selector.select(gemm, "sm90") == heuristic
+    assert selector.counts == {"kernels from the heuristic": 1, "records that never raced the heuristic's choice": 1}
+
+
+def test_a_build_for_that_gpu_takes_it(tmp_path, raced_export):
     _, gemm = shipped_gemm()
     record = shipped_tuning().lookup(tuning_key(gemm, "sm90", H200))
+    assert record is raced_export or record.best == raced_export.best
     selector = DatabaseSelector(sms=132, tuning_db=str(tmp_path / "none.sqlite"), gpu=H200)
     assert selector.select(gemm, "sm90") == record.best_of(lambda choice: True)[0]
     assert selector.counts == {"kernels from the shipped tuning data": 1}
@@ -83,7 +119,7 @@ def test_the_pipeline_names_this_machines_gpu_where_data_ships(monkeypatch):
     assert "gpu=" not in compiler.backend_passes("sm90")[0]
 
 
-def test_select_kernels_through_the_pipeline_string(tmp_path, monkeypatch):
+def test_select_kernels_through_the_pipeline_string(tmp_path, monkeypatch, raced_export):
     monkeypatch.setenv("BOLTIR_CACHE_DIR", str(tmp_path))  # no user database
     monkeypatch.setattr(selectors, "local_gpu_name", lambda: H200)
     module, gemm = shipped_gemm()

@@ -12,7 +12,9 @@ its choice attached: this generator computes every op.gemm so marked. `gemm_reas
 which GEMMs it takes: A row-major ("row", M×K), B the N×K weight ("col": a Linear layer's),
 M of at most `MAX_ROWS` rows after a leading batch of A is folded into them (B has no batch
 dimensions), K a multiple of 8 (16-byte rows), one element type (f16 or bf16) for every
-operand, any `#op.epilogue` (bias, activations, residual).
+operand but the output, which may also be f32 (fuse-output-cast: a classifier's cast to
+the model's f32 output, with the residual in the output's type), any `#op.epilogue` (bias,
+activations, residual).
 
 **The kernel.** The product runs on the tensor cores (mma.sync m16n8k16, f32 accumulation)
 as Dᵀ = B·Aᵀ: the weight's rows are the MMA's 16 rows, A's rows its 8 columns (two column
@@ -63,6 +65,8 @@ MAX_ROWS = 16
 MMAs than its load costs, and CUTLASS's tiles fill the GPU."""
 ELEMENTS = {"f16": ("__half", "f16"), "bf16": ("__nv_bfloat16", "bf16")}
 """Element type: (CUDA type, the mma.sync operand type)."""
+OUTPUT_ELEMENTS = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float"}
+"""The output's (and residual's) CUDA type: A's, or f32."""
 CHUNK = 64
 """K elements a warp takes per chunk (4 lanes × 16 of a weight row)."""
 WEIGHT_ROWS = (8, 16)
@@ -113,8 +117,12 @@ def gemm_reason(op: Operation) -> str | None:
         return f"'{op.name}' is not an op.gemm"
     if op.prop_value("layout_a") != "row" or op.prop_value("layout_b") != "col":
         return "the kernel takes a row-major A (M x K) and an N x K weight (layout_b = \"col\")"
-    if (reason := same_element_reason(op, ELEMENTS, "a", "A", ("b", "bias", "residual", "output"))) is not None:
+    if (reason := same_element_reason(op, ELEMENTS, "a", "A", ("b", "bias"))) is not None:
         return reason
+    if element_name(op.output) not in (element_name(op.a), "f32"):
+        return f"the output has element type {element_name(op.output)}; the kernel writes A's type or f32"
+    if op.residual is not None and element_name(op.residual) != element_name(op.output):
+        return f"the residual has element type {element_name(op.residual)}, the output {element_name(op.output)}"
     if len(tensor_shape(op.b.type)) != 2:
         return "the weight has batch dimensions: the kernel folds only A's batch into its rows"
     if isinstance(batch_layout(op), str):
@@ -199,6 +207,7 @@ def _context(op: ops.GemmOp, tile: SkinnyTile) -> dict:
         "weight_rows": tile.weight_rows, "warps": tile.warps, "unroll": tile.unroll,
         "column_blocks": column_blocks(op), "full_rows": n % tile.weight_rows == 0,
         "grid": math.ceil(n / tile.weight_rows), "element": cuda_type, "mma_type": mma_type,
+        "output_element": OUTPUT_ELEMENTS[element_name(op.output)],
         "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
         "has_bias": op.bias is not None, "has_residual": op.residual is not None,
         "empty": batch * m * n == 0,
