@@ -150,9 +150,15 @@ def test_the_halo_conv_is_the_default_and_narrow_convs_cutlass_keeps_cutlass():
     assert HeuristicSelector(halo_convs=False).select(conv_of(**VGG_224), "sm90").family == "conv2d_fprop"
 
 
-def test_the_rule_wants_two_tiles_per_multiprocessor():
+def test_the_rule_wants_enough_tiles_per_multiprocessor():
+    """Batch 1 as measured on the H200: VGG-16's 224² (1.7 tiles a multiprocessor) and 112²
+    (0.85) layers and ResNet-50's blocked stem (0.42) on the halo conv; ResNet-50's 56²
+    3×3 conv (0.21) stays CUTLASS's."""
     assert halo_conv_problem(conv_of(**VGG_224), 132)
-    assert not halo_conv_problem(conv_of(**{**VGG_224, "n": 1}), 132)  # 224 tiles: under 2 x 132
+    assert halo_conv_problem(conv_of(**{**VGG_224, "n": 1}), 132)
+    assert halo_conv_problem(conv_of(**{**VGG_224, "n": 1, "h": 112, "w": 112, "k": 128}), 132)
+    assert halo_conv_problem(conv_of(**{**RESNET_STEM, "n": 1}), 132)
+    assert not halo_conv_problem(conv_of(**{**RESNET_56, "n": 1}), 132)
     assert not halo_conv_problem(conv_of(**{**VGG_224, "c": 128}), 132)
     assert not halo_conv_problem(conv_of(**{**RESNET_56, "r": 1, "s": 1, "pad": 0}), 132)  # 1x1: the pointwise GEMMs
 

@@ -349,23 +349,25 @@ SPLIT_MIN_K_TILES = 16
 ones leave each cluster CTA too few to fill its pipeline."""
 
 
-HALO_MIN_WAVES = 2
-"""Tiles of our halo conv per CTA at least (each CTA loads its filter block once): fewer
-and the filter's load is not paid back."""
+HALO_MIN_TILES = 0.4
+"""Tiles of our halo conv per multiprocessor at least. On the H200 at batch 1 it beat
+CUTLASS's choice with 1.7 (VGG-16's 224² layer), 0.85 (its 112² layer) and 0.42 tiles a
+multiprocessor (ResNet-50's blocked stem), and lost with 0.21 (ResNet-50's 56² 3×3 conv),
+where each CTA's filter load is paid for too few output pixels (bench/RESULTS.md)."""
 
 
 def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = 1) -> halo_conv_kernels.HaloTile | None:
     """The tile our wgmma conv for few input channels gives the op (codegen/halo_conv_kernels.py)
     where it takes it, else None: a conv it computes with a window wider than 1x1 (a 1x1
     conv has no halo to share: the pointwise rules' persistent GEMMs keep it), with at least
-    HALO_MIN_WAVES tiles per multiprocessor."""
+    HALO_MIN_TILES tiles per multiprocessor."""
     if halo_conv_kernels.conv_reason(op) is not None or math.prod(tensor_shape(op.filter.type)[1:3]) == 1:
         return None
     tile = halo_conv_kernels.default_tile(op, mode)
     if halo_conv_kernels.tile_reason(op, tile) is not None:
         return None
     blocks = tensor_shape(op.filter.type)[0] // halo_conv_kernels.BLOCK_K
-    return tile if halo_conv_kernels.tiles(op, tile) * blocks >= HALO_MIN_WAVES * sms else None
+    return tile if halo_conv_kernels.tiles(op, tile) * blocks >= HALO_MIN_TILES * sms else None
 
 
 def splitk_conv_problem(op: ops.Conv2dOp, sms: int) -> bool:
