@@ -9,11 +9,17 @@ blocks, one-row tiles, every epilogue kind, f16 and bf16, each in the three mode
 (`HaloTile.mode`: 1 keeps the filter in shared memory; 2 in registers, wgmma's register-A
 form; 3 runs each tile's epilogue under the next tile's products). The bar: ‖Δ‖/‖ref‖ < 1e-2 (outputs NaN-filled first, so a missed element fails).
 
+Pooled (op.conv2d_max_pool, fuse-conv-pool): VGG-16's 224² conv with its 2x2 max pool, and
+small pooled shapes (two channel blocks, bf16, 32 and 16 channels), in every mode, against
+the interpreter's conv and pool.
+
 Timing: VGG-16's 3x3 64 -> 64 at 224² and 64 -> 128 at 112², ResNet-50's 3x3 64 -> 64 at
 56² and its blocked stem (CUTLASS's column: the heuristic's choice there, our stem kernel
 at batch 32), at batch 32 and 1, bias + ReLU: ours (each mode the filter's registers allow), the CUTLASS choice, cuDNN
 (channels_last conv + ReLU), each launched 10 times inside a captured CUDA graph (median
-of 20 replays / 10); TFLOP/s and the share of the roofline bound (sm90's GpuTarget).
+of 20 replays / 10); TFLOP/s and the share of the roofline bound (sm90's GpuTarget); and
+the pooled 224² conv in each mode (its pool2d launch gone; the bound's bytes are the pooled
+output's).
 
     source bench/setup_gpu.sh && python3 -m bench.check_halo_conv [--only TEXT] [--no-timing] [--list] [--build-only]
 """
@@ -59,15 +65,32 @@ MODEL_CONVS = {  # label: conv_text arguments
 
 
 def halo_case(label: str, text: str, element: str = "f16", tile: halo_conv_kernels.HaloTile | None = None,
-              mode: int = 1) -> Case | None:
-    """The case with our kernel forced in `mode`; None where that mode cannot take the conv
-    (the filter in registers of a large window)."""
+              mode: int = 1, pooled: bool = False) -> Case | None:
+    """The case with our kernel forced in `mode` (`pooled`: the text's conv and 2x2 max pool
+    become one op.conv2d_max_pool); None where that mode cannot take the conv (the filter
+    in registers of a large window)."""
     op = next(o for o in parse_module(text).walk() if isinstance(o, ops.Conv2dOp))
     base = tile or halo_conv_kernels.default_tile(op)
     tile = halo_conv_kernels.HaloTile(base.columns, base.rows, mode)
     if halo_conv_kernels.tile_reason(op, tile) is not None:
         return None
-    return Case(f"{label} m{mode}", text, element, override=own_kernel(halo_conv_kernels.FAMILY, "sm90", tile), target="sm90")
+    return Case(f"{label} m{mode}", text, element, override=own_kernel(halo_conv_kernels.FAMILY, "sm90", tile), target="sm90",
+                fuse_pool=pooled)
+
+
+def pooled_text(n: int, h: int, w: int, c: int, k: int, element: str = "f16") -> str:
+    """A 3x3 conv (bias, ReLU) and a 2x2 max pool at stride 2 after it (VGG-16's stage ends)."""
+    conv = conv_text(n, h, w, c, k, 3, 3, element=element)
+    big, small = f"tensor<{n}x{h}x{w}x{k}x{element}>", f"tensor<{n}x{h // 2}x{w // 2}x{k}x{element}>"
+    head, tail = conv.rsplit("  func.return %0 : ", 1)
+    head = head.replace(f") -> {big} {{", f") -> {small} {{", 1)
+    return (head + f"  %1 = op.pool2d %0 {{kind = \"max\", kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}} : "
+            f"{big} -> {small}\n  func.return %1 : {small}\n}}\n")
+
+
+POOLED_CONVS = {  # label: pooled_text arguments (batch first)
+    "vgg16 3x3 64->64 224² + maxpool": {"h": 224, "w": 224, "c": 64, "k": 64},
+}
 
 
 def cases() -> list[Case]:
@@ -91,6 +114,11 @@ def cases() -> list[Case]:
                 label = f"{element} {r}x{s} {n}x{h}x{w}x{c}->{k} {extra or ''}"
                 text = conv_text(n, h, w, c, k, r, s, element=element, **extra)
                 out.append(halo_case(label, text, element, halo_conv_kernels.HaloTile(*tile) if tile else None, mode))
+        for n, h, w, c, k, element, tile in [(2, 224, 224, 64, 64, "f16", None), (1, 8, 40, 64, 128, "f16", (16, 2)),
+                                             (2, 6, 24, 32, 64, "bf16", (16, 2)), (1, 10, 20, 16, 64, "f16", (8, 2))]:
+            label = f"pooled {element} 3x3 {n}x{h}x{w}x{c}->{k} + maxpool"
+            out.append(halo_case(label, pooled_text(n, h, w, c, k, element), element,
+                                 halo_conv_kernels.HaloTile(*tile) if tile else None, mode, pooled=True))
         for epilogue in ("bias, hardswish", "bias, relu, residual = add, then relu", "residual = add", "none",
                          "alpha = 0.5, beta = 2.0, bias, silu", "bias, gelu", "bias, leaky_relu(0.1)"):
             out.append(halo_case(f"f16 3x3 1x12x24x64->64 <{epilogue}>", conv_text(1, 12, 24, 64, 64, 3, 3, epilogue=epilogue),
@@ -150,6 +178,12 @@ def main() -> int:
                 text, conv = conv_text(batch, **shape), f"{label} N{batch}"
                 timed = [case for mode in halo_conv_kernels.MODES if (case := halo_case(conv, text, mode=mode)) is not None]
                 timed.append(Case(f"{conv} cutlass", text, target="sm90"))
+                _, timed_lowered = lower_cases(timed)
+                plans.append((conv, timed_lowered))
+            for label, shape in POOLED_CONVS.items():
+                text, conv = pooled_text(batch, **shape), f"{label} N{batch}"
+                timed = [case for mode in halo_conv_kernels.MODES
+                         if (case := halo_case(conv, text, mode=mode, pooled=True)) is not None]
                 _, timed_lowered = lower_cases(timed)
                 plans.append((conv, timed_lowered))
     if args.list:

@@ -61,6 +61,9 @@ class Case:
     """Whose kernel a conv with few output pixels gets on sm90: "cutlass" or "splitk" (ours)."""
     narrow_convs: str = "cutlass"
     """Whose kernel a stride-1 conv on 16-64 channels gets on sm90: "cutlass" or "halo" (ours)."""
+    fuse_pool: bool = False
+    """Whether fuse-conv-pool runs after the choice (a halo conv and the 2x2 max pool after
+    it become one op.conv2d_max_pool)."""
     # filled by lower()
     op_module: object = None
     cutlass_module: object = None
@@ -90,6 +93,10 @@ def lower(case: Case) -> Case:
                     if isinstance(fields.get(name), tuple):
                         fields[name] = Tile(*fields[name])
                 target.attributes[KERNEL_ATTR] = dataclasses.replace(choice, **fields).to_attr()
+    if case.fuse_pool:
+        from boltir.backends.cuda.passes.fuse_conv_pool import FuseConvPoolPass
+
+        FuseConvPoolPass().apply(ctx, module)
     LowerOpToCutlassPass().apply(ctx, module)
     verify_module(module)
     entry = find_entry(module)
@@ -288,13 +295,14 @@ def conv_timing_operands(op) -> tuple:
 
     n, h, w, c = op.input.type.get_shape()
     k, r, s, _ = op.filter.type.get_shape()
-    _, p, q, _ = op.output.type.get_shape()
+    _, p, q, _ = op.conv_shape() if hasattr(op, "conv_shape") else op.output.type.get_shape()  # a pooled conv: the conv's
+    _, out_p, out_q, _ = op.output.type.get_shape()
     x = torch.randn(n, h, w, c, device="cuda", dtype=torch.float16)
     weight = torch.randn(k, r, s, c, device="cuda", dtype=torch.float16) * (2 / (r * s * c)) ** 0.5
     bias = torch.randn(k, device="cuda", dtype=torch.float16) * 0.1
-    out = torch.empty(n, p, q, k, device="cuda", dtype=torch.float16)
+    out = torch.empty(n, out_p, out_q, k, device="cuda", dtype=torch.float16)
     flops = 2 * n * p * q * k * r * s * c
-    moved = 2 * (n * h * w * c + k * r * s * c + k + n * p * q * k)
+    moved = 2 * (n * h * w * c + k * r * s * c + k + n * out_p * out_q * k)
     return x, weight, bias, out, flops, moved
 
 

@@ -8,8 +8,8 @@ with its roofline counts: flops, bytes, element) and `out/module.mlir` (the lowe
 with weights elided, for the debugger).
 
 The pipeline is the default op-level one (`boltir.pipelines.default_pipeline`) followed by
-`backend_passes()`: kernel selection, the output casts our kernels absorb, lowering to CUTLASS
-instances and memory planning.
+`backend_passes()`: kernel selection, the pools and output casts our kernels absorb, lowering
+to CUTLASS instances and memory planning.
 On sm90 the kernels are CUTLASS 3.x instances where one runs the op and 2.x ones
 elsewhere (`cutlass=2`: all 2.x); `arch` also decides the op-level padding.
 
@@ -83,8 +83,8 @@ def backend_passes(arch: str = "sm90", cutlass: int = 3, selector: str = "db", t
                    gpu: str | None = None) -> list[str]:
     """Kernel selection for `arch` (3.x instances on sm90 unless `cutlass` = 2) by
     `selector` (db: the tuning database, then the heuristic; tune: measure what the
-    database lacks first; heuristic), the output casts our kernels absorb, lowering to
-    CUTLASS instances, memory planning.
+    database lacks first; heuristic), the pools and output casts our kernels absorb,
+    lowering to CUTLASS instances, memory planning.
     `gpu` names the GPU whose records to take (None: this machine's GPU where boltir ships
     tuning data for it, so that a build there uses that data where the user's database
     has no record; "": records of any GPU, no shipped data)."""
@@ -93,8 +93,8 @@ def backend_passes(arch: str = "sm90", cutlass: int = 3, selector: str = "db", t
     if gpu is None:
         gpu = local_shipped_gpu() if selector == "db" else ""
     database += f' gpu="{gpu}"' if gpu and selector != "heuristic" else ""
-    return [f"select-kernels{{selector={selector} arch={arch} sms={sms} cutlass={cutlass}{database}}}", "fuse-output-cast",
-            LOWERING_PASS, "plan-memory"]
+    return [f"select-kernels{{selector={selector} arch={arch} sms={sms} cutlass={cutlass}{database}}}", "fuse-conv-pool",
+            "fuse-output-cast", LOWERING_PASS, "plan-memory"]
 
 
 def full_pipeline(*, dtype: str = "f16", arch: str = "sm90", cutlass: int = 3, selector: str = "db", tuning_db: str = "",

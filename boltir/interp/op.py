@@ -147,6 +147,17 @@ class OpFunctions(InterpreterFunctions):
         )
         return (finish(op, out),)
 
+    @impl(ops.Conv2dMaxPoolOp)
+    def run_conv2d_max_pool(self, interpreter: Interpreter, op: ops.Conv2dMaxPoolOp, args: tuple):
+        x, w = args[:2]
+        (bias,) = optional_operands(op, args, ("bias",))
+        strides, pads, dilations, groups = op.window()
+        conv = conv2d(x, w, "NHWC", "OHWI", strides, pads, dilations, groups, op.epilogue, bias, None, op.conv_shape())
+        n, p, q, k = conv.shape
+        pool = op.prop_value("pool")
+        pooled = conv.reshape(n, p // pool, pool, q // pool, pool, k).max(axis=(2, 4))
+        return (finish(op, pooled),)
+
     @impl(ops.ConvTranspose2dOp)
     def run_conv_transpose2d(self, interpreter: Interpreter, op: ops.ConvTranspose2dOp, args: tuple):
         x, w = args[:2]

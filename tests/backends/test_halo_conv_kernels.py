@@ -290,12 +290,13 @@ def register_operand(weight: np.ndarray, block: int, tap: int, kk: int, s: int) 
 
 
 def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
-           grid_per_block: int = 2, writer_swizzle: bool = True, fragment_swap: bool = False) -> np.ndarray:
+           grid_per_block: int = 2, writer_swizzle: bool = True, fragment_swap: bool = False, pool: int = 1) -> np.ndarray:
     """The kernel's data movement in numpy, every CTA of a `grid_per_block` × K/64 grid: the
     filter block and each tile's patch copied (zeros outside the image) into shared memory
     as the template's loops write them, every tap's wgmma read through `read_operand`, the
     epilogue (bias, ReLU) through the accumulator fragment layout into the staged row, and
-    the 16-byte stores."""
+    the 16-byte stores; with `pool` 2 (op.conv2d_max_pool), the tile's two staged rows
+    leave as one row of their 2×2 maxima, as the template's pooled store reads them."""
     n, h, w, c, k, r, s, p, q, pad_h, pad_w = hc.problem(op)[:11]
     columns, rows = tile.columns, tile.rows
     pixel_bytes, chunks = 2 * c, c // 8
@@ -306,7 +307,7 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
     stage_pitch = hc.STAGE_PITCH
     tiles_q, tiles_p = -(-q // columns), -(-p // rows)
     tiles = n * tiles_p * tiles_q
-    out = np.full((n, p, q, k), np.nan, np.float32)
+    out = np.full((n, p // pool, q // pool, k), np.nan, np.float32)
     swz = (lambda offset: swizzle(offset, pixel_bytes)) if writer_swizzle else (lambda offset: offset)
     for cta in range(kb * grid_per_block):
         smem = np.zeros(filter_bytes + 2 * patch_bytes + rows * columns * stage_pitch, np.uint8)
@@ -357,13 +358,22 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
                                     at = stage + pixel * stage_pitch + channel * 2
                                     smem[at:at + 2] = np.float16(y).reshape(1).view(np.uint8)
                 pp = p0 + group
-                for i in range(columns * 8):
+                for i in range(columns * 8 if pool == 1 else 0):
                     pixel, piece = divmod(i, 8)
                     qq = q0 + pixel
                     if pp < p and qq < q:
                         at = stage + pixel * stage_pitch + piece * 16
                         out[image, pp, qq, block * 64 + piece * 8:block * 64 + piece * 8 + 8] = \
                             smem[at:at + 16].view(np.float16).astype(np.float32)
+            rows_at = filter_bytes + 2 * patch_bytes
+            for i in range((columns // pool) * 8 if pool > 1 else 0):
+                pixel, piece = divmod(i, 8)
+                qq = q0 // pool + pixel
+                if qq < q // pool:
+                    taps = [smem[at:at + 16].view(np.float16).astype(np.float32) for at in
+                            (rows_at + row * columns * stage_pitch + (pool * pixel + dq) * stage_pitch + piece * 16
+                             for row in range(pool) for dq in range(pool))]
+                    out[image, p0 // pool, qq, block * 64 + piece * 8:block * 64 + piece * 8 + 8] = np.max(taps, axis=0)
             buffer ^= 1
     return out
 

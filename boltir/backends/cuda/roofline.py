@@ -147,6 +147,13 @@ def conv_flops(op: Operation) -> int:
     return 2 * elements(op.output) * math.prod(tensor_shape(op.filter.type)[1:])
 
 
+def conv_max_pool_flops(op: ops.Conv2dMaxPoolOp) -> int:
+    """The conv's (2 × its output elements, before the pool, × the taps of one output)
+    and one comparison per pooled tap."""
+    conv = math.prod(op.conv_shape())
+    return 2 * conv * math.prod(tensor_shape(op.filter.type)[1:]) + conv
+
+
 def conv_transpose_flops(op: ops.ConvTranspose2dOp) -> int:
     """2 × input elements × the taps each one scatters (R × S × K / groups)."""
     return 2 * elements(op.input) * math.prod(tensor_shape(op.filter.type)[1:])
@@ -202,6 +209,7 @@ RULES: dict[type, Rule] = {
     cutlass.Conv2dFpropOp: (conv_flops, every_tensor_once),
     cutlass.DepthwiseConv2dFpropOp: (conv_flops, every_tensor_once),
     ops.Conv2dOp: (conv_flops, every_tensor_once),
+    ops.Conv2dMaxPoolOp: (conv_max_pool_flops, every_tensor_once),
     ops.ConvTranspose2dOp: (conv_transpose_flops, every_tensor_once),
     cutlass.B2bGemmOp: (b2b_gemm_flops, every_tensor_once),
     ops.B2bGemmOp: (b2b_gemm_flops, every_tensor_once),

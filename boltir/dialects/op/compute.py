@@ -219,6 +219,60 @@ class Conv2dOp(ConvBase):
 
 
 @irdl_op_definition
+class Conv2dMaxPoolOp(ConvBase):
+    """An NHWC conv with OHWI filters, its epilogue, then a max pool of `pool` × `pool`
+    windows at stride `pool` (no padding, whole windows only): one kernel where a conv's
+    output would be written and read back by the pool that follows it (VGG-16's first
+    stage). `fuse-conv-pool` makes it; only kernels that pool in their epilogue run it."""
+
+    name = "op.conv2d_max_pool"
+    filter_layout = opt_prop_def(StringAttr, default_value=StringAttr("OHWI"))
+    pool = prop_def(IntegerAttr[I64])
+
+    def __init__(self, input, filter, *, pool: int, bias=None, residual=None, strides=(1, 1), pads=(0, 0, 0, 0),
+                 dilations=(1, 1), groups=1, epilogue=None):
+        epilogue = epilogue or EpilogueAttr.make(bias=bias is not None, residual="add" if residual is not None else "none")
+        props = _conv_props("NHWC", "OHWI", strides, pads, dilations, groups, epilogue)
+        props["pool"] = i64_attr(pool)
+        conv, _ = conv_output_shape(tensor_shape(input.type), tensor_shape(filter.type), "NHWC", "OHWI", strides, pads,
+                                    dilations, groups)
+        super().__init__(
+            operands=[input, filter, [bias] if bias is not None else [], [residual] if residual is not None else []],
+            properties=props,
+            result_types=[TensorType(input.type.element_type, self.pooled_shape(conv, pool))],
+        )
+
+    @staticmethod
+    def pooled_shape(conv: Shape, pool: int) -> Shape:
+        n, p, q, k = conv
+        return (n, p // pool, q // pool, k)
+
+    def conv_shape(self) -> Shape:
+        """The conv's output before the pool (N, P, Q, K)."""
+        strides, pads, dilations, groups = self.window()
+        shape, _ = conv_output_shape(tensor_shape(self.input.type), tensor_shape(self.filter.type), "NHWC", "OHWI",
+                                     strides, pads, dilations, groups)
+        return shape
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        check_choice("layout", self.prop_value("layout"), ("NHWC",))
+        check_choice("filter_layout", self.prop_value("filter_layout"), ("OHWI",))
+        self.check_window()
+        if self.input.type.get_num_dims() != 4 or self.filter.type.get_num_dims() != 4:
+            raise VerifyException("expects a 4-D input and a 4-D filter")
+        same_element_type([self.input, self.filter], "the input and the filter")
+        pool = self.prop_value("pool")
+        conv = self.conv_shape()
+        if pool < 2 or conv[1] % pool or conv[2] % pool:
+            raise VerifyException(f"pool {pool} must be at least 2 and divide the conv's output {conv[1]}x{conv[2]}")
+        expect_type("result", self.output.type, TensorType(self.output.type.element_type, self.pooled_shape(conv, pool)))
+        if self.residual is not None:
+            raise VerifyException("a pooled conv takes no residual (it would be read at the conv's resolution)")
+        check_epilogue_operands(self.epilogue, self.bias, self.residual, conv[3], self.output.type)
+
+
+@irdl_op_definition
 class ConvTranspose2dOp(ConvBase):
     """A transposed conv (ONNX ConvTranspose): filters C×(K/groups)×kH×kW ("IOHW") or
     C×kH×kW×(K/groups) ("IHWO"), with a fused epilogue."""

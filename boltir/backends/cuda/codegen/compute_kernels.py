@@ -85,6 +85,7 @@ FAMILIES: dict[type, str] = {
     ops.CumSumOp: "cumsum",
     ops.GemmOp: "gemm_fallback",
     ops.Conv2dOp: "conv2d_fallback",
+    ops.Conv2dMaxPoolOp: "conv2d_fallback",
     ops.ConvTranspose2dOp: "conv_transpose2d_fallback",
     ops.B2bGemmOp: "b2b_gemm_fallback",
     ops.B2bConv2dOp: "b2b_conv2d_fallback",
@@ -517,9 +518,11 @@ def _conv_geometry(layout: str, x: Sequence[int], y: Sequence[int]) -> dict:
     return {"layout": layout, "n": n, "h": h, "w": w, "c": c, "k": k, "p": p, "q": q}
 
 
-def _conv_context(op: ops.Conv2dOp) -> dict:
+def _conv_context(op: ops.Conv2dOp | ops.Conv2dMaxPoolOp) -> dict:
     layout, filter_layout = op.prop_value("layout"), op.prop_value("filter_layout")
-    g = _conv_geometry(layout, tensor_shape(op.input.type), tensor_shape(op.output.type))
+    pooled = isinstance(op, ops.Conv2dMaxPoolOp)
+    conv_out = op.conv_shape() if pooled else tensor_shape(op.output.type)
+    g = _conv_geometry(layout, tensor_shape(op.input.type), conv_out)
     strides, pads, dilations, groups = op.window()
     f = tensor_shape(op.filter.type)
     r, s = (f[1], f[2]) if filter_layout == "OHWI" else (f[2], f[3])
@@ -533,6 +536,7 @@ def _conv_context(op: ops.Conv2dOp) -> dict:
         "vector": _dot_vector(cg, (_element(op.input), _element(op.filter)), contiguous),
         "epilogue": epilogue_function("epilogue", op.epilogue),
         "has_bias": op.bias is not None, "has_residual": op.residual is not None,
+        "pool": op.prop_value("pool") if pooled else 1,
         "threads": 256, "work": math.prod(tensor_shape(op.output.type)),
     }
 

@@ -69,7 +69,10 @@ from boltir.dialects.common import tensor_shape
 from boltir.dialects.cutlass import Tile
 
 FAMILY = "halo_conv"
-FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
+FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY, ops.Conv2dMaxPoolOp: FAMILY}
+POOL = 2
+"""The max pool a pooled conv (`op.conv2d_max_pool`, fuse-conv-pool) may take: 2×2 at stride
+2, one output row from a tile's two rows."""
 
 ELEMENTS = HALF_ELEMENTS
 CHANNELS = (16, 32, 64)
@@ -139,9 +142,22 @@ class HaloTile:
 # ------------------------------------------------------------- what is supported
 
 
+def conv_output_shape(op: ops.Conv2dOp | ops.Conv2dMaxPoolOp) -> tuple[int, int, int, int]:
+    """The conv's N, P, Q, K: before the pool of a pooled conv."""
+    return tuple(op.conv_shape()) if isinstance(op, ops.Conv2dMaxPoolOp) else tensor_shape(op.output.type)
+
+
+def pooled(op: Operation) -> bool:
+    return isinstance(op, ops.Conv2dMaxPoolOp)
+
+
 def conv_reason(op: Operation) -> str | None:
-    """Why the kernel does not compute this op.conv2d (whatever its tile), or None."""
-    if (reason := nhwc_conv_reason(op)) is not None:
+    """Why the kernel does not compute this op.conv2d or op.conv2d_max_pool (whatever its
+    tile), or None."""
+    if pooled(op):
+        if op.prop_value("pool") != POOL:
+            return f"a {op.prop_value('pool')}x{op.prop_value('pool')} pool: the kernel pools 2x2"
+    elif (reason := nhwc_conv_reason(op)) is not None:
         return reason
     if op.prop_value("groups") != 1:
         return f"a grouped conv ({op.prop_value('groups')} groups)"
@@ -199,6 +215,8 @@ def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
     """Why `tile` cannot compute the op (which conv_reason accepts), or None."""
     if tile.rows not in ROWS:
         return f"{tile.rows} rows a tile: the kernel takes {' or '.join(map(str, ROWS))} (a warpgroup each)"
+    if pooled(op) and tile.rows != POOL:
+        return f"a pooled conv needs tiles of {POOL} rows (one pooled row a tile), not {tile.rows}"
     if tile.columns % 8 or not 8 <= tile.columns <= MAX_COLUMNS:
         return f"{tile.columns} columns a tile: wgmma's N is a multiple of 8 from 8 to {MAX_COLUMNS}"
     if tile.mode not in MODES:
@@ -212,8 +230,9 @@ def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
 
 
 def tiles(op: ops.Conv2dOp, tile: HaloTile) -> int:
-    """Output tiles of one 64-channel block: images × row tiles × column tiles."""
-    n, p, q, _ = tensor_shape(op.output.type)
+    """Output tiles of one 64-channel block: images × row tiles × column tiles (of the
+    conv's output, before a pool)."""
+    n, p, q, _ = conv_output_shape(op)
     return n * -(-p // tile.rows) * -(-q // tile.columns)
 
 
@@ -224,7 +243,7 @@ def default_tile(op: ops.Conv2dOp, mode: int = 1) -> HaloTile:
     """Two rows a tile; the widest column count (a multiple of 8, at most MAX_COLUMNS)
     that pads the output's width least, so a 224-wide row is two tiles of 112; `mode`
     where it takes the op, else its shared-memory twin (the filter's registers exceeded)."""
-    q = tensor_shape(op.output.type)[2]
+    q = conv_output_shape(op)[2]
     columns = min(range(8, MAX_COLUMNS + 1, 8), key=lambda c: (-(-q // c) * c - q, -c))
     for candidate in (mode, 1):
         for rows in (2, 1):
@@ -237,12 +256,16 @@ def default_tile(op: ops.Conv2dOp, mode: int = 1) -> HaloTile:
 # ---------------------------------------------------------------------- instances
 
 
-problem = conv_problem
-"""The launcher's 15 integers, in the CUTLASS conv launchers' order."""
+def problem(op: ops.Conv2dOp | ops.Conv2dMaxPoolOp) -> tuple[int, ...]:
+    """The launcher's 15 integers, in the CUTLASS conv launchers' order (P and Q the conv's,
+    before a pool)."""
+    integers = list(conv_problem(op))
+    integers[7:9] = conv_output_shape(op)[1:3]
+    return tuple(integers)
 
 
 def launch_arguments(op: Operation) -> LaunchArguments:
-    return conv_launch_arguments(op, kernel_name(op))
+    return LaunchArguments(kernel_name(op), (op.input, op.filter, op.bias, op.residual, op.output), problem(op), workspace=True)
 
 
 def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
@@ -258,6 +281,7 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
         "index_t": "int" if max(n * h * w * c, n * p * q * k, k * r * s * c) < compute_kernels.INT_LIMIT else "long long",
         "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
         "has_bias": op.bias is not None, "has_residual": op.residual is not None,
+        "pool": POOL if pooled(op) else 1,
         "empty": False,
     }
 
@@ -265,7 +289,7 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
 # ------------------------------------------------------------- the generator protocol
 
 
-TILED = TiledFamily(FAMILY, ops.Conv2dOp, HaloTile, "columns, rows, mode", "compute/halo_conv.cu.j2",
+TILED = TiledFamily(FAMILY, (ops.Conv2dOp, ops.Conv2dMaxPoolOp), HaloTile, "columns, rows, mode", "compute/halo_conv.cu.j2",
                     conv_reason, tile_reason, _context, arch="sm90")
 # the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
 marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes

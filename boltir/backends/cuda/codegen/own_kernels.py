@@ -107,7 +107,8 @@ class TiledFamily:
     output, so emit_instance refuses one that a single launch cannot take."""
 
     family: str
-    op_type: type[Operation]
+    op_type: type[Operation] | tuple[type[Operation], ...]
+    """The op type it computes (or types: the halo conv's pooled conv beside op.conv2d)."""
     tile_type: Callable[[int, int, int], Any]
     meaning: str
     template: str
@@ -120,6 +121,10 @@ class TiledFamily:
     Hopper build the build's arch, host_program.own_kernel_arch), or "sm90" for a kernel
     that needs sm_90 (thread block clusters)."""
 
+    @property
+    def op_types(self) -> tuple[type[Operation], ...]:
+        return self.op_type if isinstance(self.op_type, tuple) else (self.op_type,)
+
     def marked_tile(self, op: Operation) -> Any:
         """The tile of the op's kernel choice for this family, or why it has none."""
         threadblock = chosen_threadblock(op, self.family, self.meaning)
@@ -127,8 +132,8 @@ class TiledFamily:
 
     def unsupported_reason(self, op: Operation) -> str | None:
         """Why this generator does not compute the op, or None."""
-        if type(op) is not self.op_type:
-            return f"'{op.name}' is not an {self.op_type.name}"
+        if type(op) not in self.op_types:
+            return f"'{op.name}' is not an {' or '.join(t.name for t in self.op_types)}"
         tile = self.marked_tile(op)
         if isinstance(tile, str):
             return tile
@@ -148,7 +153,7 @@ class TiledFamily:
     def computes(self, op: Operation) -> bool:
         """Whether the op is one of this kernel's (of its op type, chosen for it), as opposed to a
         CUTLASS instance: callers of the shared launcher ABI (the tuner, KernelLibrary) ask."""
-        return type(op) is self.op_type and not isinstance(self.marked_tile(op), str)
+        return type(op) in self.op_types and not isinstance(self.marked_tile(op), str)
 
     def instance_key(self, op: Operation) -> str:
         """The tile, then compute_kernels' key of the op (types, shapes, every property)."""

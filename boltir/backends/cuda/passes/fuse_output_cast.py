@@ -63,6 +63,7 @@ class FuseOutputCastPass(ModulePass):
             wide = ops.GemmOp(gemm.a, gemm.b, bias=gemm.bias, layout_a=gemm.prop_value("layout_a"),
                               layout_b=gemm.prop_value("layout_b"), epilogue=gemm.epilogue, result_type=cast.results[0].type)
             wide.attributes.update(gemm.attributes)
+            wide.location = gemm.location
             Rewriter.replace_op(gemm, wide)
             cast.results[0].replace_all_uses_with(wide.output)
             Rewriter.erase_op(cast)

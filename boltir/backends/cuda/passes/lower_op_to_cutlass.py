@@ -205,6 +205,7 @@ FAMILIES_OF: dict[type, tuple[str, ...]] = {
     ops.GemmOp: ("gemm", skinny_gemm_kernels.FAMILY),
     ops.Conv2dOp: ("conv2d_fprop", "depthwise_conv2d_fprop", depthwise_kernels.FAMILY, stem_conv_kernels.FAMILY,
                    splitk_conv_kernels.FAMILY, halo_conv_kernels.FAMILY),
+    ops.Conv2dMaxPoolOp: (halo_conv_kernels.FAMILY,),
     ops.B2bGemmOp: ("b2b_gemm",),
     ops.B2bConv2dOp: ("b2b_conv2d",),
 }

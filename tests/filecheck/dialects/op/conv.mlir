@@ -105,3 +105,12 @@ func.func @conv_transpose2d_grouped(%x: tensor<1x4x4x8xf32>, %w: tensor<8x3x3x3x
   %0 = op.conv_transpose2d %x, %w residual %r {groups = 2 : i64, epilogue = #op.epilogue<residual = add>} : (tensor<1x4x4x8xf32>, tensor<8x3x3x3xf32>, tensor<1x6x6x6xf32>) -> tensor<1x6x6x6xf32>
   func.return %0 : tensor<1x6x6x6xf32>
 }
+
+// op.conv2d_max_pool: the conv, its epilogue, then a max pool of pool x pool windows at
+// stride pool (fuse-conv-pool makes it for the halo conv); the result is the pooled shape.
+// CHECK-LABEL: func.func @conv2d_max_pool
+func.func @conv2d_max_pool(%x: tensor<1x8x8x16xf16>, %w: tensor<64x3x3x16xf16>, %b: tensor<64xf16>) -> tensor<1x4x4x64xf16> {
+  // CHECK: %{{.*}} = op.conv2d_max_pool %x, %w bias %b {pads = array<i64: 1, 1, 1, 1>, pool = 2 : i64, epilogue = #op.epilogue<bias, relu>} : (tensor<1x8x8x16xf16>, tensor<64x3x3x16xf16>, tensor<64xf16>) -> tensor<1x4x4x64xf16>
+  %0 = op.conv2d_max_pool %x, %w bias %b {pads = array<i64: 1, 1, 1, 1>, pool = 2 : i64, epilogue = #op.epilogue<bias, relu>} : (tensor<1x8x8x16xf16>, tensor<64x3x3x16xf16>, tensor<64xf16>) -> tensor<1x4x4x64xf16>
+  func.return %0 : tensor<1x4x4x64xf16>
+}
