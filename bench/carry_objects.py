@@ -74,7 +74,13 @@ def main() -> int:
     parser.add_argument("--work", default="/tmp/boltir-models")
     parser.add_argument("--restore", action="store_true", help="move every object back and stop")
     parser.add_argument("--compile", action="store_true", help="compile the needed objects that are missing, here")
+    parser.add_argument("--as-gpu", default="", metavar="NAME",
+                        help="build as on that GPU (e.g. 'NVIDIA H200'): its shipped tuning records, as the device's default builds take them")
     args = parser.parse_args()
+    if args.as_gpu:
+        from boltir.backends.cuda.tune import selectors
+
+        selectors.local_gpu_name = lambda: args.as_gpu
     os.environ.setdefault("BOLTIR_CACHE_DIR", str(ROOT / ".kcache"))
 
     from boltir.backends.cuda.toolchain.nvcc import (
