@@ -127,10 +127,11 @@ func.func @tf32_and_batched(%x: tensor<128x1024xf32>, %q: tensor<12x128x64xf16>,
 // CHECK-SAME:  iterator_algorithm = "few_channels"
 // By default (few_channels=stem) the convs on at most 16 channels of f16 or bf16 run on
 // our own kernel (an "sm80" choice on either target, its tile rows x columns x fragments
-// per warp); 64 channels and f32 stay CUTLASS's.
+// per warp); 64 channels are not its (the halo conv's on sm90, at 0.4 tiles a
+// multiprocessor here) and f32 stays CUTLASS's.
 // STEM-LABEL: func.func @convs
 // STEM:       op.conv2d %x, %w1
-// STEM-SAME:  family = "conv2d_fprop", arch = "sm90"
+// STEM-SAME:  family = "halo_conv", arch = "sm90"
 // STEM:       op.conv2d %image4, %w2
 // STEM-SAME:  family = "stem_conv", arch = "sm80", threadblock = array<i64: 4, 16, 1>
 // STEM:       op.conv2d %image3, %w3
