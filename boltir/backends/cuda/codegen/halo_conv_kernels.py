@@ -15,7 +15,9 @@ enters shared memory once per tile, with the tile's halo, and every tap reads it
 default, `narrow_convs=halo`; a KernelChoice of family "halo_conv", arch "sm90", its tile in
 `threadblock`); `narrow_convs=cutlass` keeps CUTLASS's (and our stem kernel's).
 `lower-op-to-cutlass` leaves such an op.conv2d at the op level, its choice attached, and
-this generator computes it.
+this generator computes it. It also computes `op.conv2d_max_pool` (fuse-conv-pool: such a
+conv with two-row tiles and the 2×2 max pool after it): the tile's two staged rows leave
+as one row of their maxima, and the launcher's P and Q stay the conv's.
 
 **The kernel** (sm_90a). Persistent CTAs of `rows` warpgroups (as many as stay resident:
 two a multiprocessor where the shared memory allows); CTA b keeps the filter of

@@ -20,6 +20,8 @@ Guarantees:
 - convs whose choice is our kernel for few input channels ("stem_conv") stay op.conv2d
   likewise, for codegen/stem_conv_kernels.py, and those whose choice is our split-reduction
   conv for few output pixels ("splitk_conv"), for codegen/splitk_conv_kernels.py;
+- an op.conv2d_max_pool (fuse-conv-pool) stays, its halo_conv choice attached, for
+  codegen/halo_conv_kernels.py;
 - --pass-stats counts the instances of each family by CUTLASS generation (2.x, 3.x);
 - the module computes the same function.
 """
