@@ -514,7 +514,8 @@ def test_3x_gemms_and_convs_never_share_a_translation_unit(tmp_path):
     specialization matches ... GemmUniversal"); 2.x kernels of both kinds may share one."""
     from boltir.backends.cuda.codegen.cutlass_kernels import kernel_arch
 
-    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU, halo_mode=None)
+    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU,
+                  heuristic=HeuristicSelector(halo_convs=False))
     _, jobs = tuner.plan([op_of(gemm_text(1024, 1024, 1024)), op_of(conv_text(32, 56, 56, 64, 64, 3, 3))])
     groups, _, _ = tuner.compile_units(jobs)  # names each candidate's kernel
     templates = {c.kernel: c.template for job in jobs for c in job.candidates if c.template is not None}
@@ -558,7 +559,8 @@ def test_a_tuned_kernel_is_the_unit_a_model_build_compiles(tmp_path, text):
 
     module = lowered_to_cutlass(text, "sm90", narrow_convs="cutlass")  # CUTLASS's conv, not the halo conv
     built = {(job.source, job.arch) for job in build_program(module).units if job.name != "host"}
-    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU, halo_mode=None)
+    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU,
+                  heuristic=HeuristicSelector(halo_convs=False))
     records, jobs = {}, {}
     tuner._plan(op_of(text), records, jobs)
     (job,) = jobs.values()

@@ -217,6 +217,10 @@ class Conv2dOp(ConvBase):
         expect_type("result", self.output.type, TensorType(self.output.type.element_type, shape))
         check_epilogue_operands(self.epilogue, self.bias, self.residual, k, self.output.type)
 
+    def conv_shape(self) -> Shape:
+        """The conv's output: the result's shape (as op.conv2d_max_pool's before its pool)."""
+        return tensor_shape(self.output.type)
+
 
 @irdl_op_definition
 class Conv2dMaxPoolOp(ConvBase):

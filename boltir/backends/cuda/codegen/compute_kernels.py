@@ -521,8 +521,7 @@ def _conv_geometry(layout: str, x: Sequence[int], y: Sequence[int]) -> dict:
 def _conv_context(op: ops.Conv2dOp | ops.Conv2dMaxPoolOp) -> dict:
     layout, filter_layout = op.prop_value("layout"), op.prop_value("filter_layout")
     pooled = isinstance(op, ops.Conv2dMaxPoolOp)
-    conv_out = op.conv_shape() if pooled else tensor_shape(op.output.type)
-    g = _conv_geometry(layout, tensor_shape(op.input.type), conv_out)
+    g = _conv_geometry(layout, tensor_shape(op.input.type), op.conv_shape())
     strides, pads, dilations, groups = op.window()
     f = tensor_shape(op.filter.type)
     r, s = (f[1], f[2]) if filter_layout == "OHWI" else (f[2], f[3])

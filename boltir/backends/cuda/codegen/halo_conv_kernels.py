@@ -144,11 +144,6 @@ class HaloTile:
 # ------------------------------------------------------------- what is supported
 
 
-def conv_output_shape(op: ops.Conv2dOp | ops.Conv2dMaxPoolOp) -> tuple[int, int, int, int]:
-    """The conv's N, P, Q, K: before the pool of a pooled conv."""
-    return tuple(op.conv_shape()) if isinstance(op, ops.Conv2dMaxPoolOp) else tensor_shape(op.output.type)
-
-
 def pooled(op: Operation) -> bool:
     return isinstance(op, ops.Conv2dMaxPoolOp)
 
@@ -234,7 +229,7 @@ def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
 def tiles(op: ops.Conv2dOp, tile: HaloTile) -> int:
     """Output tiles of one 64-channel block: images × row tiles × column tiles (of the
     conv's output, before a pool)."""
-    n, p, q, _ = conv_output_shape(op)
+    n, p, q, _ = op.conv_shape()
     return n * -(-p // tile.rows) * -(-q // tile.columns)
 
 
@@ -245,7 +240,7 @@ def default_tile(op: ops.Conv2dOp, mode: int = 1) -> HaloTile:
     """Two rows a tile; the widest column count (a multiple of 8, at most MAX_COLUMNS)
     that pads the output's width least, so a 224-wide row is two tiles of 112; `mode`
     where it takes the op, else its shared-memory twin (the filter's registers exceeded)."""
-    q = conv_output_shape(op)[2]
+    q = op.conv_shape()[2]
     columns = min(range(8, MAX_COLUMNS + 1, 8), key=lambda c: (-(-q // c) * c - q, -c))
     for candidate in (mode, 1):
         for rows in (2, 1):
@@ -262,7 +257,7 @@ def problem(op: ops.Conv2dOp | ops.Conv2dMaxPoolOp) -> tuple[int, ...]:
     """The launcher's 15 integers, in the CUTLASS conv launchers' order (P and Q the conv's,
     before a pool)."""
     integers = list(conv_problem(op))
-    integers[7:9] = conv_output_shape(op)[1:3]
+    integers[7:9] = op.conv_shape()[1:3]
     return tuple(integers)
 
 

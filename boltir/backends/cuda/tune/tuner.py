@@ -235,11 +235,9 @@ class Tuner:
 
     def __init__(self, database: TuningDatabase, arch: str = "sm90", cutlass: int = 3, *, progress: bool = True,
                  jobs_limit: int | None = None, work_dir: str | os.PathLike | None = None, gpu: tuple[str, int, str] | None = None,
-                 split_convs: bool = True, halo_mode: int | None = 1, heuristic: HeuristicSelector | None = None,
-                 max_candidates: int | None = None):
+                 heuristic: HeuristicSelector | None = None, max_candidates: int | None = None):
         self.database, self.arch, self.cutlass = database, arch, cutlass
-        self.heuristic = heuristic or HeuristicSelector(cutlass=cutlass, split_convs=split_convs,
-                                                        halo_convs=halo_mode is not None, halo_mode=halo_mode or 1)
+        self.heuristic = heuristic or HeuristicSelector(cutlass=cutlass)
         """The build's configured heuristic: the search starts from its choice, and a record
         that never raced that choice is measured again."""
         self.max_candidates = max_candidates
