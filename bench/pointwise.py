@@ -1,7 +1,9 @@
 """Memory-bound 1x1 convs (issue 15) against their bound: MobileNetV2's 1x1 convs and
 ResNet-50's bottleneck 1x1s at batch 32, fp16, each as the sm90 heuristic's kernel, the
-kernel it picked before 1x1 convs ran as persistent GEMMs (`pointwise_gemms=False`), the
-sm80 build's 2.x kernel, and every candidate the tuner would time (`candidates.py`: the
+persistent 3.x GEMM (`narrow_pointwise=False`), the kernel it picked before 1x1 convs ran
+as persistent GEMMs (`pointwise_gemms=False`), the sm80 build's 2.x kernel, our streaming
+1x1 conv at each of its tiles where it takes the conv (`pointwise_conv_kernels.tiles`),
+and every candidate the tuner would time (`candidates.py`: the
 persistent GEMM's tiles on the conv's buffers, the 3.x implicit-GEMM conv's, 2.x), against
 cuDNN (eager, channels_last) and optionally torch.compile. Every kernel is checked against
 eager (‖Δ‖/‖ref‖ < 1e-2). The bound is the bytes moved once (input, filter, bias, output,
@@ -27,11 +29,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.harness import BoundKernel, Case, build_library, describe_choice, lower
+from bench.harness import BoundKernel, Case, build_library, describe_choice, generator_of, lower
 from bench.kernels import INNER, REPEATS, WARMUP, relative, rotations_for
+from boltir.backends.cuda.codegen import pointwise_conv_kernels
 from boltir.backends.cuda.select.candidates import candidates
 from boltir.backends.cuda.select.choice import KernelChoice
 from boltir.backends.cuda.select.heuristic import HeuristicSelector
+from boltir.dialects import cutlass
 from boltir.dialects import op as ops
 from boltir.ir import parse_module
 from boltir.target import get_target
@@ -106,8 +110,12 @@ def plan_cases(shape: Pointwise, with_candidates: bool) -> list[tuple[str, Case]
     text = shape.text()
     (op,) = [o for o in parse_module(text).walk() if isinstance(o, ops.Conv2dOp)]
     heuristic = HeuristicSelector(sms=SMS).select(op, "sm90")
-    before = HeuristicSelector(sms=SMS, pointwise_gemms=False).select(op, "sm90")
-    roles = [("heuristic", heuristic), ("before", before)]
+    gemm = HeuristicSelector(sms=SMS, narrow_pointwise=False).select(op, "sm90")
+    before = HeuristicSelector(sms=SMS, pointwise_gemms=False, narrow_pointwise=False).select(op, "sm90")
+    roles = [("heuristic", heuristic), ("3.x gemm", gemm), ("before", before)]
+    if pointwise_conv_kernels.conv_reason(op) is None:
+        roles += [("ours", KernelChoice(pointwise_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8)))
+                  for tile in pointwise_conv_kernels.tiles(op)]
     if with_candidates:
         roles += [("candidate", choice) for choice in candidates(op, "sm90", SMS, 3).choices]
     planned, seen = [], set()
@@ -126,6 +134,8 @@ def plan_cases(shape: Pointwise, with_candidates: bool) -> list[tuple[str, Case]
 
 def describe(case: Case) -> str:
     text = describe_choice(case)
+    if not isinstance(case.op, cutlass.TemplateOp):
+        return text  # one of our own kernels
     tile = case.op.tile.value
     if case.op.prop_value("arch") == "sm90" and tile.threadblock[2] != 64:
         text += f" k{tile.threadblock[2]}"  # describe_choice's 3.x text leaves K out; the K tile varies here
@@ -238,17 +248,17 @@ def main() -> int:
     parser.add_argument("--library", default="/tmp/boltir-bench/pointwise.so")
     parser.add_argument("--list", action="store_true", help="print the cases and the distinct kernels, then stop (no GPU)")
     parser.add_argument("--build-only", action="store_true", help="compile the kernel library and stop (fills the object cache)")
-    parser.add_argument("--no-candidates", action="store_true", help="time the heuristic's kernels (now, before, sm80) only")
+    parser.add_argument("--no-candidates", action="store_true",
+                        help="time the heuristic's kernels (now, the 3.x GEMM, before, sm80) and our streaming kernel's tiles only")
     parser.add_argument("--torch-compile", action="store_true", help="also time torch.compile (default mode) on each conv")
     args = parser.parse_args()
     shapes = [s for s in SHAPES if not args.only or any(text in s.label for text in args.only.split(","))]
     planned = [(shape, plan_cases(shape, not args.no_candidates)) for shape in shapes]
-    kernels = {case.op.prop_value("arch"): set() for _, cases in planned for _, case in cases}
-    from boltir.backends.cuda.codegen.cutlass_kernels import kernel_name
-
+    kernels: dict[str, set] = {}
     for _, cases in planned:
         for _, case in cases:
-            kernels[case.op.prop_value("arch")].add(kernel_name(case.op))
+            generator = generator_of(case.op)
+            kernels.setdefault(generator.kernel_arch(case.op), set()).add(generator.kernel_name(case.op))
     print(f"{sum(len(c) for _, c in planned)} cases; distinct kernels: "
           + ", ".join(f"{arch} {len(names)}" for arch, names in sorted(kernels.items())), flush=True)
     if args.list:

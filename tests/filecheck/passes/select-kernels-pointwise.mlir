@@ -1,6 +1,8 @@
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90}' | filecheck %s
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' | filecheck %s --check-prefix=LOWERED
-// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' -t cuda | filecheck %s --check-prefix=CUDA
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_pointwise=cutlass}' | filecheck %s
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_pointwise=cutlass},lower-op-to-cutlass' | filecheck %s --check-prefix=LOWERED
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_pointwise=cutlass},lower-op-to-cutlass' -t cuda | filecheck %s --check-prefix=CUDA
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},lower-op-to-cutlass' | filecheck %s --check-prefix=STREAM
+// RUN: not bolt-opt %s -p 'select-kernels{narrow_pointwise=wide}' 2>&1 | filecheck %s --check-prefix=OPTION
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 cutlass=2}' | filecheck %s --check-prefix=LEGACY
 
 // A memory-bound 1x1 conv (stride 1, no padding, few channels, megabytes moved) on sm90
@@ -20,6 +22,16 @@
 // CUDA:          using LayoutB = cutlass::layout::ColumnMajor;
 // CUDA:          using TileShape = Shape<_128, _96, _32>;
 // CUDA:          cutlass::gemm::KernelTmaWarpSpecializedPingpong
+// By default (narrow_pointwise=stream) a 1x1 conv with under 64 channels on one side runs
+// on our streaming kernel instead: it stays an op.conv2d with its choice and whole
+// epilogue, computed by codegen/pointwise_conv_kernels.py's unit; 64 -> 256 keeps the GEMM.
+// STREAM-LABEL: func.func @expand
+// STREAM:       op.conv2d %x, %w bias %b
+// STREAM-SAME:  epilogue = #op.epilogue<bias, clip(0.0, 6.0)>
+// STREAM-SAME:  kernel = {family = "pointwise_conv", arch = "sm80", threadblock = array<i64: 1, 1, 4>
+// STREAM-LABEL: func.func @bottleneck
+// STREAM:       cutlass.conv2d_fprop %x, %w bias %b residual %r
+// OPTION:       {{^}}error: narrow_pointwise must be one of stream, cutlass; got 'wide'{{$}}
 // LEGACY-LABEL: func.func @expand
 // LEGACY:       kernel = {family = "conv2d_fprop", arch = "sm80"
 func.func @expand(%x: tensor<32x112x112x16xf16>, %w: tensor<96x1x1x16xf16>, %b: tensor<96xf16>) -> tensor<32x112x112x96xf16> {

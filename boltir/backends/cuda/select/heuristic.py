@@ -21,6 +21,7 @@ from boltir.backends.cuda.codegen import (
     cutlass_sm90,
     depthwise_kernels,
     halo_conv_kernels,
+    pointwise_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
@@ -239,6 +240,28 @@ def pointwise_problem(op: ops.Conv2dOp) -> tuple[int, int, int] | None:
     return None if problem is None or min(problem[1:]) > POINTWISE_MAX_CHANNELS else problem
 
 
+NARROW_POINTWISE_CHANNELS = 64
+"""A memory-bound 1x1 conv whose C or K is under this runs on our streaming kernel
+(`narrow_pointwise_problem`): there the persistent 3.x GEMM's k-tile is one or two MMA
+steps and its epilogue's stores bound it (1.3-1.8 TB/s on MobileNetV2's 16 -> 96,
+24 -> 144 and 32 -> 16 convs at batch 32 on the H200, bench/RESULTS.md), while with 64 or
+more on the narrow side it streams at 2.9-3.3 TB/s."""
+
+
+def narrow_pointwise_problem(op: ops.Conv2dOp) -> pointwise_conv_kernels.PointwiseTile | None:
+    """The tile our 1x1 conv for narrow channel counts (codegen/pointwise_conv_kernels.py)
+    gives the op where the heuristic gives it the op, else None: a memory-bound 1x1 conv
+    (`pointwise_problem`) that moves POINTWISE_MIN_BYTES or more, with C or K under
+    NARROW_POINTWISE_CHANNELS, that the kernel takes."""
+    problem = pointwise_problem(op)
+    if problem is None or pointwise_conv_kernels.conv_reason(op) is not None:
+        return None
+    pixels, c, k = problem
+    if min(c, k) >= NARROW_POINTWISE_CHANNELS or pointwise_bytes(pixels, c, k, op.residual is not None) < POINTWISE_MIN_BYTES:
+        return None
+    return pointwise_conv_kernels.default_tile(op)
+
+
 def pointwise_bytes(pixels: int, c: int, k: int, residual: bool) -> int:
     """What a 16-bit pointwise conv moves: input, filter and output once (and the residual)."""
     return 2 * (pixels * (c + k * (2 if residual else 1)) + k * c)
@@ -428,6 +451,10 @@ class HeuristicSelector:
     """Whether stride-1 convs on 16, 32 or 64 input channels with many output pixels run on our wgmma
     conv (halo_conv_kernels) on sm90 where `halo_conv_problem` says so (select-kernels
     narrow_convs=cutlass turns it off)."""
+    narrow_pointwise: bool = True
+    """Whether memory-bound 1x1 convs with under NARROW_POINTWISE_CHANNELS on one side run
+    on our streaming kernel on sm90 where `narrow_pointwise_problem` says so (select-kernels
+    narrow_pointwise=cutlass turns it off: the persistent 3.x GEMMs)."""
     halo_mode: int = 1
     """The halo conv's `mode` (halo_conv_kernels.MODES: the filter in shared memory or
     registers, or overlapped epilogues), select-kernels' `halo_mode`."""
@@ -441,6 +468,9 @@ class HeuristicSelector:
             return KernelChoice(halo_conv_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
         if self.stem_convs and isinstance(op, ops.Conv2dOp) and stem_conv_problem(op):
             return self.stem_conv(op, arch)
+        if hopper and self.narrow_pointwise and isinstance(op, ops.Conv2dOp) and (
+                tile := narrow_pointwise_problem(op)) is not None:
+            return KernelChoice(pointwise_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
         if self.skinny_gemms and isinstance(op, ops.GemmOp) and skinny_gemm_kernels.gemm_reason(op) is None:
             return self.skinny_gemm(op, arch)
         if hopper and self.split_convs and isinstance(op, ops.Conv2dOp) and splitk_conv_problem(op, sms):
