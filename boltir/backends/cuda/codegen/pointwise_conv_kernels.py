@@ -24,7 +24,8 @@ Likewise the n8 tiles of a store group (up to four) interleave their columns, so
 t's accumulators are 2G neighbouring output channels: the epilogue
 (`compute_kernels.epilogue_function`, the interpreter's `apply_epilogue`) runs in f32 on
 them, rounds once and stores 4G bytes (16 for four tiles) per pixel row. A warp issues its
-next unit's loads before this unit's products and stores, so that reads stay in flight.
+next unit's loads (A fragments and the residual under its stores) before this unit's
+products and stores, so that reads stay in flight.
 
 **Launcher ABI**: the CUTLASS conv launchers' (as `stem_conv_kernels.py`'s); shapes are
 compile-time constants, 2002 when the integers are not its problem, 2003 for a missing bias
