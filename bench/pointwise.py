@@ -85,9 +85,11 @@ SHAPES = [
     # ResNet-50's bottleneck 1x1s at 56²: the last one adds the shortcut, then ReLU
     Pointwise("resnet50 1x1 64->256 56² +res", 56, 64, 256, "bias, residual = add, then relu"),
     Pointwise("resnet50 1x1 256->64 56²", 56, 256, 64, "bias, relu"),
+    Pointwise("resnet50 1x1 64->64 56²", 56, 64, 64, "bias, relu"),
     # MobileNetV2's: expand 1x1s end in ReLU6, project 1x1s are linear (+ the shortcut where shapes match)
     Pointwise("mnv2 project 112² 32->16", 112, 32, 16, "bias"),
     Pointwise("mnv2 expand 112² 16->96", 112, 16, 96, RELU6),
+    Pointwise("mnv2 project 56² 96->24", 56, 96, 24, "bias"),
     Pointwise("mnv2 expand 56² 24->144", 56, 24, 144, RELU6),
     Pointwise("mnv2 project 56² 144->24 +res", 56, 144, 24, "bias, residual = add"),
     Pointwise("mnv2 expand 28² 32->192", 28, 32, 192, RELU6),
