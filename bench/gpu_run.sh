@@ -14,7 +14,8 @@
 # buckets (bench/buckets.py $BUCKETS_ARGS, default ResNet-50), users (bench/users_path.py $USERS_ARGS; carry .whl_cupy
 # from bench/fetch_cupy.sh for its CuPy rows), corpus (bench/corpus.py $CORPUS_ARGS, default the first tenth),
 # usertests (pytest -m gpu tests/test_users_path_gpu.py), pointwise (bench/pointwise.py $POINTWISE_ARGS, default
-# --no-candidates: memory-bound 1x1 convs against their bound), pdl (bench/pdl.py $PDL_ARGS: graph replay with programmatic dependent launch on and off), bertshapes (bench/bert_shapes.py $BERT_SHAPES: BERT launch profiles per shape). Each stage's full log goes to $OUT/<stage>.log;
+# --no-candidates: memory-bound 1x1 convs against their bound), depthwise (bench/check_depthwise.py $DEPTHWISE_ARGS
+# against the interpreter, then its --timing against the bound), pdl (bench/pdl.py $PDL_ARGS: graph replay with programmatic dependent launch on and off), bertshapes (bench/bert_shapes.py $BERT_SHAPES: BERT launch profiles per shape). Each stage's full log goes to $OUT/<stage>.log;
 # the summaries are printed last, in stage order.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +44,7 @@ declare -A commands=(
   [corpus]="python3 -m bench.corpus ${CORPUS_ARGS:---part 1/10 --frontends onnx}"
   [pdl]="python3 -m bench.pdl ${PDL_ARGS:-}"
   [pointwise]="python3 -m bench.pointwise ${POINTWISE_ARGS:---no-candidates}"
+  [depthwise]="python3 -m bench.check_depthwise ${DEPTHWISE_ARGS:-} && python3 -m bench.check_depthwise --timing"
   [usertests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_users_path_gpu.py"
 )
 # A stage may carry its own limit in seconds: `kernels:260` (else $STAGE_TIMEOUT or 400).

@@ -2,7 +2,14 @@
 ReLU6, 1x1 projection, residual adds) through the whole pipeline: every depthwise conv
 lowers to our own kernel (depthwise_direct) with its epilogue fused, the host program
 launches it with that generator, the roofline and the manifest count it as a conv, and the
-lowered module computes what the interpreter computes on the imported graph."""
+lowered module computes what the interpreter computes on the imported graph.
+
+The staged window (a tile's `ahead`, 1 to 3): its tile in the choice's three integers, its
+rules, its instances beside the row walk's (unchanged), its tiles for MobileNetV2's big
+layers, a model built with it; the `slow` test compiles a unit of staged instances with the
+real nvcc (skipped without it). On the GPU: `python3 -m bench.check_depthwise` checks them
+against the interpreter, `--timing` times them.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +21,18 @@ from boltir import compiler
 from boltir.backends.cuda.codegen import depthwise_kernels
 from boltir.backends.cuda.codegen.host_program import build_program
 from boltir.backends.cuda.roofline import module_roofline
+from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
 from boltir.dialects import cutlass
 from boltir.dialects import op as ops
 from boltir.frontends.onnx import import_model
 from boltir.interp import find_entry
+from boltir.ir import parse_module
 from boltir.target import get_target
+from boltir.tools import bolt_opt
 from tests.frontends import onnx_models
 from tests.passes.equivalence import random_inputs, relative_error
+from tests.support.op_modules import conv_text
+from tests.support.own_kernel_units import assert_unit_compiles, mark, the_conv
 
 NO_DATABASE = "/nonexistent/tuning.sqlite"
 
@@ -86,3 +98,150 @@ def test_the_lowered_model_computes_what_the_graph_does(mobilenet, rng):
     cast = {name: value.astype(np.float32) for name, value in inputs.items()}
     (got,) = boltir.interp.run(after, {name: cast[name] for name in cast if name in boltir.interp.input_names(entry)})
     assert relative_error(got.astype(np.float32), expected) < 2e-2
+
+
+# ------------------------------------------------------------------ the staged window
+
+DirectTile = depthwise_kernels.DirectTile
+SMS = 132
+MOBILENET_BIG = [(112, 32, 1), (112, 96, 2), (56, 144, 1), (56, 144, 2), (28, 192, 1)]
+"""MobileNetV2's depthwise convs that move 16 MB or more at batch 32: (side, C, stride)."""
+
+
+def dw_conv(n=2, h=12, w=12, c=32, r=3, stride=1, element="f16", epilogue="bias, clip(0.0, 6.0)", **window):
+    return the_conv(parse_module(conv_text(n, h, w, c, c, r, r, stride=stride, element=element, epilogue=epilogue,
+                                           depthwise=True, **window)))
+
+
+def staged(op, tile):
+    """The op, marked for our kernel with `tile` (as select-kernels marks it)."""
+    return mark(op, depthwise_kernels, tile, alignment=(tile.vector,) * 3)
+
+
+def test_a_staged_tile_rides_in_the_choices_three_integers():
+    tile = DirectTile(4, 4, 8, ahead=2)
+    assert tile.as_tile().threadblock == (204, 4, 8) == tile.as_tile().warp
+    assert DirectTile.of(tile.as_tile()) == tile and tile.describe() == "4x4x8s2"
+    # every older choice keeps its meaning: the row walk
+    assert DirectTile.of(DirectTile(4, 4, 8).as_tile()) == DirectTile(4, 4, 8) == DirectTile(4, 4, 8, ahead=0)
+    op = staged(dw_conv(32, 56, 56, 144), tile)
+    assert depthwise_kernels.marked_tile(op) == tile
+    assert DirectTile.of(KernelChoice.from_attr(op.attributes[KERNEL_ATTR]).tile) == tile
+    assert depthwise_kernels.instance_key(op).startswith("depthwise_direct tile=4x4x8s2 ")
+    walk = staged(dw_conv(32, 56, 56, 144), DirectTile(4, 4, 8))
+    assert depthwise_kernels.kernel_name(op) != depthwise_kernels.kernel_name(walk)
+
+
+@pytest.mark.parametrize(("shape", "window", "rows"), [
+    (dict(), dict(), (2, 1)),                        # 3x3/1: keep 2 rows, copy 1
+    (dict(stride=2), dict(), (1, 2)),
+    (dict(r=5, stride=2), dict(), (3, 2)),
+    (dict(), dict(dilation=2, pad=2), (0, 3)),       # DH does not divide SH: nothing shared
+    (dict(stride=2), dict(dilation=2, pad=2), (2, 1)),
+])
+def test_the_rows_a_staged_row_shares_and_copies(shape, window, rows):
+    op = dw_conv(**shape, **window)
+    assert depthwise_kernels.window_rows(op) == rows
+    keep, new = rows
+    r, stride = shape.get("r", 3), shape.get("stride", 1)
+    cols = 3 * stride + (r - 1) * window.get("dilation", 1) + 1  # a strip of 4 columns
+    assert depthwise_kernels.shared_bytes(op, DirectTile(2, 4, 8, ahead=2)) == (r + 2 * new) * cols * 128 * 16
+    assert depthwise_kernels.shared_bytes(op, DirectTile(2, 4, 8)) == 0
+
+
+def test_the_row_walk_instance_has_no_stage_and_the_staged_one_copies_ahead():
+    walk = depthwise_kernels.emit_instance(staged(dw_conv(32, 112, 112, 32), DirectTile(1, 4, 8))).source
+    assert "cp.async" not in walk and "constexpr int AHEAD" not in walk
+    assert "launch(kernel, 3136, kBlock, 0, stream, " in walk and "cudaFuncSetAttribute" not in walk
+    op = staged(dw_conv(32, 112, 112, 32), DirectTile(4, 4, 8, ahead=2))
+    source = depthwise_kernels.emit_instance(op).source
+    ring = (3 + 2) * 6 * 128 * 16
+    assert depthwise_kernels.shared_bytes(op, DirectTile(4, 4, 8, ahead=2)) == ring > 48 * 1024
+    assert "constexpr int V = 8, TW = 4, TH = 4;" in source and "constexpr int AHEAD = 2;" in source
+    assert f"static_assert(kSharedBytes == {ring}, " in source
+    assert "cp.async.ca.shared.global" in source and 'cp.async.wait_group %0;\\n" ::"n"(AHEAD)' in source
+    assert f"cudaFuncAttributeMaxDynamicSharedMemorySize, {ring})" in source
+    assert f"launch(kernel, {32 * 28 * 28 * 4 // 128}, kBlock, {ring}, stream, " in source
+    # a ring within 48 KB launches without opting in
+    small = depthwise_kernels.emit_instance(staged(dw_conv(32, 112, 112, 32), DirectTile(4, 2, 8, ahead=1))).source
+    assert "cudaFuncSetAttribute" not in small and f"kBlock, {(3 + 1) * 4 * 128 * 16}, stream, " in small
+
+
+@pytest.mark.parametrize(("op", "tile", "reason"), [
+    (dw_conv(), DirectTile(2, 4, 8, ahead=4), "a tile stages 0 to 3 rows ahead, not 4"),
+    (dw_conv(c=3), DirectTile(2, 4, 1, ahead=2), "a staged vector of 1 channels is under the 4 bytes cp.async copies"),
+    (dw_conv(stride=2), DirectTile(2, 4, 8, ahead=3),
+     "3 rows ahead over 4 columns of 8 channels take 165888 bytes of shared memory, more than 81920"),
+    (dw_conv(), DirectTile(0, 4, 8, ahead=1), "a thread walks 1 to 16 rows, not 0"),  # threadblock (100, 4, 8)
+])
+def test_staged_tiles_it_cannot_run(op, tile, reason):
+    assert depthwise_kernels.unsupported_reason(staged(op, tile)) == reason
+
+
+def test_a_staged_choice_it_cannot_run_is_one_line(tmp_path, capsys):
+    op = staged(dw_conv(stride=2), DirectTile(2, 4, 8, ahead=3))
+    path = tmp_path / "bad.mlir"
+    path.write_text(str(op.parent_op().parent_op()))
+    assert bolt_opt.main([str(path), "-p", "lower-op-to-cutlass"]) == 1
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert "Traceback" not in captured.err and len(lines) == 1
+    assert lines[0].endswith("3 rows ahead over 4 columns of 8 channels take 165888 bytes of shared memory, more than 81920")
+
+
+@pytest.mark.parametrize(("side", "c", "stride"), MOBILENET_BIG)
+def test_staged_tiles_for_mobilenets_big_layers(side, c, stride):
+    op = dw_conv(32, side, side, c, stride=stride)
+    assert depthwise_kernels.default_tile(op, SMS).ahead == 0  # the heuristic still walks rows
+    tile = depthwise_kernels.staged_tile(op, SMS)
+    assert tile.ahead == 2 and tile.vector == 8 and tile.rows >= 2
+    assert depthwise_kernels.shared_bytes(op, tile) <= depthwise_kernels.STAGED_RING_BYTES
+    _, p, q, _ = op.output.type.get_shape()
+    ctas = 32 * -(-p // tile.rows) * -(-q // tile.columns) * (c // tile.vector) / 128
+    assert ctas >= 4 * SMS
+    tiles = depthwise_kernels.staged_tiles(op, SMS)
+    assert tiles[0] == tile and len(tiles) == len(set(tiles)) >= 5
+    assert all(t.ahead and depthwise_kernels.tile_reason(op, t) is None for t in tiles)
+    assert {t.ahead for t in tiles} >= {1, 2}
+
+
+def test_a_model_builds_with_the_staged_window(mobilenet):
+    """Every depthwise conv's choice set to its staged tile: the host program launches each
+    with our generator, a distinct instance with its ring."""
+    module = compiler.lower(mobilenet, arch="sm90", dtype="f16", tuning_db=NO_DATABASE).module
+    walks = {}
+    for conv in depthwise_convs(module):
+        walks[conv] = depthwise_kernels.kernel_name(conv)
+        tile = depthwise_kernels.staged_tile(conv, SMS)
+        assert tile is not None
+        staged(conv, tile)
+        assert depthwise_kernels.supports(conv), depthwise_kernels.unsupported_reason(conv)
+    program = build_program(module)
+    steps = [step for step in program.steps if step.family == "depthwise_direct"]
+    assert len(steps) == 5 and not any(step.fallback for step in steps)
+    units = {job.name: job for job in program.units}
+    for step in steps:
+        assert step.kernel != walks[step.op]
+        assert "cp.async.ca.shared.global" in units[step.kernel].source
+
+
+STAGED_COMPILED = [
+    # MobileNetV2-like, a ring past 48 KB
+    (dict(n=4, h=28, w=28, c=144), DirectTile(4, 4, 8, ahead=2)),
+    # stride 2, bf16, residual and a second activation, three rows ahead
+    (dict(n=2, h=29, w=29, c=96, stride=2, element="bf16", epilogue="bias, hardswish, residual = add, then relu"),
+     DirectTile(3, 2, 8, ahead=1)),
+    # dilation 2: no row shared (KEEP = 0)
+    (dict(n=1, h=21, w=23, c=32, dilation=2, pad=2), DirectTile(3, 4, 4, ahead=2)),
+    # f32 5x5, 4 channels a word
+    (dict(n=1, h=9, w=9, c=20, r=5, element="f32", epilogue=""), DirectTile(3, 1, 4, ahead=3)),
+    # 6 channels: 4-byte words; 7x7
+    (dict(n=1, h=13, w=13, c=6, r=7, pad=3, epilogue="bias, silu"), DirectTile(3, 4, 2, ahead=2)),
+]
+
+
+@pytest.mark.slow
+def test_staged_instances_compile_with_nvcc(tmp_path):
+    op_list = [staged(dw_conv(**shape), tile) for shape, tile in STAGED_COMPILED]
+    assert all(depthwise_kernels.supports(op) for op in op_list)
+    assert_unit_compiles(depthwise_kernels, op_list, tmp_path)

@@ -27,6 +27,19 @@ neighbouring CTAs read neighbouring rows while they are in L2: the input is read
 about once. Accumulation is f32 and the epilogue (`compute_kernels.epilogue_function`, the
 interpreter's `apply_epilogue`) rounds once to the output type.
 
+**The staged window** (a tile's `ahead`, 1 to 3; `staged_tile`, `staged_tiles`). The row
+walk re-reads the input rows that consecutive output rows share, and a row's loads issue
+only after the previous row's FMAs and stores, so a thread has bytes in flight part of
+the time. The staged window copies each input row a thread needs once, by cp.async, into
+the thread's own ring in shared memory (R + ahead × NEW rows of COLS words, read by no
+other thread: no barrier), `ahead` output rows before its use: while row p computes, the
+copies of rows p + 1 .. p + ahead are in flight, and they hold no registers. (A window in
+registers was tried: ptxas sank its prefetch under the FMAs and grew past 200 registers.)
+Output row p + 1 keeps R − SH/DH of row p's input rows where DH divides SH and copies the
+rest (`window_rows`). Its vector is at least 4 bytes (cp.async's smallest copy) and its
+ring at most MAX_SHARED_BYTES. The choice's three integers carry it as rows + AHEAD_STEP ×
+ahead, so older choices keep meaning the row walk; the heuristic still picks the row walk.
+
 **Launcher ABI**: the CUTLASS conv launchers' (`cutlass_kernels.py`), so the host program,
 `KernelLibrary` and the tuner's profiler call it alike:
 
@@ -44,6 +57,7 @@ cudaError_t. The unit is plain CUDA (no CUTLASS), compiled with the sm80 record'
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -77,30 +91,46 @@ MAX_ACCUMULATORS = 64
 """Output values (columns × vector) a thread accumulates at most."""
 MAX_COLUMNS = 16
 MAX_ROWS = 16
+AHEADS = (0, 1, 2, 3)
+"""A tile's `ahead`: 0 is the row walk (each output row loads its R input rows from global
+memory); 1 to 3 the staged window, whose copies run that many output rows ahead."""
+AHEAD_STEP = 100
+"""A staged tile's first integer in its KernelChoice is rows + AHEAD_STEP × ahead (204:
+4 rows, two ahead), so that the three integers of every older choice keep their meaning."""
+MAX_SHARED_BYTES = 80 * 1024
+"""A staged CTA's ring at most: two CTAs share a multiprocessor on the A100 and the H100."""
 
 
 @dataclass(frozen=True)
 class DirectTile:
     """One thread's work: `rows` output rows one after the other, each a strip of
-    `columns` output pixels along W, `vector` channels wide."""
+    `columns` output pixels along W, `vector` channels wide; `ahead` (AHEADS) picks the
+    row walk (0) or the staged window (1 to 3)."""
 
     rows: int
     columns: int
     vector: int
+    ahead: int = 0
 
     def as_tile(self) -> Tile:
-        """The KernelChoice tile that records it: threadblock = warp = (rows, columns,
-        vector), one thread's tile (the CTA is always BLOCK_THREADS threads); instruction
-        1×1×1, stages unused (2)."""
-        shape = (self.rows, self.columns, self.vector)
+        """The KernelChoice tile that records it: threadblock = warp = (rows + AHEAD_STEP ×
+        ahead, columns, vector), one thread's tile (the CTA is always BLOCK_THREADS
+        threads); instruction 1×1×1, stages unused (2)."""
+        shape = (self.rows + AHEAD_STEP * self.ahead, self.columns, self.vector)
         return Tile(shape, shape, (1, 1, 1), 2)
 
     @staticmethod
+    def decode(rows: int, columns: int, vector: int) -> DirectTile:
+        """The tile of a KernelChoice's three integers (as_tile's inverse)."""
+        ahead, rows = divmod(rows, AHEAD_STEP) if rows >= AHEAD_STEP else (0, rows)
+        return DirectTile(rows, columns, vector, ahead)
+
+    @staticmethod
     def of(tile: Tile) -> DirectTile:
-        return DirectTile(*tile.threadblock)
+        return DirectTile.decode(*tile.threadblock)
 
     def describe(self) -> str:
-        return f"{self.rows}x{self.columns}x{self.vector}"
+        return f"{self.rows}x{self.columns}x{self.vector}" + (f"s{self.ahead}" if self.ahead else "")
 
 
 # ------------------------------------------------------------- what is supported
@@ -137,7 +167,33 @@ def tile_reason(op: ops.Conv2dOp, tile: DirectTile) -> str | None:
                 f"and at most {MAX_ACCUMULATORS} accumulators")
     if not 1 <= tile.rows <= MAX_ROWS:
         return f"a thread walks 1 to {MAX_ROWS} rows, not {tile.rows}"
+    if tile.ahead not in AHEADS:
+        return f"a tile stages 0 to {AHEADS[-1]} rows ahead, not {tile.ahead}"
+    if tile.ahead and tile.vector * ELEMENT_BYTES[element_name(op.input)] < 4:
+        return f"a staged vector of {tile.vector} channels is under the 4 bytes cp.async copies"
+    if tile.ahead and (staged := shared_bytes(op, tile)) > MAX_SHARED_BYTES:
+        return (f"{tile.ahead} rows ahead over {tile.columns} columns of {tile.vector} channels take {staged} bytes "
+                f"of shared memory, more than {MAX_SHARED_BYTES}")
     return None
+
+
+def window_rows(op: ops.Conv2dOp) -> tuple[int, int]:
+    """(KEEP, NEW): the input rows output row p + 1 shares with row p, and those it copies
+    (the template's constants: sharing needs DH to divide SH)."""
+    r, sh, dh = (problem(op)[i] for i in (5, 11, 13))
+    keep = r - sh // dh if sh % dh == 0 and sh // dh < r else 0
+    return keep, r - keep
+
+
+def shared_bytes(op: ops.Conv2dOp, tile: DirectTile) -> int:
+    """A CTA's shared memory: 0 for the row walk; a staged tile's ring of R + ahead × NEW
+    input rows of COLS words for each of its BLOCK_THREADS threads."""
+    if not tile.ahead:
+        return 0
+    r, s, sw, dw = (problem(op)[i] for i in (5, 6, 12, 14))
+    cols = (tile.columns - 1) * sw + (s - 1) * dw + 1
+    _, new = window_rows(op)
+    return (r + tile.ahead * new) * cols * BLOCK_THREADS * tile.vector * ELEMENT_BYTES[element_name(op.input)]
 
 
 # ------------------------------------------------------------------ the heuristic
@@ -176,6 +232,54 @@ def default_tile(op: ops.Conv2dOp, sms: int) -> DirectTile:
     return DirectTile(rows, columns, vector)
 
 
+STAGED_RING_BYTES = 72 * 1024
+"""The ring staged_tile keeps under: three CTAs a multiprocessor on the H100 and H200 (two
+on the A100), whose copies in flight (ahead × NEW rows of COLS words a thread) add up to
+tens of KB."""
+
+
+def staged_tile(op: ops.Conv2dOp, sms: int, ahead: int = 2) -> DirectTile | None:
+    """The staged window's tile (None where its rules refuse every one: a vector under 4
+    bytes): the widest vector, halved while no strip width keeps the ring under
+    STAGED_RING_BYTES; the first strip width of STRIP_COLUMNS that divides Q and does (else
+    the first that does, or 1; at most Q); rows per thread 8, 4 or 2, the most that leave 4
+    CTAs per multiprocessor (about a wave and a half at three resident), else 1. Not yet
+    the heuristic's (default_tile): that waits for the measurements."""
+    n, _, _, c = tensor_shape(op.input.type)
+    _, p, q, _ = tensor_shape(op.output.type)
+    vector = widest_vector(op)
+    while vector * ELEMENT_BYTES[element_name(op.input)] >= 4:
+        fits = [w for w in (*STRIP_COLUMNS, 1) if w * vector <= MAX_ACCUMULATORS
+                and shared_bytes(op, DirectTile(1, w, vector, ahead)) <= STAGED_RING_BYTES]
+        if fits:
+            columns = min(max(1, q), next((w for w in fits if q % w == 0 and w > 1), fits[0]))
+            break
+        vector //= 2
+    else:
+        return None
+    rows = 1
+    for candidate in (8, 4, 2):
+        ctas = math.ceil(n * math.ceil(p / candidate) * math.ceil(q / columns) * (c // vector) / BLOCK_THREADS)
+        if ctas >= 4 * sms:
+            rows = candidate
+            break
+    tile = DirectTile(rows, columns, vector, ahead)
+    return tile if tile_reason(op, tile) is None else None
+
+
+def staged_tiles(op: ops.Conv2dOp, sms: int) -> list[DirectTile]:
+    """staged_tile and its neighbours to measure (those the rules take, distinct): one and
+    three rows ahead, twice and half the rows, half the vector, strips of 1, 2 and 4 columns."""
+    base = staged_tile(op, sms)
+    if base is None:
+        return []
+    variants = [base, *(dataclasses.replace(base, ahead=a) for a in (1, 3)),
+                *(dataclasses.replace(base, rows=r) for r in (base.rows * 2, base.rows // 2)),
+                dataclasses.replace(base, vector=base.vector // 2),
+                *(dataclasses.replace(base, columns=w) for w in (1, 2, 4))]
+    return [t for t in dict.fromkeys(variants) if t.rows and tile_reason(op, t) is None]
+
+
 # ---------------------------------------------------------------------- instances
 
 
@@ -201,15 +305,15 @@ def _context(op: ops.Conv2dOp, tile: DirectTile) -> dict:
         "index_t": "int" if max(n * h * w * c, n * p * q * c) < compute_kernels.INT_LIMIT else "long long",
         "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
         "has_bias": op.bias is not None, "has_residual": op.residual is not None,
-        "empty": n * p * q * c == 0,
+        "empty": n * p * q * c == 0, "ahead": tile.ahead, "shared_bytes": shared_bytes(op, tile),
     }
 
 
 # ------------------------------------------------------------- the generator protocol
 
 
-TILED = TiledFamily(FAMILY, ops.Conv2dOp, DirectTile, "rows, columns, vector", "compute/depthwise_direct.cu.j2",
-                    conv_reason, tile_reason, _context, one_launch=True)
+TILED = TiledFamily(FAMILY, ops.Conv2dOp, DirectTile.decode, f"rows + {AHEAD_STEP} x ahead, columns, vector",
+                    "compute/depthwise_direct.cu.j2", conv_reason, tile_reason, _context, one_launch=True)
 # the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
 marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes
 is_fallback, kernel_arch, instance_key, kernel_name = TILED.is_fallback, TILED.kernel_arch, TILED.instance_key, TILED.kernel_name
