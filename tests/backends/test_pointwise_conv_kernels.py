@@ -82,6 +82,14 @@ def test_registers_bound_the_channels_a_warp_takes():
     assert pk.default_tile(conv_of(**EXPAND)) == pk.PointwiseTile(1, 1, 4)
 
 
+def test_two_units_in_flight_must_fit_the_registers():
+    """144 -> 24 with its residual: one fragment a unit takes 150 words, four 402."""
+    op = conv_of(**PROJECT)
+    assert pk.tile_reason(op, pk.PointwiseTile(1, 1, 4)) is None
+    assert "take 402 words a thread" in pk.tile_reason(op, pk.PointwiseTile(4, 1, 4))
+    assert all(tile.fragments == 1 for tile in pk.tiles(op))
+
+
 def test_the_tuners_tiles_start_from_the_default_and_change_one_number_first():
     op = conv_of(**EXPAND)
     tiles = pk.tiles(op)
@@ -163,6 +171,17 @@ def test_a_bad_narrow_pointwise_option_is_one_line(tmp_path, capsys):
 # ------------------------------------------------------------------- the instance
 
 
+@pytest.mark.parametrize(("tiles", "groups"), [
+    (12, [(0, 4), (4, 4), (8, 4)]),
+    (9, [(0, 4), (4, 4), (8, 1)]),
+    (7, [(0, 4), (4, 2), (6, 1)]),
+    (3, [(0, 2), (2, 1)]),
+    (1, [(0, 1)]),
+])
+def test_store_groups_take_fours_then_a_two_and_a_one(tiles, groups):
+    assert pk.store_groups(tiles) == groups
+
+
 def test_the_instance_bakes_the_problem_and_the_tile():
     op = marked(conv_of(**EXPAND), pk.PointwiseTile(2, 1, 4))
     source = pk.emit_instance(op).source
@@ -184,11 +203,12 @@ def replay(op, tile: pk.PointwiseTile, x: np.ndarray, weight: np.ndarray, bias, 
     m_total = pixels.shape[0]
     kw = k // tile.slices
     nt = kw // 8
-    g_tiles = 4 if nt % 4 == 0 else 2 if nt % 2 == 0 else 1
+    group_of = {j: (start, size) for start, size in pk.store_groups(nt) for j in range(start, start + size)}
     out = np.full((m_total, k), np.nan)
 
     def channel(slice_, j, col):
-        return slice_ * kw + (j // g_tiles) * 8 * g_tiles + 2 * g_tiles * (col // 2) + 2 * (j % g_tiles) + col % 2
+        start, size = group_of[j]
+        return slice_ * kw + 8 * start + 2 * size * (col // 2) + 2 * (j - start) + col % 2
 
     def four(row, kc, t):
         first = 16 * kc + 4 * t
@@ -228,6 +248,8 @@ def replay(op, tile: pk.PointwiseTile, x: np.ndarray, weight: np.ndarray, bias, 
     ({"n": 1, "h": 4, "w": 4, "c": 36, "k": 16}, pk.PointwiseTile(1, 1, 8)),      # C = 36: a quarter chunk; 2 n8 tiles
     ({"n": 1, "h": 6, "w": 6, "c": 144, "k": 24}, pk.PointwiseTile(1, 1, 4)),     # MobileNet's project: 9 chunks, 3 tiles
     ({"n": 1, "h": 2, "w": 9, "c": 32, "k": 128}, pk.PointwiseTile(4, 4, 8)),
+    ({"n": 1, "h": 3, "w": 7, "c": 24, "k": 144}, pk.PointwiseTile(1, 2, 4)),     # 9 n8 tiles a warp: groups 4 + 4 + 1
+    ({"n": 1, "h": 3, "w": 7, "c": 16, "k": 56}, pk.PointwiseTile(1, 1, 4)),      # 7: 4 + 2 + 1
 ])
 def test_the_kernels_fragment_maths_match_the_interpreter(rng, shape, tile):
     op = conv_of(**shape, r=1, s=1, pad=0, epilogue="bias, relu, residual = add, then relu")
@@ -250,7 +272,7 @@ def test_the_unit_compiles_with_nvcc(tmp_path):
     """MobileNetV2's expand and project convs (the second with a residual), a bf16 one on 24
     channels at the tuner's widest tile, and a partial last fragment."""
     ops_ = [marked(conv_of(**EXPAND), pk.PointwiseTile(1, 1, 4)),
-            marked(conv_of(**PROJECT), pk.PointwiseTile(2, 1, 8)),
+            marked(conv_of(**PROJECT), pk.PointwiseTile(1, 1, 8)),
             marked(conv_of(**{**NARROW_IN, "element": "bf16"}), pk.PointwiseTile(4, 2, 8)),
             marked(conv_of(n=1, h=5, w=7, c=36, k=40, r=1, s=1, pad=0), pk.PointwiseTile(1, 1, 4))]
     assert_unit_compiles(pk, ops_, tmp_path)

@@ -20,8 +20,9 @@ K / slices of its output channels, and keep those channels' filter in registers 
 m16n8k16 B fragments for the whole launch. Inside a k16 chunk the reduction's order is the
 kernel's to choose, so lane t's two A (and B) registers are channels 4t .. 4t + 3 of the
 chunk: one 8-byte load each, straight from global memory, no shared memory and no barrier.
-Likewise the n8 tiles of a store group (up to four) interleave their columns, so that lane
-t's accumulators are 2G neighbouring output channels: the epilogue
+Likewise the n8 tiles of a store group (four, then two and one for what is left:
+`store_groups`) interleave their columns, so that lane t's accumulators in a group of G
+tiles are 2G neighbouring output channels: the epilogue
 (`compute_kernels.epilogue_function`, the interpreter's `apply_epilogue`) runs in f32 on
 them, rounds once and stores 4G bytes (16 for four tiles) per pixel row. A warp issues its
 next unit's loads (A fragments and the residual under its stores) before this unit's
@@ -67,6 +68,10 @@ MAX_B_WORDS = 96
 """Filter registers per thread at most (KC × NT × 2)."""
 MAX_ACCUMULATORS = 64
 """f32 accumulators per thread at most (NT × 4 for one fragment at a time)."""
+MAX_WORDS = 200
+"""Registers a thread's filter, accumulators, and two units' A fragments and residual words
+take at most: on the H200 a tile past it (4 fragments of 144 channels with a residual, 402 words) ran 11×
+slower than one fragment (bench/RESULTS.md)."""
 WARPS = (4, 8)
 SLICES = (1, 2, 4, 8)
 FRAGMENTS = (1, 2, 4)
@@ -119,10 +124,14 @@ def conv_reason(op: Operation) -> str | None:
     return None
 
 
-def _registers(c: int, k: int, tile: PointwiseTile) -> tuple[int, int]:
-    """(filter words, accumulators) a thread holds."""
+def _registers(c: int, k: int, tile: PointwiseTile, residual: bool = False) -> tuple[int, int, int]:
+    """(filter words, accumulators, all words) a thread holds: all counts this unit's and the
+    next unit's A fragments (and residual words) beside the filter and accumulators."""
     nt = k // tile.slices // 8
-    return math.ceil(c / 16) * nt * 2, nt * 4
+    chunks = math.ceil(c / 16)
+    words, accumulators = chunks * nt * 2, nt * 4
+    in_flight = 2 * tile.fragments * 2 * (chunks * 2 + (nt if residual else 0))
+    return words, accumulators, words + accumulators + in_flight
 
 
 def tile_reason(op: ops.Conv2dOp, tile: PointwiseTile) -> str | None:
@@ -133,10 +142,13 @@ def tile_reason(op: ops.Conv2dOp, tile: PointwiseTile) -> str | None:
                 f"warps of {WARPS}")
     if tile.warps % tile.slices or k % (8 * tile.slices):
         return f"{tile.slices} slices of {k} output channels in {tile.warps} warps: each a multiple of 8 channels"
-    words, accumulators = _registers(c, k, tile)
+    words, accumulators, every = _registers(c, k, tile, op.residual is not None)
     if words > MAX_B_WORDS or accumulators > MAX_ACCUMULATORS:
         return (f"{k // tile.slices} channels a warp on {c} input channels hold {words} filter words and "
                 f"{accumulators} accumulators a thread (at most {MAX_B_WORDS} and {MAX_ACCUMULATORS})")
+    if every > MAX_WORDS:
+        return (f"{tile.fragments} fragments of {c} input channels take {every} words a thread with the filter and "
+                f"accumulators (at most {MAX_WORDS})")
     return None
 
 
@@ -176,10 +188,23 @@ def launch_arguments(op: Operation) -> LaunchArguments:
     return conv_launch_arguments(op, kernel_name(op))
 
 
+def store_groups(tiles_: int) -> list[tuple[int, int]]:
+    """(first n8 tile, tiles) of each store group of a warp's `tiles_` n8 tiles: fours, then
+    a two and a one for what is left (a thread stores 16, 8 or 4 bytes a group)."""
+    groups, start = [], 0
+    for size in (4, 2, 1):
+        while tiles_ - start >= size:
+            groups.append((start, size))
+            start += size
+    return groups
+
+
 def _context(op: ops.Conv2dOp, tile: PointwiseTile) -> dict:
     n, h, w, c, k, *_ = problem(op)
     pixels = n * h * w
+    groups = store_groups(k // tile.slices // 8)
     return {
+        "groups": groups, "widest_group": max(size for _, size in groups),
         "problem": problem(op), "pixels": pixels, "c": c, "k": k,
         "fragments": tile.fragments, "slices": tile.slices, "warps": tile.warps,
         "element": ELEMENTS[element_name(op.input)],
