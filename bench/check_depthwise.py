@@ -127,7 +127,7 @@ counted among the best)."""
 
 def timing_cases() -> list[tuple[str, tuple[int, int], int, list[Case]]]:
     """(label, (side, C), bytes moved once, cases) of each timed conv: the heuristic's tile
-    first, then the staged window's tiles."""
+    first, then the row walk's and the staged window's tiles (staged_tiles)."""
     out = []
     for side, c, stride in TIMED:
         label, text = depthwise(BATCH, side, side, c, stride=stride)
@@ -136,7 +136,9 @@ def timing_cases() -> list[tuple[str, tuple[int, int], int, list[Case]]]:
         _, p, q, _ = op.output.type.get_shape()
         moved = 2 * (n * h * w * c + n * p * q * c + c * 9 + c)
         cases = [Case(label, text, "f16", target="sm90", depthwise="direct")]
-        cases += [tile_case(label, text, "f16", tile) for tile in depthwise_kernels.staged_tiles(op, SMS)]
+        others = [depthwise_kernels.row_walk_tile(op, SMS), *depthwise_kernels.staged_tiles(op, SMS)]
+        chosen = depthwise_kernels.default_tile(op, SMS)
+        cases += [tile_case(label, text, "f16", tile) for tile in dict.fromkeys(others) if tile != chosen]
         out.append((label, (side, c), moved, cases))
     return out
 
@@ -199,7 +201,8 @@ def timing_main(argv: list[str]) -> int:
                 print(f"  {case.label}: {str(failure).splitlines()[0]}", flush=True)
                 ms, how, error = float("nan"), "failed", float("nan")
             bound = None
-            role = "heuristic" if case is cases[0] else "staged"
+            role = ("heuristic" if case is cases[0] else
+                    "staged" if depthwise_kernels.marked_tile(case.op).ahead else "row walk")
             right = "ok" if error < TOLERANCE else "WRONG"
             rows.append((label.split(" <")[0], f"{moved / 1e6:.1f}", role, describe_choice(case), f"{ms:.4f}",
                          f"{moved / ms / 1e9:.2f}", f"{error:.1e} {right}", how))

@@ -10,6 +10,8 @@ without it); the `gpu` test runs them against the interpreter (skipped without a
 
 from __future__ import annotations
 
+import dataclasses
+
 
 import numpy as np
 import pytest
@@ -70,6 +72,8 @@ def test_the_heuristic_picks_our_kernel(arch, shape, r, stride, element, tile):
     op = the_conv(module)
     choice = KernelChoice.from_attr(op.attributes[KERNEL_ATTR])
     assert (choice.family, choice.arch) == ("depthwise_direct", "sm80")
+    if arch == "sm90" and dk.moved_bytes(op) >= dk.STAGED_MIN_BYTES:
+        tile = dataclasses.astuple(dk.staged_tile(op, 132))  # test_an_sm90_build_stages_big_convs
     assert dk.DirectTile.of(choice.tile) == dk.DirectTile(*tile)
     assert choice.alignment == (tile[2],) * 3
     assert dk.supports(op) and not dk.is_fallback(op)
@@ -80,10 +84,31 @@ def test_the_sms_set_how_many_rows_a_thread_walks():
     """A thread walks more rows only while the grid keeps 16 CTAs per multiprocessor:
     56² x 144 at batch 32 is 2 rows on the A100's 108, 1 on the H200's 132."""
     op = the_conv(parse_module(depthwise_text(32, 56, 56, 144)))
-    assert dk.default_tile(op, sms=108) == dk.DirectTile(2, 4, 8)
-    assert dk.default_tile(op, sms=132) == dk.DirectTile(1, 4, 8)
+    assert dk.row_walk_tile(op, sms=108) == dk.DirectTile(2, 4, 8)
+    assert dk.row_walk_tile(op, sms=132) == dk.DirectTile(1, 4, 8)
+    assert dk.default_tile(op, sms=108, staged=False) == dk.DirectTile(2, 4, 8)
     big = the_conv(parse_module(depthwise_text(64, 224, 224, 64)))
-    assert dk.default_tile(big, sms=132).rows == 4 and dk.default_tile(big, sms=4000).rows == 1
+    assert dk.row_walk_tile(big, sms=132).rows == 4 and dk.row_walk_tile(big, sms=4000).rows == 1
+
+
+@pytest.mark.parametrize(("shape", "stride", "tile"), [
+    # MobileNetV2's four depthwise convs over 32 MB at batch 32: strips of two columns at
+    # stride 1, one at stride 2; 8 rows where 4 CTAs a multiprocessor remain; two rows ahead
+    ((32, 112, 112, 32), 1, (8, 2, 8, 2)),
+    ((32, 112, 112, 96), 2, (8, 1, 8, 2)),
+    ((32, 56, 56, 144), 1, (8, 2, 8, 2)),
+    ((32, 56, 56, 144), 2, (4, 1, 8, 2)),
+])
+def test_an_sm90_build_stages_big_convs(shape, stride, tile):
+    op = the_conv(parse_module(depthwise_text(*shape, 3, stride)))
+    assert dk.moved_bytes(op) >= dk.STAGED_MIN_BYTES
+    assert dk.default_tile(op, sms=132) == dk.staged_tile(op, 132) == dk.DirectTile(*tile)
+    assert dk.default_tile(op, sms=132, staged=False) == dk.row_walk_tile(op, 132)
+
+
+def test_under_32_mb_an_sm90_build_keeps_the_row_walk():
+    op = the_conv(parse_module(depthwise_text(32, 28, 28, 192)))  # 19 MB
+    assert dk.default_tile(op, sms=132) == dk.row_walk_tile(op, 132) == dk.DirectTile(1, 4, 8)
 
 
 @pytest.mark.parametrize("arch", ["sm80", "sm90"])

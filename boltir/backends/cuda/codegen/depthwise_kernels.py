@@ -38,7 +38,8 @@ registers was tried: ptxas sank its prefetch under the FMAs and grew past 200 re
 Output row p + 1 keeps R − SH/DH of row p's input rows where DH divides SH and copies the
 rest (`window_rows`). Its vector is at least 4 bytes (cp.async's smallest copy) and its
 ring at most MAX_SHARED_BYTES. The choice's three integers carry it as rows + AHEAD_STEP ×
-ahead, so older choices keep meaning the row walk; the heuristic still picks the row walk.
+ahead, so older choices keep meaning the row walk. The heuristic (`default_tile`) takes the
+staged window for convs that move STAGED_MIN_BYTES or more, the row walk below.
 
 **Launcher ABI**: the CUTLASS conv launchers' (`cutlass_kernels.py`), so the host program,
 `KernelLibrary` and the tuner's profiler call it alike:
@@ -214,11 +215,11 @@ STRIP_COLUMNS = (4, 8, 7, 6, 5, 3, 2)
 (4 first: 6 input columns for 4 outputs at 3×3/1, 9 at /2, in few registers)."""
 
 
-def default_tile(op: ops.Conv2dOp, sms: int) -> DirectTile:
-    """Vector as wide as C and the taps allow; the first strip width of STRIP_COLUMNS that
-    divides Q (else 4, or Q if narrower: the last strip is cut); rows per thread 1, 2 or 4, the
-    most that still leave 16 CTAs of work per multiprocessor (reusing the taps over more
-    rows only where the grid stays deep)."""
+def row_walk_tile(op: ops.Conv2dOp, sms: int) -> DirectTile:
+    """The row walk's tile: vector as wide as C and the taps allow; the first strip width of
+    STRIP_COLUMNS that divides Q (else 4, or Q if narrower: the last strip is cut); rows per
+    thread 1, 2 or 4, the most that still leave 16 CTAs of work per multiprocessor (reusing
+    the taps over more rows only where the grid stays deep)."""
     n, _, _, c = tensor_shape(op.input.type)
     _, p, q, _ = tensor_shape(op.output.type)
     vector = widest_vector(op)
@@ -232,6 +233,27 @@ def default_tile(op: ops.Conv2dOp, sms: int) -> DirectTile:
     return DirectTile(rows, columns, vector)
 
 
+STAGED_MIN_BYTES = 32 * 10**6
+"""Convs that move this many bytes or more (input and output once) take the staged window:
+on the H200 its tiles beat the row walk's on MobileNetV2's four depthwise convs of 36-96 MB
+at batch 32 (2.5-3.6 TB/s against 2.2-2.6), and not on the 19 MB one at 28² (1.95 at best
+against 1.83; bench/RESULTS.md)."""
+
+
+def moved_bytes(op: ops.Conv2dOp) -> int:
+    """Input and output once, the filter (what the kernel reads and writes at least)."""
+    return sum(math.prod(tensor_shape(v.type)) * ELEMENT_BYTES[element_name(v)] for v in (op.input, op.filter, op.output))
+
+
+def default_tile(op: ops.Conv2dOp, sms: int, staged: bool = True) -> DirectTile:
+    """With `staged` (an sm90 build's: the measurements are the H200's), the staged window's
+    tile (`staged_tile`) for convs moving STAGED_MIN_BYTES or more where it takes them; the
+    row walk's (`row_walk_tile`) otherwise."""
+    if staged and moved_bytes(op) >= STAGED_MIN_BYTES and (tile := staged_tile(op, sms)) is not None:
+        return tile
+    return row_walk_tile(op, sms)
+
+
 STAGED_RING_BYTES = 72 * 1024
 """The ring staged_tile keeps under: three CTAs a multiprocessor on the H100 and H200 (two
 on the A100), whose copies in flight (ahead × NEW rows of COLS words a thread) add up to
@@ -240,22 +262,19 @@ tens of KB."""
 
 def staged_tile(op: ops.Conv2dOp, sms: int, ahead: int = 2) -> DirectTile | None:
     """The staged window's tile (None where its rules refuse every one: a vector under 4
-    bytes): the widest vector, halved while no strip width keeps the ring under
-    STAGED_RING_BYTES; the first strip width of STRIP_COLUMNS that divides Q and does (else
-    the first that does, or 1; at most Q); rows per thread 8, 4 or 2, the most that leave 4
-    CTAs per multiprocessor (about a wave and a half at three resident), else 1. Not yet
-    the heuristic's (default_tile): that waits for the measurements."""
+    bytes): the widest vector, halved while the strip does not keep the ring under
+    STAGED_RING_BYTES; strips of one column at stride 2 and more, two at stride 1; rows per
+    thread 8, 4 or 2, the most that leave 4 CTAs per multiprocessor (about a wave and a
+    half at three resident), else 1. On the H200 these were the fastest strips at both
+    strides, and 8 rows the fastest at 112² (bench/RESULTS.md)."""
     n, _, _, c = tensor_shape(op.input.type)
     _, p, q, _ = tensor_shape(op.output.type)
+    columns = min(max(1, q), 1 if op.prop_value("strides")[1] > 1 else 2)
     vector = widest_vector(op)
-    while vector * ELEMENT_BYTES[element_name(op.input)] >= 4:
-        fits = [w for w in (*STRIP_COLUMNS, 1) if w * vector <= MAX_ACCUMULATORS
-                and shared_bytes(op, DirectTile(1, w, vector, ahead)) <= STAGED_RING_BYTES]
-        if fits:
-            columns = min(max(1, q), next((w for w in fits if q % w == 0 and w > 1), fits[0]))
-            break
+    while vector * ELEMENT_BYTES[element_name(op.input)] >= 4 and (
+            shared_bytes(op, DirectTile(1, columns, vector, ahead)) > STAGED_RING_BYTES):
         vector //= 2
-    else:
+    if vector * ELEMENT_BYTES[element_name(op.input)] < 4:
         return None
     rows = 1
     for candidate in (8, 4, 2):

@@ -335,16 +335,22 @@ def halo_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list
     return _own_tiles(op, base, variants, halo_conv_kernels.tile_reason, found)[:MAX_HALO]
 
 
-MAX_DIRECT_DEPTHWISE = 6
+MAX_DIRECT_DEPTHWISE = 8
 """At most this many of our depthwise kernel's tiles, beside CUTLASS's."""
 
 
-def direct_depthwise(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
+def direct_depthwise(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet, sms: int = 0) -> list[KernelChoice]:
     """Our kernel's tiles: the heuristic's, then strips of 2, 4 and 8 columns, then 1, 2
-    and 4 rows per thread (those its rules take: taps and accumulators in registers)."""
+    and 4 rows per thread (those its rules take: taps and accumulators in registers, the
+    staged window's ring); where the heuristic's is the staged window's, the row walk's
+    tile and its strips race it too."""
     tile = depthwise_kernels.DirectTile.of(base.tile)
     variants = [tile]
-    variants += [dataclasses.replace(tile, columns=columns) for columns in (2, 4, 8)]
+    walk = depthwise_kernels.row_walk_tile(op, sms or get_target("sm90").multiprocessors) if tile.ahead else None
+    if walk is not None:
+        variants.append(walk)
+    for each in (tile, walk) if walk is not None else (tile,):
+        variants += [dataclasses.replace(each, columns=columns) for columns in (2, 4, 8)]
     variants += [dataclasses.replace(tile, rows=rows) for rows in (1, 2, 4)]
     return _own_tiles(op, base, variants, depthwise_kernels.tile_reason, found)[:MAX_DIRECT_DEPTHWISE]
 
@@ -608,7 +614,7 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_c
     elif legacy.family == "depthwise_conv2d_fprop":
         choices = depthwise(op, legacy, found)
     elif legacy.family == depthwise_kernels.FAMILY:
-        choices = direct_depthwise(op, legacy, found) + depthwise(op, heuristic.cutlass_depthwise(op, "sm80"), found)
+        choices = direct_depthwise(op, legacy, found, sms) + depthwise(op, heuristic.cutlass_depthwise(op, "sm80"), found)
     else:
         choices = legacy_conv(op, legacy, sms, limit, found)
         if hopper and hopper_conv_problem(op) is not None:

@@ -479,6 +479,8 @@ class HeuristicSelector:
             choice = self.hopper_gemm(op) if isinstance(op, ops.GemmOp) else self.hopper_conv(op)
             if choice is not None:
                 return choice
+        if self.direct_depthwise and isinstance(op, ops.Conv2dOp) and depthwise_kernels.conv_reason(op) is None:
+            return self.depthwise_direct(op, arch)  # the target's arch: an sm90 build stages big convs
         # 2.x instances are sm80 kernels (they run on sm90 too), their grid sized for the target.
         legacy = self if arch == "sm80" else dataclasses.replace(self, sms=self.sms or get_target(arch).multiprocessors)
         if isinstance(op, ops.GemmOp):
@@ -575,8 +577,9 @@ class HeuristicSelector:
 
     def depthwise_direct(self, op: ops.Conv2dOp, arch: str) -> KernelChoice:
         """Our own depthwise kernel (codegen/depthwise_kernels.py): plain CUDA built for
-        sm80 and sm90 alike, so its choice is an "sm80" one on either target."""
-        tile = depthwise_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors)
+        sm80 and sm90 alike, so its choice is an "sm80" one on either target; on an sm90
+        target big convs take its staged window (`depthwise_kernels.default_tile`)."""
+        tile = depthwise_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors, staged=arch == "sm90")
         vector = tile.vector
         return KernelChoice(depthwise_kernels.FAMILY, "sm80", tile.as_tile(), (vector, vector, vector))
 

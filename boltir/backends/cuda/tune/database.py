@@ -436,8 +436,10 @@ def describe_choice(choice: KernelChoice | str) -> str:
             text += f" st{choice.tile.stages}"
     elif choice.family.startswith("b2b"):
         text = f"2.x b2b {tb}+{'x'.join(map(str, choice.tile1.threadblock))} {choice.residency}"
-    elif choice.family == "depthwise_direct":  # our own kernel: one thread's rows x columns x channels
-        text = f"direct {tb}"
+    elif choice.family == "depthwise_direct":  # our own kernel: one thread's rows x columns x channels (s: staged)
+        from boltir.backends.cuda.codegen.depthwise_kernels import DirectTile
+
+        text = f"direct {DirectTile.of(choice.tile).describe()}"
     elif choice.family == "skinny_gemm":  # our own GEMM for few rows: weight rows x warps x unroll
         text = f"skinny {tb}"
     elif choice.family == "pointwise_conv":  # our 1x1 conv for narrow channels: fragments x slices x warps
