@@ -42,8 +42,10 @@ FACTS_B2B = [(409600, 576, 64, 128), (131072, 128, 128, 128), (16384, 64, 256, 6
 
 def write_shipped(database, path: Path) -> Path:
     """This GPU's records as a shipped tuning export: the package's current file for this
-    GPU merged in first, so that the records this run measured (newer) replace theirs and
-    the others stay. A user's build on this GPU takes them where their database has none."""
+    GPU in its order, each record that the database holds newer (what this run measured)
+    in its place, then the database's records of keys the file lacks. Records not measured
+    again stay byte for byte, so the file's diff is what this run measured. A user's build
+    on this GPU takes them where their database has none."""
     import json
 
     from boltir.backends.cuda.tune.database import FORMAT, SHIPPED
@@ -51,10 +53,14 @@ def write_shipped(database, path: Path) -> Path:
 
     gpu = gpu_identity()[0]
     current = SHIPPED / f"tuning-{gpu.removeprefix('NVIDIA ').lower().replace(' ', '-')}.json"
-    if current.exists():
-        database.import_json(current.read_text(), str(current))
-    records = [r.to_json() for r in database.records() if r.key.gpu == gpu]
-    stale = sum(r.timing != "graph" for r in database.records() if r.key.gpu == gpu)
+    shipped = json.loads(current.read_text())["records"] if current.exists() else []
+    ours = {json.dumps(r.to_json()["key"], sort_keys=True): r.to_json() for r in database.records() if r.key.gpu == gpu}
+    records = []
+    for record in shipped:
+        newer = ours.pop(json.dumps(record["key"], sort_keys=True), None)
+        records.append(newer if newer is not None and newer["measured_at"] > record["measured_at"] else record)
+    records += ours.values()
+    stale = sum(any(m.get("timing") != "graph" for m in r["measurements"]) for r in records)
     if stale:
         print(f"note: {stale} of {len(records)} records of the {gpu} are not graph-timed (re-run their tuning to replace them)")
     path.write_text(json.dumps({"format": FORMAT, "records": records}, indent=1, sort_keys=True) + "\n")
