@@ -1,9 +1,9 @@
-"""What our own kernel families with the CUTLASS launcher ABI share (depthwise_kernels,
-stem_conv_kernels, skinny_gemm_kernels, splitk_conv_kernels): the instance key and launcher name of an
+"""What our own kernel families with the CUTLASS launcher ABI share (those of
+`tiled_families.GENERATORS`): the instance key and launcher name of an
 instance with a tile, a conv's problem integers in the CUTLASS conv launchers' order, the
 translation unit of the distinct instances among some ops, and `TiledFamily`, the
 generator protocol (`KernelGenerator`) of a family whose tile rides in the op's kernel
-choice, which each of the three modules binds to its module-level names."""
+choice, which each family's module binds to its module-level names."""
 
 from __future__ import annotations
 

@@ -339,14 +339,14 @@ MAX_DIRECT_DEPTHWISE = 8
 """At most this many of our depthwise kernel's tiles, beside CUTLASS's."""
 
 
-def direct_depthwise(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet, sms: int = 0) -> list[KernelChoice]:
+def direct_depthwise(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet, sms: int) -> list[KernelChoice]:
     """Our kernel's tiles: the heuristic's, then strips of 2, 4 and 8 columns, then 1, 2
     and 4 rows per thread (those its rules take: taps and accumulators in registers, the
     staged window's ring); where the heuristic's is the staged window's, the row walk's
     tile and its strips race it too."""
     tile = depthwise_kernels.DirectTile.of(base.tile)
     variants = [tile]
-    walk = depthwise_kernels.row_walk_tile(op, sms or get_target("sm90").multiprocessors) if tile.ahead else None
+    walk = depthwise_kernels.row_walk_tile(op, sms) if tile.ahead else None
     if walk is not None:
         variants.append(walk)
     for each in (tile, walk) if walk is not None else (tile,):

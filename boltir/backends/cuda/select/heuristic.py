@@ -559,8 +559,7 @@ class HeuristicSelector:
         bits = element_bits(op.input)
         gemm_m, gemm_n, gemm_k = n * p * q, k, c * r * s
         if groups > 1 and groups == c == k:
-            if self.direct_depthwise and depthwise_kernels.conv_reason(op) is None:
-                return self.depthwise_direct(op, arch)
+            # our depthwise kernel's convs are select()'s, which knows the target's arch
             return self.cutlass_depthwise(op, arch)
         tile, _ = choose_gemm_tile(gemm_m, gemm_n, gemm_k, 1, bits, arch, self.sms)
         widest = 128 // bits

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from xdsl.ir import Operation
 
+from boltir.backends.cuda.codegen.depthwise_kernels import DirectTile
 from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.backends.cuda.toolchain.nvcc import cache_root
 from boltir.diagnostics import BoltError
@@ -437,8 +438,6 @@ def describe_choice(choice: KernelChoice | str) -> str:
     elif choice.family.startswith("b2b"):
         text = f"2.x b2b {tb}+{'x'.join(map(str, choice.tile1.threadblock))} {choice.residency}"
     elif choice.family == "depthwise_direct":  # our own kernel: one thread's rows x columns x channels (s: staged)
-        from boltir.backends.cuda.codegen.depthwise_kernels import DirectTile
-
         text = f"direct {DirectTile.of(choice.tile).describe()}"
     elif choice.family == "skinny_gemm":  # our own GEMM for few rows: weight rows x warps x unroll
         text = f"skinny {tb}"
