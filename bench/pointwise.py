@@ -2,7 +2,7 @@
 ResNet-50's bottleneck 1x1s at batch 32, fp16, each as the sm90 heuristic's kernel, the
 persistent 3.x GEMM (`narrow_pointwise=False`), the kernel it picked before 1x1 convs ran
 as persistent GEMMs (`pointwise_gemms=False`), the sm80 build's 2.x kernel, our streaming
-1x1 conv at each of its tiles where it takes the conv (`pointwise_conv_kernels.tiles`),
+1x1 conv at each of its tiles where it takes the conv (`stream_conv_kernels.tiles`),
 and every candidate the tuner would time (`candidates.py`: the
 persistent GEMM's tiles on the conv's buffers, the 3.x implicit-GEMM conv's, 2.x), against
 cuDNN (eager, channels_last) and optionally torch.compile. Every kernel is checked against
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from bench.harness import BoundKernel, Case, build_library, describe_choice, generator_of, lower
 from bench.kernels import INNER, REPEATS, WARMUP, relative, rotations_for
-from boltir.backends.cuda.codegen import pointwise_conv_kernels
+from boltir.backends.cuda.codegen import stream_conv_kernels
 from boltir.backends.cuda.select.candidates import candidates
 from boltir.backends.cuda.select.choice import KernelChoice
 from boltir.backends.cuda.select.heuristic import HeuristicSelector
@@ -115,9 +115,9 @@ def plan_cases(shape: Pointwise, with_candidates: bool) -> list[tuple[str, Case]
     gemm = HeuristicSelector(sms=SMS, narrow_pointwise=False).select(op, "sm90")
     before = HeuristicSelector(sms=SMS, pointwise_gemms=False, narrow_pointwise=False).select(op, "sm90")
     roles = [("heuristic", heuristic), ("3.x gemm", gemm), ("before", before)]
-    if pointwise_conv_kernels.conv_reason(op) is None:
-        roles += [("ours", KernelChoice(pointwise_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8)))
-                  for tile in pointwise_conv_kernels.tiles(op)]
+    if stream_conv_kernels.conv_reason(op) is None:
+        roles += [("ours", KernelChoice(stream_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8)))
+                  for tile in stream_conv_kernels.tiles(op)]
     if with_candidates:
         roles += [("candidate", choice) for choice in candidates(op, "sm90", SMS, 3).choices]
     planned, seen = [], set()

@@ -63,9 +63,9 @@ def pointwise(x=(2, 8, 8, 16), k=96, *, schedule="pingpong", threadblock=(128, 9
 def test_memory_bound_1x1_convs_at_batch_32_run_as_persistent_gemms(side, c, k):
     op = the_conv(conv_text(32, side, side, c, k, 1, 1, pad=0))
     moved = pointwise_bytes(32 * side * side, c, k, False)
-    # under 64 channels on one side our streaming kernel takes them (test_pointwise_conv_kernels.py)
+    # under 64 channels on one side our streaming kernel takes them (test_stream_conv_kernels.py)
     streams = min(c, k) < NARROW_POINTWISE_CHANNELS and moved >= POINTWISE_MIN_BYTES
-    assert (HeuristicSelector(sms=132).select(op, "sm90").family == "pointwise_conv") == streams
+    assert (HeuristicSelector(sms=132).select(op, "sm90").family == "stream_conv") == streams
     choice = HeuristicSelector(sms=132, narrow_pointwise=False).select(op, "sm90")
     if min(c, k) <= 96 and moved >= POINTWISE_MIN_BYTES:
         assert (choice.family, choice.arch) == ("conv2d_fprop", "sm90")

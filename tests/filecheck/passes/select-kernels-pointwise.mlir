@@ -24,11 +24,11 @@
 // CUDA:          cutlass::gemm::KernelTmaWarpSpecializedPingpong
 // By default (narrow_pointwise=stream) a 1x1 conv with under 64 channels on one side runs
 // on our streaming kernel instead: it stays an op.conv2d with its choice and whole
-// epilogue, computed by codegen/pointwise_conv_kernels.py's unit; 64 -> 256 keeps the GEMM.
+// epilogue, computed by codegen/stream_conv_kernels.py's unit; 64 -> 256 keeps the GEMM.
 // STREAM-LABEL: func.func @expand
 // STREAM:       op.conv2d %x, %w bias %b
 // STREAM-SAME:  epilogue = #op.epilogue<bias, clip(0.0, 6.0)>
-// STREAM-SAME:  kernel = {family = "pointwise_conv", arch = "sm80", threadblock = array<i64: 1, 1, 4>
+// STREAM-SAME:  kernel = {family = "stream_conv", arch = "sm80", threadblock = array<i64: 1, 1, 4>
 // STREAM-LABEL: func.func @bottleneck
 // STREAM:       cutlass.conv2d_fprop %x, %w bias %b residual %r
 // OPTION:       {{^}}error: narrow_pointwise must be one of stream, cutlass; got 'wide'{{$}}

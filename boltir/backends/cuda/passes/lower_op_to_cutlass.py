@@ -20,7 +20,7 @@ Guarantees:
 - convs whose choice is our kernel for few input channels ("stem_conv") stay op.conv2d
   likewise, for codegen/stem_conv_kernels.py, and those whose choice is our split-reduction
   conv for few output pixels ("splitk_conv"), for codegen/splitk_conv_kernels.py, and our
-  1x1 conv for narrow channel counts ("pointwise_conv"), for codegen/pointwise_conv_kernels.py;
+  1x1 conv for narrow channel counts ("stream_conv"), for codegen/stream_conv_kernels.py;
 - an op.conv2d_max_pool (fuse-conv-pool) stays, its halo_conv choice attached, for
   codegen/halo_conv_kernels.py;
 - --pass-stats counts the instances of each family by CUTLASS generation (2.x, 3.x);
@@ -40,7 +40,7 @@ from xdsl.passes import ModulePass
 from boltir.backends.cuda.codegen import (
     depthwise_kernels,
     halo_conv_kernels,
-    pointwise_conv_kernels,
+    stream_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
@@ -208,7 +208,7 @@ class CutlassLowering:
 FAMILIES_OF: dict[type, tuple[str, ...]] = {
     ops.GemmOp: ("gemm", skinny_gemm_kernels.FAMILY),
     ops.Conv2dOp: ("conv2d_fprop", "depthwise_conv2d_fprop", depthwise_kernels.FAMILY, stem_conv_kernels.FAMILY,
-                   splitk_conv_kernels.FAMILY, halo_conv_kernels.FAMILY, pointwise_conv_kernels.FAMILY),
+                   splitk_conv_kernels.FAMILY, halo_conv_kernels.FAMILY, stream_conv_kernels.FAMILY),
     ops.Conv2dMaxPoolOp: (halo_conv_kernels.FAMILY,),
     ops.B2bGemmOp: ("b2b_gemm",),
     ops.B2bConv2dOp: ("b2b_conv2d",),

@@ -24,7 +24,7 @@ codegen/halo_conv_kernels.py, where heuristic.halo_conv_problem says so);
 in registers; 3 overlaps each tile's epilogue with the next tile's products). Memory-bound
 1x1 convs with fewer than 64 channels on one side (MobileNet's expand and project convs)
 run on our streaming 1x1 conv on sm90 (`narrow_pointwise=stream`,
-codegen/pointwise_conv_kernels.py, where heuristic.narrow_pointwise_problem says so);
+codegen/stream_conv_kernels.py, where heuristic.narrow_pointwise_problem says so);
 `narrow_pointwise=cutlass` keeps the persistent 3.x GEMMs. `conv_ctas=2`
 gives the 3.x implicit-GEMM convs the stages that let two CTAs share a multiprocessor (the
 default, 1, takes as many as fit; 2 measured no faster on the H200, bench/RESULTS.md).

@@ -37,8 +37,8 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
   `halo_conv_kernels`): the heuristic's tile, then its other schedules, one and two rows,
   half the columns; then CUTLASS's candidates as if our kernel did not exist.
 - Memory-bound 1x1 convs with a narrow side that our streaming kernel takes, where the
-  heuristic gives it them (`narrow_pointwise`; `pointwise_conv_kernels`): its tiles
-  (`pointwise_conv_kernels.tiles`), then CUTLASS's candidates as if our kernel did not exist.
+  heuristic gives it them (`narrow_pointwise`; `stream_conv_kernels`): its tiles
+  (`stream_conv_kernels.tiles`), then CUTLASS's candidates as if our kernel did not exist.
 - Depthwise convs: our own kernel's (`depthwise_kernels`) strip widths and rows per
   thread around the heuristic's tile, then CUTLASS's direct conv's pixel tiles that fit its
   shared memory.
@@ -74,7 +74,7 @@ from boltir.backends.cuda.codegen import (
     cutlass_sm90,
     depthwise_kernels,
     halo_conv_kernels,
-    pointwise_conv_kernels,
+    stream_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
@@ -359,13 +359,13 @@ MAX_POINTWISE = 6
 """At most this many of our streaming 1x1 conv's tiles, beside CUTLASS's."""
 
 
-def pointwise_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
-    """Our streaming 1x1 conv's tiles (`pointwise_conv_kernels.tiles`: the heuristic's
+def stream_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
+    """Our streaming 1x1 conv's tiles (`stream_conv_kernels.tiles`: the heuristic's
     first), as choices like `base`."""
-    variants = pointwise_conv_kernels.tiles(op)
-    chosen = pointwise_conv_kernels.PointwiseTile.of(base.tile)
+    variants = stream_conv_kernels.tiles(op)
+    chosen = stream_conv_kernels.StreamTile.of(base.tile)
     variants = [chosen] + [tile for tile in variants if tile != chosen]
-    return _own_tiles(op, base, variants, pointwise_conv_kernels.tile_reason, found)[:MAX_POINTWISE]
+    return _own_tiles(op, base, variants, stream_conv_kernels.tile_reason, found)[:MAX_POINTWISE]
 
 
 MAX_SKINNY = 6
@@ -594,7 +594,7 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_c
                                      (skinny_gemm_kernels.FAMILY, skinny_gemm, "skinny_gemms"),
                                      (stem_conv_kernels.FAMILY, stem_conv, "stem_convs"),
                                      (splitk_conv_kernels.FAMILY, splitk_conv, "split_convs"),
-                                     (pointwise_conv_kernels.FAMILY, pointwise_conv, "narrow_pointwise")):
+                                     (stream_conv_kernels.FAMILY, stream_conv, "narrow_pointwise")):
         if isinstance(first, KernelChoice) and first.family == family:
             ours += generate(op, first, found)
             heuristic = dataclasses.replace(heuristic, **{switch: False})

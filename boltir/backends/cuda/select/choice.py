@@ -23,7 +23,7 @@ KERNEL_ATTR = "kernel"
 
 
 FAMILIES = ("gemm", "conv2d_fprop", "depthwise_conv2d_fprop", "b2b_gemm", "b2b_conv2d", "depthwise_direct",
-            "skinny_gemm", "stem_conv", "splitk_conv", "halo_conv", "pointwise_conv")
+            "skinny_gemm", "stem_conv", "splitk_conv", "halo_conv", "stream_conv")
 """The template families a choice can name; "depthwise_direct" is our own depthwise conv
 kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, channels)."""
 # "skinny_gemm" is our own GEMM for few rows (codegen/skinny_gemm_kernels.py), its tile a
@@ -34,7 +34,7 @@ kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, cha
 # tile a cluster's (output pixels, output channels, CTAs splitting the reduction).
 # "halo_conv" is our own wgmma conv for 64 input channels (codegen/halo_conv_kernels.py), its
 # tile a CTA's (output columns, output rows, descriptor base-offset mode).
-# "pointwise_conv" is our own 1x1 conv for narrow channel counts (codegen/pointwise_conv_kernels.py),
+# "stream_conv" is our own 1x1 conv for narrow channel counts (codegen/stream_conv_kernels.py),
 # its tile (16-pixel fragments a unit, warps sharing a unit, warps a CTA).
 
 

@@ -21,7 +21,7 @@ from boltir.backends.cuda.codegen import (
     cutlass_sm90,
     depthwise_kernels,
     halo_conv_kernels,
-    pointwise_conv_kernels,
+    stream_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
@@ -248,18 +248,18 @@ steps and its epilogue's stores bound it (1.3-1.8 TB/s on MobileNetV2's 16 -> 96
 more on the narrow side it streams at 2.9-3.3 TB/s."""
 
 
-def narrow_pointwise_problem(op: ops.Conv2dOp) -> pointwise_conv_kernels.PointwiseTile | None:
-    """The tile our 1x1 conv for narrow channel counts (codegen/pointwise_conv_kernels.py)
+def narrow_pointwise_problem(op: ops.Conv2dOp) -> stream_conv_kernels.StreamTile | None:
+    """The tile our 1x1 conv for narrow channel counts (codegen/stream_conv_kernels.py)
     gives the op where the heuristic gives it the op, else None: a memory-bound 1x1 conv
     (`pointwise_problem`) that moves POINTWISE_MIN_BYTES or more, with C or K under
     NARROW_POINTWISE_CHANNELS, that the kernel takes."""
     problem = pointwise_problem(op)
-    if problem is None or pointwise_conv_kernels.conv_reason(op) is not None:
+    if problem is None or stream_conv_kernels.conv_reason(op) is not None:
         return None
     pixels, c, k = problem
     if min(c, k) >= NARROW_POINTWISE_CHANNELS or pointwise_bytes(pixels, c, k, op.residual is not None) < POINTWISE_MIN_BYTES:
         return None
-    return pointwise_conv_kernels.default_tile(op)
+    return stream_conv_kernels.default_tile(op)
 
 
 def pointwise_bytes(pixels: int, c: int, k: int, residual: bool) -> int:
@@ -470,7 +470,7 @@ class HeuristicSelector:
             return self.stem_conv(op, arch)
         if hopper and self.narrow_pointwise and isinstance(op, ops.Conv2dOp) and (
                 tile := narrow_pointwise_problem(op)) is not None:
-            return KernelChoice(pointwise_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
+            return KernelChoice(stream_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
         if self.skinny_gemms and isinstance(op, ops.GemmOp) and skinny_gemm_kernels.gemm_reason(op) is None:
             return self.skinny_gemm(op, arch)
         if hopper and self.split_convs and isinstance(op, ops.Conv2dOp) and splitk_conv_problem(op, sms):

@@ -441,7 +441,7 @@ def describe_choice(choice: KernelChoice | str) -> str:
         text = f"direct {DirectTile.of(choice.tile).describe()}"
     elif choice.family == "skinny_gemm":  # our own GEMM for few rows: weight rows x warps x unroll
         text = f"skinny {tb}"
-    elif choice.family == "pointwise_conv":  # our 1x1 conv for narrow channels: fragments x slices x warps
+    elif choice.family == "stream_conv":  # our 1x1 conv for narrow channels: fragments x slices x warps
         text = f"pointwise {tb}"
     elif choice.family == "stem_conv":  # our conv for few input channels: tile rows x columns x warp fragments
         text = f"stem {tb}"

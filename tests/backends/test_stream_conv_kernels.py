@@ -1,5 +1,5 @@
-"""Our streaming 1x1 conv for narrow channel counts (codegen/pointwise_conv_kernels.py,
-family "pointwise_conv").
+"""Our streaming 1x1 conv for narrow channel counts (codegen/stream_conv_kernels.py,
+family "stream_conv").
 
 Without a GPU: which convs it takes and why not, its tiles, the heuristic's rule, the
 choice through select-kernels and lower-op-to-cutlass (the op.conv2d stays with its whole
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import boltir
-from boltir.backends.cuda.codegen import pointwise_conv_kernels as pk
+from boltir.backends.cuda.codegen import stream_conv_kernels as pk
 from boltir.backends.cuda.codegen.host_program import GENERATORS
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
@@ -34,7 +34,7 @@ PROJECT = {"n": 32, "h": 56, "w": 56, "c": 144, "k": 24, "r": 1, "s": 1, "pad": 
 NARROW_IN = {"n": 32, "h": 56, "w": 56, "c": 24, "k": 144, "r": 1, "s": 1, "pad": 0, "epilogue": RELU6}
 
 
-def marked(op, tile: pk.PointwiseTile):
+def marked(op, tile: pk.StreamTile):
     return mark(op, pk, tile, "sm80")
 
 
@@ -63,10 +63,10 @@ def test_a_depthwise_conv_is_not_its():
 
 
 @pytest.mark.parametrize(("tile", "reason"), [
-    (pk.PointwiseTile(3, 1, 4), "fragments of (1, 2, 4)"),
-    (pk.PointwiseTile(1, 8, 4), "8 slices of 96 output channels in 4 warps"),
-    (pk.PointwiseTile(1, 1, 4), None),
-    (pk.PointwiseTile(2, 2, 8), None),
+    (pk.StreamTile(3, 1, 4), "fragments of (1, 2, 4)"),
+    (pk.StreamTile(1, 8, 4), "8 slices of 96 output channels in 4 warps"),
+    (pk.StreamTile(1, 1, 4), None),
+    (pk.StreamTile(2, 2, 8), None),
 ])
 def test_tiles(tile, reason):
     got = pk.tile_reason(conv_of(**EXPAND), tile)
@@ -77,16 +77,16 @@ def test_registers_bound_the_channels_a_warp_takes():
     """24 -> 144 on one warp: 2 k-chunks x 18 n8 tiles x 2 = 72 filter words and 72
     accumulators, over 64: two slices (36 and 36) fit."""
     op = conv_of(**NARROW_IN)
-    assert "72 accumulators" in pk.tile_reason(op, pk.PointwiseTile(1, 1, 4))
-    assert pk.default_tile(op) == pk.PointwiseTile(1, 2, 4)
-    assert pk.default_tile(conv_of(**EXPAND)) == pk.PointwiseTile(1, 1, 4)
+    assert "72 accumulators" in pk.tile_reason(op, pk.StreamTile(1, 1, 4))
+    assert pk.default_tile(op) == pk.StreamTile(1, 2, 4)
+    assert pk.default_tile(conv_of(**EXPAND)) == pk.StreamTile(1, 1, 4)
 
 
 def test_two_units_in_flight_must_fit_the_registers():
     """144 -> 24 with its residual: one fragment a unit takes 150 words, four 402."""
     op = conv_of(**PROJECT)
-    assert pk.tile_reason(op, pk.PointwiseTile(1, 1, 4)) is None
-    assert "take 402 words a thread" in pk.tile_reason(op, pk.PointwiseTile(4, 1, 4))
+    assert pk.tile_reason(op, pk.StreamTile(1, 1, 4)) is None
+    assert "take 402 words a thread" in pk.tile_reason(op, pk.StreamTile(4, 1, 4))
     assert all(tile.fragments == 1 for tile in pk.tiles(op))
 
 
@@ -103,10 +103,10 @@ def test_the_tuners_tiles_start_from_the_default_and_change_one_number_first():
 
 
 @pytest.mark.parametrize(("shape", "family"), [
-    (EXPAND, "pointwise_conv"),
-    (PROJECT, "pointwise_conv"),
-    (NARROW_IN, "pointwise_conv"),
-    ({**EXPAND, "c": 32, "k": 16, "epilogue": "bias"}, "pointwise_conv"),
+    (EXPAND, "stream_conv"),
+    (PROJECT, "stream_conv"),
+    (NARROW_IN, "stream_conv"),
+    ({**EXPAND, "c": 32, "k": 16, "epilogue": "bias"}, "stream_conv"),
     # 64 or more on both sides: the persistent 3.x GEMM streams these at 2.9-3.3 TB/s
     ({**EXPAND, "h": 56, "w": 56, "c": 64, "k": 256}, "conv2d_fprop"),
     # too few bytes to stream (batch 1 at 14²): the conv kernels' rules
@@ -114,19 +114,19 @@ def test_the_tuners_tiles_start_from_the_default_and_change_one_number_first():
 ])
 def test_the_heuristic_gives_it_memory_bound_narrow_1x1_convs(shape, family):
     choice = HeuristicSelector(sms=132).select(conv_of(**shape), "sm90")
-    assert choice.family == family or (family == "gemm" and choice.family != "pointwise_conv")
+    assert choice.family == family or (family == "gemm" and choice.family != "stream_conv")
 
 
 def test_it_is_an_sm90_builds_rule_and_can_be_turned_off():
     op = conv_of(**EXPAND)
-    assert HeuristicSelector(sms=132).select(op, "sm80").family != "pointwise_conv"
+    assert HeuristicSelector(sms=132).select(op, "sm80").family != "stream_conv"
     assert HeuristicSelector(sms=132, narrow_pointwise=False).select(op, "sm90").family == "conv2d_fprop"
 
 
 def test_select_and_lower_keep_the_conv_with_its_choice():
     module, collected = selected(conv_text(**EXPAND))
     (op,) = [o for o in module.walk() if o.name == "op.conv2d"]
-    assert KernelChoice.from_attr(op.attributes[KERNEL_ATTR]).family == "pointwise_conv"
+    assert KernelChoice.from_attr(op.attributes[KERNEL_ATTR]).family == "stream_conv"
     assert pk.computes(op) and pk.supports(op)
     module, _ = selected(conv_text(**EXPAND), narrow_pointwise="cutlass")
     assert not [o for o in module.walk() if o.name == "op.conv2d"]
@@ -143,15 +143,15 @@ def test_select_and_lower_compute_the_same_function(rng):
 def test_the_tuner_measures_ours_and_cutlass():
     op = conv_of(**EXPAND)
     found = candidates(op, "sm90", 132)
-    ours = [c for c in found.choices if c.family == "pointwise_conv"]
-    assert found.choices[0].family == "pointwise_conv" and 1 < len(ours) <= MAX_POINTWISE
-    assert {c.family for c in found.choices} >= {"pointwise_conv", "conv2d_fprop"}
+    ours = [c for c in found.choices if c.family == "stream_conv"]
+    assert found.choices[0].family == "stream_conv" and 1 < len(ours) <= MAX_POINTWISE
+    assert {c.family for c in found.choices} >= {"stream_conv", "conv2d_fprop"}
 
 
 def test_a_choice_it_cannot_run_is_one_line(tmp_path, capsys):
     text = conv_text(1, 8, 8, 16, 96, 1, 1, pad=0).replace(
         "epilogue = #op.epilogue<bias, relu>}",
-        'epilogue = #op.epilogue<bias, relu>, kernel = {family = "pointwise_conv", arch = "sm80", threadblock = array<i64: 1, 8, 4>, '
+        'epilogue = #op.epilogue<bias, relu>, kernel = {family = "stream_conv", arch = "sm80", threadblock = array<i64: 1, 8, 4>, '
         "warp = array<i64: 1, 8, 4>, instruction = array<i64: 1, 1, 1>, stages = 2 : i64, alignment = array<i64: 8, 8, 8>, "
         "swizzle = 1 : i64, split_k = 1 : i64}}")
     path = tmp_path / "bad.mlir"
@@ -183,16 +183,16 @@ def test_store_groups_take_fours_then_a_two_and_a_one(tiles, groups):
 
 
 def test_the_instance_bakes_the_problem_and_the_tile():
-    op = marked(conv_of(**EXPAND), pk.PointwiseTile(2, 1, 4))
+    op = marked(conv_of(**EXPAND), pk.StreamTile(2, 1, 4))
     source = pk.emit_instance(op).source
     assert "constexpr index_t M = 401408;" in source and "constexpr int C = 16, K = 96;" in source
     assert "constexpr int FR = 2;" in source and "constexpr int SLICES = 1;" in source
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in source and "__shared__" not in source
-    bf16 = pk.emit_instance(marked(conv_of(**{**EXPAND, "element": "bf16"}), pk.PointwiseTile(1, 1, 4))).source
-    assert "f32.bf16.bf16.f32" in bf16 and pk.kernel_name(op) != pk.kernel_name(marked(conv_of(**EXPAND), pk.PointwiseTile(1, 1, 4)))
+    bf16 = pk.emit_instance(marked(conv_of(**{**EXPAND, "element": "bf16"}), pk.StreamTile(1, 1, 4))).source
+    assert "f32.bf16.bf16.f32" in bf16 and pk.kernel_name(op) != pk.kernel_name(marked(conv_of(**EXPAND), pk.StreamTile(1, 1, 4)))
 
 
-def replay(op, tile: pk.PointwiseTile, x: np.ndarray, weight: np.ndarray, bias, residual) -> np.ndarray:
+def replay(op, tile: pk.StreamTile, x: np.ndarray, weight: np.ndarray, bias, residual) -> np.ndarray:
     """The kernel's fragment maths in numpy: each lane's 8-byte loads (channels 4t .. 4t + 3
     of a k16 chunk) placed where mma.sync's m16n8k16 fragments put them, the products, and
     each lane's accumulators stored at its interleaved channels."""
@@ -243,13 +243,13 @@ def replay(op, tile: pk.PointwiseTile, x: np.ndarray, weight: np.ndarray, bias, 
 
 
 @pytest.mark.parametrize(("shape", "tile"), [
-    ({"n": 1, "h": 5, "w": 7, "c": 16, "k": 96}, pk.PointwiseTile(1, 1, 4)),      # 35 pixels: a partial fragment
-    ({"n": 2, "h": 3, "w": 5, "c": 24, "k": 48}, pk.PointwiseTile(2, 2, 4)),      # half a k16 chunk; 3 n8 tiles a warp
-    ({"n": 1, "h": 4, "w": 4, "c": 36, "k": 16}, pk.PointwiseTile(1, 1, 8)),      # C = 36: a quarter chunk; 2 n8 tiles
-    ({"n": 1, "h": 6, "w": 6, "c": 144, "k": 24}, pk.PointwiseTile(1, 1, 4)),     # MobileNet's project: 9 chunks, 3 tiles
-    ({"n": 1, "h": 2, "w": 9, "c": 32, "k": 128}, pk.PointwiseTile(4, 4, 8)),
-    ({"n": 1, "h": 3, "w": 7, "c": 24, "k": 144}, pk.PointwiseTile(1, 2, 4)),     # 9 n8 tiles a warp: groups 4 + 4 + 1
-    ({"n": 1, "h": 3, "w": 7, "c": 16, "k": 56}, pk.PointwiseTile(1, 1, 4)),      # 7: 4 + 2 + 1
+    ({"n": 1, "h": 5, "w": 7, "c": 16, "k": 96}, pk.StreamTile(1, 1, 4)),      # 35 pixels: a partial fragment
+    ({"n": 2, "h": 3, "w": 5, "c": 24, "k": 48}, pk.StreamTile(2, 2, 4)),      # half a k16 chunk; 3 n8 tiles a warp
+    ({"n": 1, "h": 4, "w": 4, "c": 36, "k": 16}, pk.StreamTile(1, 1, 8)),      # C = 36: a quarter chunk; 2 n8 tiles
+    ({"n": 1, "h": 6, "w": 6, "c": 144, "k": 24}, pk.StreamTile(1, 1, 4)),     # MobileNet's project: 9 chunks, 3 tiles
+    ({"n": 1, "h": 2, "w": 9, "c": 32, "k": 128}, pk.StreamTile(4, 4, 8)),
+    ({"n": 1, "h": 3, "w": 7, "c": 24, "k": 144}, pk.StreamTile(1, 2, 4)),     # 9 n8 tiles a warp: groups 4 + 4 + 1
+    ({"n": 1, "h": 3, "w": 7, "c": 16, "k": 56}, pk.StreamTile(1, 1, 4)),      # 7: 4 + 2 + 1
 ])
 def test_the_kernels_fragment_maths_match_the_interpreter(rng, shape, tile):
     op = conv_of(**shape, r=1, s=1, pad=0, epilogue="bias, relu, residual = add, then relu")
@@ -271,8 +271,8 @@ def test_the_kernels_fragment_maths_match_the_interpreter(rng, shape, tile):
 def test_the_unit_compiles_with_nvcc(tmp_path):
     """MobileNetV2's expand and project convs (the second with a residual), a bf16 one on 24
     channels at the tuner's widest tile, and a partial last fragment."""
-    ops_ = [marked(conv_of(**EXPAND), pk.PointwiseTile(1, 1, 4)),
-            marked(conv_of(**PROJECT), pk.PointwiseTile(1, 1, 8)),
-            marked(conv_of(**{**NARROW_IN, "element": "bf16"}), pk.PointwiseTile(4, 2, 8)),
-            marked(conv_of(n=1, h=5, w=7, c=36, k=40, r=1, s=1, pad=0), pk.PointwiseTile(1, 1, 4))]
+    ops_ = [marked(conv_of(**EXPAND), pk.StreamTile(1, 1, 4)),
+            marked(conv_of(**PROJECT), pk.StreamTile(1, 1, 8)),
+            marked(conv_of(**{**NARROW_IN, "element": "bf16"}), pk.StreamTile(4, 2, 8)),
+            marked(conv_of(n=1, h=5, w=7, c=36, k=40, r=1, s=1, pad=0), pk.StreamTile(1, 1, 4))]
     assert_unit_compiles(pk, ops_, tmp_path)

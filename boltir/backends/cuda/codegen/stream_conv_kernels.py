@@ -6,11 +6,11 @@ and 56²) do a few dozen FLOPs per byte: they are bound by DRAM bandwidth, and C
 persistent GEMM, with a k-tile of one or two MMA steps, waits on its epilogue's stores.
 
     reason = conv_reason(op)          # None where the kernel computes this op.conv2d
-    tile = default_tile(op)           # PointwiseTile
+    tile = default_tile(op)           # StreamTile
     source = emit_translation_unit([op])
 
 **Which ops.** `select-kernels` chooses it where `heuristic.narrow_pointwise_problem` says so
-(a KernelChoice of family "pointwise_conv", arch "sm80", its tile in `threadblock`), and
+(a KernelChoice of family "stream_conv", arch "sm80", its tile in `threadblock`), and
 `lower-op-to-cutlass` leaves such an op.conv2d at the op level, its choice attached: this
 generator computes it.
 
@@ -58,7 +58,7 @@ from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
 from boltir.dialects.cutlass import Tile
 
-FAMILY = "pointwise_conv"
+FAMILY = "stream_conv"
 FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
 
 ELEMENTS = HALF_ELEMENTS
@@ -78,7 +78,7 @@ FRAGMENTS = (1, 2, 4)
 
 
 @dataclass(frozen=True)
-class PointwiseTile:
+class StreamTile:
     """`fragments` × 16 output pixels a unit; `slices` warps split a unit's output channels;
     `warps` warps a CTA."""
 
@@ -93,8 +93,8 @@ class PointwiseTile:
         return Tile(shape, shape, (1, 1, 1), 2)
 
     @staticmethod
-    def of(tile: Tile) -> PointwiseTile:
-        return PointwiseTile(*tile.threadblock)
+    def of(tile: Tile) -> StreamTile:
+        return StreamTile(*tile.threadblock)
 
     def describe(self) -> str:
         return f"{self.fragments}x{self.slices}x{self.warps}"
@@ -124,7 +124,7 @@ def conv_reason(op: Operation) -> str | None:
     return None
 
 
-def _registers(c: int, k: int, tile: PointwiseTile, residual: bool = False) -> tuple[int, int, int]:
+def _registers(c: int, k: int, tile: StreamTile, residual: bool = False) -> tuple[int, int, int]:
     """(filter words, accumulators, all words) a thread holds: all counts this unit's and the
     next unit's A fragments (and residual words) beside the filter and accumulators."""
     nt = k // tile.slices // 8
@@ -134,7 +134,7 @@ def _registers(c: int, k: int, tile: PointwiseTile, residual: bool = False) -> t
     return words, accumulators, words + accumulators + in_flight
 
 
-def tile_reason(op: ops.Conv2dOp, tile: PointwiseTile) -> str | None:
+def tile_reason(op: ops.Conv2dOp, tile: StreamTile) -> str | None:
     """Why `tile` cannot compute the op (which conv_reason accepts), or None."""
     c, k = tensor_shape(op.input.type)[-1], tensor_shape(op.filter.type)[0]
     if tile.warps not in WARPS or tile.slices not in SLICES or tile.fragments not in FRAGMENTS:
@@ -155,23 +155,23 @@ def tile_reason(op: ops.Conv2dOp, tile: PointwiseTile) -> str | None:
 # ------------------------------------------------------------------ the heuristic
 
 
-def default_tile(op: ops.Conv2dOp) -> PointwiseTile | None:
+def default_tile(op: ops.Conv2dOp) -> StreamTile | None:
     """The fewest slices whose registers fit (the input is read by fewer warps), one
     fragment a unit, 4 warps a CTA; None where no slicing fits."""
     for slices in SLICES:
-        tile = PointwiseTile(1, slices, 4 if slices <= 4 else 8)
+        tile = StreamTile(1, slices, 4 if slices <= 4 else 8)
         if tile_reason(op, tile) is None:
             return tile
     return None
 
 
-def tiles(op: ops.Conv2dOp) -> list[PointwiseTile]:
+def tiles(op: ops.Conv2dOp) -> list[StreamTile]:
     """Every tile the tuner may time for the op: the default first, then the others by how
     many of its three numbers they change (one at a time before two)."""
     first = default_tile(op)
     if first is None:
         return []
-    every = [PointwiseTile(f, s, w) for w in WARPS for s in SLICES for f in FRAGMENTS]
+    every = [StreamTile(f, s, w) for w in WARPS for s in SLICES for f in FRAGMENTS]
     valid = [tile for tile in every if tile != first and tile_reason(op, tile) is None]
     changed = lambda tile: sum(a != b for a, b in zip(dataclasses.astuple(tile), dataclasses.astuple(first)))  # noqa: E731
     return [first] + sorted(valid, key=changed)
@@ -199,7 +199,7 @@ def store_groups(tiles_: int) -> list[tuple[int, int]]:
     return groups
 
 
-def _context(op: ops.Conv2dOp, tile: PointwiseTile) -> dict:
+def _context(op: ops.Conv2dOp, tile: StreamTile) -> dict:
     n, h, w, c, k, *_ = problem(op)
     pixels = n * h * w
     groups = store_groups(k // tile.slices // 8)
@@ -218,7 +218,7 @@ def _context(op: ops.Conv2dOp, tile: PointwiseTile) -> dict:
 # ------------------------------------------------------------- the generator protocol
 
 
-TILED = TiledFamily(FAMILY, ops.Conv2dOp, PointwiseTile, "fragments, slices, warps", "compute/pointwise_conv.cu.j2",
+TILED = TiledFamily(FAMILY, ops.Conv2dOp, StreamTile, "fragments, slices, warps", "compute/stream_conv.cu.j2",
                     conv_reason, tile_reason, _context)
 # the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
 marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes
