@@ -1,8 +1,10 @@
 """Memory-bound 1x1 convs (issue 15) against their bound: MobileNetV2's 1x1 convs and
-ResNet-50's bottleneck 1x1s at batch 32, fp16, each as the sm90 heuristic's kernel, the
+ResNet-50's bottleneck 1x1s at batch 32, and MobileNetV2's blocked stem (a 2x2 window on
+16 channels: our streaming conv against our stem conv, `stem`), fp16, each as the sm90
+heuristic's kernel, the
 persistent 3.x GEMM (`narrow_pointwise=False`), the kernel it picked before 1x1 convs ran
 as persistent GEMMs (`pointwise_gemms=False`), the sm80 build's 2.x kernel, our streaming
-1x1 conv at each of its tiles where it takes the conv (`stream_conv_kernels.tiles`),
+conv at each of its tiles where it takes the conv (`stream_conv_kernels.tiles`),
 and every candidate the tuner would time (`candidates.py`: the
 persistent GEMM's tiles on the conv's buffers, the 3.x implicit-GEMM conv's, 2.x), against
 cuDNN (eager, channels_last) and optionally torch.compile. Every kernel is checked against
@@ -52,14 +54,21 @@ TOLERANCE = 1e-2
 class Pointwise:
     label: str
     side: int
+    """Output rows and columns."""
     c: int
     k: int
     epilogue: str
     batch: int = 32
+    window: int = 1
+    """R = S; the input is `side + window - 1` square (no padding, stride 1)."""
 
     @property
     def pixels(self) -> int:
         return self.batch * self.side * self.side
+
+    @property
+    def input_side(self) -> int:
+        return self.side + self.window - 1
 
     @property
     def residual(self) -> bool:
@@ -67,14 +76,17 @@ class Pointwise:
 
     @property
     def bytes(self) -> int:
-        return 2 * (self.pixels * (self.c + self.k * (2 if self.residual else 1)) + self.k * self.c + self.k)
+        taps = self.window * self.window
+        return 2 * (self.batch * self.input_side ** 2 * self.c + self.pixels * self.k * (2 if self.residual else 1)
+                    + self.k * taps * self.c + self.k)
 
     @property
     def flops(self) -> int:
-        return 2 * self.pixels * self.c * self.k
+        return 2 * self.pixels * self.c * self.k * self.window * self.window
 
     def text(self) -> str:
-        return conv_text(self.batch, self.side, self.side, self.c, self.k, 1, 1, pad=0, epilogue=self.epilogue)
+        return conv_text(self.batch, self.input_side, self.input_side, self.c, self.k, self.window, self.window, pad=0,
+                         epilogue=self.epilogue)
 
 
 RELU6 = "bias, clip(0.0, 6.0)"
@@ -96,6 +108,8 @@ SHAPES = [
     Pointwise("mnv2 expand 14² 64->384", 14, 64, 384, RELU6),
     Pointwise("mnv2 expand 7² 160->960", 7, 160, 960, RELU6),
     Pointwise("mnv2 project 7² 960->160 +res", 7, 960, 160, "bias, residual = add"),
+    # MobileNetV2's stem after space-to-depth-stem: 2x2 on the 16 padded channels
+    Pointwise("mnv2 blocked stem 112² 2x2 16->32", 112, 16, 32, RELU6, window=2),
     # correctness only: rows (3 * 17²) and K (40) that no tile divides, C under the K tile
     Pointwise("odd 3x17² 24->40 +res", 17, 24, 40, "bias, residual = add, then relu", batch=3),
 ]
@@ -113,8 +127,10 @@ def plan_cases(shape: Pointwise, with_candidates: bool) -> list[tuple[str, Case]
     (op,) = [o for o in parse_module(text).walk() if isinstance(o, ops.Conv2dOp)]
     heuristic = HeuristicSelector(sms=SMS).select(op, "sm90")
     gemm = HeuristicSelector(sms=SMS, narrow_pointwise=False).select(op, "sm90")
-    before = HeuristicSelector(sms=SMS, pointwise_gemms=False, narrow_pointwise=False).select(op, "sm90")
-    roles = [("heuristic", heuristic), ("3.x gemm", gemm), ("before", before)]
+    before = HeuristicSelector(sms=SMS, pointwise_gemms=False, narrow_pointwise=False,
+                               stream_windows=False).select(op, "sm90")
+    stem = HeuristicSelector(sms=SMS, stream_windows=False).select(op, "sm90")
+    roles = [("heuristic", heuristic), ("3.x gemm", gemm), ("stem", stem), ("before", before)]
     if stream_conv_kernels.conv_reason(op) is None:
         roles += [("ours", KernelChoice(stream_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8)))
                   for tile in stream_conv_kernels.tiles(op)]
@@ -191,10 +207,10 @@ def measure(shape: Pointwise, cases, library, args, torch) -> tuple[list, dict]:
     def rand(*size, scale=1.0):
         return ((torch.rand(*size, device="cuda", generator=gen) * 2 - 1) * scale).half()
 
-    n, side, c, k = shape.batch, shape.side, shape.c, shape.k
-    xs = [rand(n, side, side, c) for _ in range(rot)]
+    n, side, c, k, window = shape.batch, shape.side, shape.c, shape.k, shape.window
+    xs = [rand(n, shape.input_side, shape.input_side, c) for _ in range(rot)]
     residuals = [rand(n, side, side, k) for _ in range(rot)] if shape.residual else [None] * rot
-    weight, bias = rand(k, 1, 1, c, scale=(3 / c) ** 0.5), rand(k)
+    weight, bias = rand(k, window, window, c, scale=(3 / (c * window * window)) ** 0.5), rand(k)
     w_cl = weight.permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
     xs_cl = [x.permute(0, 3, 1, 2) for x in xs]  # NCHW views of NHWC memory: channels_last
 

@@ -1,11 +1,12 @@
-"""Our streaming 1x1 conv for narrow channel counts (codegen/stream_conv_kernels.py,
-family "stream_conv").
+"""Our streaming conv for narrow channel counts (codegen/stream_conv_kernels.py, family
+"stream_conv"): 1x1 convs, and small windows over a padded input (MobileNet's blocked stem).
 
 Without a GPU: which convs it takes and why not, its tiles, the heuristic's rule, the
 choice through select-kernels and lower-op-to-cutlass (the op.conv2d stays with its whole
 epilogue; a choice it cannot run and a bad option are one line), the tuner's candidates,
 and a numpy replay of the kernel's fragment maths (the permuted k order of the A and B
-loads, the interleaved n8 tiles of the stores) against the interpreter. The `slow` test
+loads, each tap's shifted rows, the interleaved n8 tiles of the stores) against the
+interpreter. The `slow` test
 compiles a unit with the real nvcc (skipped without it).
 """
 
@@ -32,6 +33,8 @@ RELU6 = "bias, clip(0.0, 6.0)"
 EXPAND = {"n": 32, "h": 112, "w": 112, "c": 16, "k": 96, "r": 1, "s": 1, "pad": 0, "epilogue": RELU6}
 PROJECT = {"n": 32, "h": 56, "w": 56, "c": 144, "k": 24, "r": 1, "s": 1, "pad": 0, "epilogue": "bias, residual = add"}
 NARROW_IN = {"n": 32, "h": 56, "w": 56, "c": 24, "k": 144, "r": 1, "s": 1, "pad": 0, "epilogue": RELU6}
+BLOCKED_STEM = {"n": 32, "h": 113, "w": 113, "c": 16, "k": 32, "r": 2, "s": 2, "pad": 0, "epilogue": RELU6}
+"""MobileNetV2's stem after space-to-depth-stem: 3x3/2 on 3 channels as 2x2/1 on 16."""
 
 
 def marked(op, tile: pk.StreamTile):
@@ -46,9 +49,10 @@ def test_it_is_a_generator_of_the_host_program():
 
 
 @pytest.mark.parametrize(("shape", "reason"), [
-    ({**EXPAND, "r": 3, "s": 3, "pad": 1}, "1x1 convs of stride 1 without padding"),
-    ({**EXPAND, "stride": 2}, "1x1 convs of stride 1 without padding"),
-    ({**EXPAND, "pad": 1}, "1x1 convs of stride 1 without padding"),
+    ({**EXPAND, "r": 3, "s": 3, "pad": 1}, "convs of stride 1 without padding or dilation"),
+    ({**EXPAND, "stride": 2}, "convs of stride 1 without padding or dilation"),
+    ({**EXPAND, "pad": 1}, "convs of stride 1 without padding or dilation"),
+    ({**BLOCKED_STEM, "r": 5, "s": 5}, "a 5x5 window: the kernel takes at most 16 taps"),
     ({**EXPAND, "c": 18}, "18 input channels: the kernel takes a multiple of 4 up to 256"),
     ({**EXPAND, "c": 320}, "320 input channels"),
     ({**EXPAND, "k": 100}, "100 output channels: the kernel takes a multiple of 8"),
@@ -80,6 +84,17 @@ def test_registers_bound_the_channels_a_warp_takes():
     assert "72 accumulators" in pk.tile_reason(op, pk.StreamTile(1, 1, 4))
     assert pk.default_tile(op) == pk.StreamTile(1, 2, 4)
     assert pk.default_tile(conv_of(**EXPAND)) == pk.StreamTile(1, 1, 4)
+
+
+def test_a_windows_taps_count_in_the_registers():
+    """The blocked stem: 4 taps x 1 chunk x 4 n8 tiles x 2 = 32 filter words. 3x3 taps of 16
+    channels to 64: 9 x 8 x 2 = 144 words on one warp, 72 on two. 3x3 taps of 64 channels:
+    two units' A fragments alone are 288 words, so no tile fits (the heuristic passes)."""
+    assert pk.default_tile(conv_of(**BLOCKED_STEM)) == pk.StreamTile(1, 1, 4)
+    nine = conv_of(**{**BLOCKED_STEM, "r": 3, "s": 3, "k": 64})
+    assert "3x3 taps of 16 input channels hold 144 filter words" in pk.tile_reason(nine, pk.StreamTile(1, 1, 4))
+    assert pk.default_tile(nine) == pk.StreamTile(1, 2, 4)
+    assert pk.default_tile(conv_of(**{**BLOCKED_STEM, "r": 3, "s": 3, "c": 64})) is None
 
 
 def test_two_units_in_flight_must_fit_the_registers():
@@ -117,6 +132,27 @@ def test_the_heuristic_gives_it_memory_bound_narrow_1x1_convs(shape, family):
     assert choice.family == family or (family == "gemm" and choice.family != "stream_conv")
 
 
+@pytest.mark.parametrize(("shape", "family"), [
+    (BLOCKED_STEM, "stream_conv"),  # 1.6 GFLOP against 39 MB: DRAM-bound
+    # ResNet-50's blocked stem (4x4 on 16 channels to 64): 13 GFLOP, bound by the tensor cores
+    ({**BLOCKED_STEM, "h": 115, "w": 115, "k": 64, "r": 4, "s": 4}, "halo_conv"),
+    ({**BLOCKED_STEM, "n": 1}, "stem_conv"),  # 1.2 MB: too few bytes to stream
+    ({**BLOCKED_STEM, "c": 32}, "conv2d_fprop"),  # past 16 channels: not a stem
+    ({**BLOCKED_STEM, "pad": 1}, "stem_conv"),  # padded: the kernel reads no halo
+])
+def test_the_heuristic_gives_it_memory_bound_small_window_convs_on_few_channels(shape, family):
+    assert HeuristicSelector(sms=132).select(conv_of(**shape), "sm90").family == family
+
+
+def test_the_window_rule_can_be_turned_off():
+    op = conv_of(**BLOCKED_STEM)
+    assert HeuristicSelector(sms=132).select(op, "sm80").family == "stem_conv"
+    assert HeuristicSelector(sms=132, stream_windows=False).select(op, "sm90").family == "stem_conv"
+    module, _ = selected(conv_text(**BLOCKED_STEM), narrow_windows="stem")
+    (conv,) = [o for o in module.walk() if o.name == "op.conv2d"]
+    assert KernelChoice.from_attr(conv.attributes[KERNEL_ATTR]).family == "stem_conv"
+
+
 def test_it_is_an_sm90_builds_rule_and_can_be_turned_off():
     op = conv_of(**EXPAND)
     assert HeuristicSelector(sms=132).select(op, "sm80").family != "stream_conv"
@@ -132,12 +168,19 @@ def test_select_and_lower_keep_the_conv_with_its_choice():
     assert not [o for o in module.walk() if o.name == "op.conv2d"]
 
 
-def test_select_and_lower_compute_the_same_function(rng):
+@pytest.mark.parametrize("window", [1, 2])
+def test_select_and_lower_compute_the_same_function(rng, window):
     from boltir.ir import parse_module
 
-    module = parse_module(conv_text(n=2, h=9, w=7, c=24, k=40, r=1, s=1, pad=0,
+    module = parse_module(conv_text(n=2, h=9, w=7, c=24, k=40, r=window, s=window, pad=0,
                                     epilogue="bias, relu, residual = add, then relu"))
     assert_equivalent(module, [SelectKernelsPass(arch="sm90"), LowerOpToCutlassPass()], rng, tolerance=2e-2)
+
+
+def test_the_tuner_measures_ours_then_the_stem_conv_for_a_window():
+    found = candidates(conv_of(**BLOCKED_STEM), "sm90", 132)
+    assert found.choices[0].family == "stream_conv"
+    assert {c.family for c in found.choices} >= {"stream_conv", "stem_conv"}
 
 
 def test_the_tuner_measures_ours_and_cutlass():
@@ -168,6 +211,13 @@ def test_a_bad_narrow_pointwise_option_is_one_line(tmp_path, capsys):
     assert capsys.readouterr().err == "error: narrow_pointwise must be one of stream, cutlass; got 'wide'\n"
 
 
+def test_a_bad_narrow_windows_option_is_one_line(tmp_path, capsys):
+    path = tmp_path / "conv.mlir"
+    path.write_text(conv_text(**BLOCKED_STEM))
+    assert bolt_opt.main([str(path), "-p", "select-kernels{narrow_windows=cutlass}"]) == 1
+    assert capsys.readouterr().err == "error: narrow_windows must be one of stream, stem; got 'cutlass'\n"
+
+
 # ------------------------------------------------------------------- the instance
 
 
@@ -190,6 +240,8 @@ def test_the_instance_bakes_the_problem_and_the_tile():
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in source and "__shared__" not in source
     bf16 = pk.emit_instance(marked(conv_of(**{**EXPAND, "element": "bf16"}), pk.StreamTile(1, 1, 4))).source
     assert "f32.bf16.bf16.f32" in bf16 and pk.kernel_name(op) != pk.kernel_name(marked(conv_of(**EXPAND), pk.StreamTile(1, 1, 4)))
+    stem = pk.emit_instance(marked(conv_of(**BLOCKED_STEM), pk.StreamTile(1, 1, 4))).source
+    assert "constexpr int R = 2, S = 2, TAPS = R * S;" in stem and "constexpr int HI = 113, WI = 113, HO = 112, WO = 112;" in stem
 
 
 def replay(op, tile: pk.StreamTile, x: np.ndarray, weight: np.ndarray, bias, residual) -> np.ndarray:
@@ -197,10 +249,16 @@ def replay(op, tile: pk.StreamTile, x: np.ndarray, weight: np.ndarray, bias, res
     of a k16 chunk) placed where mma.sync's m16n8k16 fragments put them, the products, and
     each lane's accumulators stored at its interleaved channels."""
     n, h, w, c = x.shape
-    k = weight.shape[0]
-    pixels, chunks = x.reshape(-1, c), -(-c // 16)
-    wt = weight.reshape(k, c)
-    m_total = pixels.shape[0]
+    k, r, s, _ = weight.shape
+    p, q = h - r + 1, w - s + 1
+    chunks = -(-c // 16)
+    m_total = n * p * q
+
+    def source(m, tap):  # the input pixel under output pixel m's tap
+        image, rest = divmod(m, p * q)
+        y, x_ = divmod(rest, q)
+        return x[image, y + tap // s, x_ + tap % s]
+
     kw = k // tile.slices
     nt = kw // 8
     group_of = {j: (start, size) for start, size in pk.store_groups(nt) for j in range(start, start + size)}
@@ -216,9 +274,10 @@ def replay(op, tile: pk.StreamTile, x: np.ndarray, weight: np.ndarray, bias, res
 
     for slice_ in range(tile.slices):
         for base in range(0, m_total, 16):
-            rows = [pixels[base + i] if base + i < m_total else np.zeros(c) for i in range(16)]
             d = np.zeros((16, 8 * nt))
-            for kc in range(chunks):
+            for tap, kc in ((tap, kc) for tap in range(r * s) for kc in range(chunks)):
+                rows = [source(base + i, tap) if base + i < m_total else np.zeros(c) for i in range(16)]
+                wt = weight[:, tap // s, tap % s, :]
                 a, b = np.zeros((16, 16)), np.zeros((16, 8 * nt))
                 for lane in range(32):
                     g, t = lane // 4, lane % 4
@@ -238,7 +297,7 @@ def replay(op, tile: pk.StreamTile, x: np.ndarray, weight: np.ndarray, bias, res
                     for j in range(nt):
                         for col in (2 * t, 2 * t + 1):
                             out[m, channel(slice_, j, col)] = d[g + 8 * e, 8 * j + col]
-    acc = out.reshape(n, h, w, k)
+    acc = out.reshape(n, p, q, k)
     return apply_epilogue(acc, op.epilogue, bias, residual, channel_axis=3)
 
 
@@ -250,9 +309,13 @@ def replay(op, tile: pk.StreamTile, x: np.ndarray, weight: np.ndarray, bias, res
     ({"n": 1, "h": 2, "w": 9, "c": 32, "k": 128}, pk.StreamTile(4, 4, 8)),
     ({"n": 1, "h": 3, "w": 7, "c": 24, "k": 144}, pk.StreamTile(1, 2, 4)),     # 9 n8 tiles a warp: groups 4 + 4 + 1
     ({"n": 1, "h": 3, "w": 7, "c": 16, "k": 56}, pk.StreamTile(1, 1, 4)),      # 7: 4 + 2 + 1
+    ({"n": 2, "h": 5, "w": 7, "c": 16, "k": 32, "r": 2, "s": 2}, pk.StreamTile(1, 1, 4)),  # the blocked stem's window
+    ({"n": 1, "h": 6, "w": 5, "c": 8, "k": 16, "r": 3, "s": 3}, pk.StreamTile(2, 2, 4)),   # half a chunk a tap
+    ({"n": 1, "h": 3, "w": 9, "c": 20, "k": 24, "r": 1, "s": 3}, pk.StreamTile(1, 1, 8)),  # a row window, rows crossed
 ])
 def test_the_kernels_fragment_maths_match_the_interpreter(rng, shape, tile):
-    op = conv_of(**shape, r=1, s=1, pad=0, epilogue="bias, relu, residual = add, then relu")
+    shape = {"r": 1, "s": 1, **shape}
+    op = conv_of(**shape, pad=0, epilogue="bias, relu, residual = add, then relu")
     assert pk.conv_reason(op) is None and pk.tile_reason(op, tile) is None
     x = rng.standard_normal(op.input.type.get_shape()).astype(np.float16)
     weight = rng.standard_normal(op.filter.type.get_shape()).astype(np.float16)
@@ -274,5 +337,6 @@ def test_the_unit_compiles_with_nvcc(tmp_path):
     ops_ = [marked(conv_of(**EXPAND), pk.StreamTile(1, 1, 4)),
             marked(conv_of(**PROJECT), pk.StreamTile(1, 1, 8)),
             marked(conv_of(**{**NARROW_IN, "element": "bf16"}), pk.StreamTile(4, 2, 8)),
-            marked(conv_of(n=1, h=5, w=7, c=36, k=40, r=1, s=1, pad=0), pk.StreamTile(1, 1, 4))]
+            marked(conv_of(n=1, h=5, w=7, c=36, k=40, r=1, s=1, pad=0), pk.StreamTile(1, 1, 4)),
+            marked(conv_of(**BLOCKED_STEM), pk.StreamTile(1, 1, 4))]
     assert_unit_compiles(pk, ops_, tmp_path)

@@ -1,9 +1,12 @@
-"""Our 1×1 conv for narrow channel counts (family `pointwise_conv`): an NHWC conv with a 1×1
-filter, stride 1 and no padding (the GEMM pixels × C × K), C a multiple of 4 up to
-`MAX_CHANNELS`, K a multiple of 8, f16 or bf16 throughout, with the whole `#op.epilogue`
-fused. MobileNet's expand and project convs (16 → 96, 24 → 144, 32 → 16, 144 → 24 at 112²
-and 56²) do a few dozen FLOPs per byte: they are bound by DRAM bandwidth, and CUTLASS's
-persistent GEMM, with a k-tile of one or two MMA steps, waits on its epilogue's stores.
+"""Our streaming conv for narrow channel counts (family `stream_conv`): an NHWC conv with a
+1×1 filter or a small window (at most `MAX_TAPS` taps), stride 1, no dilation and no
+padding (the GEMM pixels × R·S·C × K), C a multiple of 4 up to `MAX_CHANNELS`, K a multiple
+of 8, f16 or bf16 throughout, with the whole `#op.epilogue` fused. MobileNet's expand and
+project convs (16 → 96, 24 → 144, 32 → 16, 144 → 24 at 112² and 56²) and its blocked stem
+(space-to-depth-stem's 2×2 conv on 16 channels, its input padded by the space_to_depth
+kernel) do a few dozen FLOPs per byte: they are bound by DRAM bandwidth, and CUTLASS's
+persistent GEMM, with a k-tile of one or two MMA steps, waits on its epilogue's stores, as
+does our stem conv, which stages each tile's input patch in shared memory.
 
     reason = conv_reason(op)          # None where the kernel computes this op.conv2d
     tile = default_tile(op)           # StreamTile
@@ -12,14 +15,17 @@ persistent GEMM, with a k-tile of one or two MMA steps, waits on its epilogue's 
 **Which ops.** `select-kernels` chooses it where `heuristic.narrow_pointwise_problem` says so
 (a KernelChoice of family "stream_conv", arch "sm80", its tile in `threadblock`), and
 `lower-op-to-cutlass` leaves such an op.conv2d at the op level, its choice attached: this
-generator computes it.
+generator computes it. Windows: `heuristic.narrow_window_problem`.
 
 **The kernel.** Persistent CTAs of `warps` warps, as many as stay resident. A unit of work
 is `fragments` × 16 consecutive output pixels; `slices` warps share a unit, each computing
 K / slices of its output channels, and keep those channels' filter in registers as mma.sync
-m16n8k16 B fragments for the whole launch. Inside a k16 chunk the reduction's order is the
-kernel's to choose, so lane t's two A (and B) registers are channels 4t .. 4t + 3 of the
-chunk: one 8-byte load each, straight from global memory, no shared memory and no barrier.
+m16n8k16 B fragments for the whole launch. The reduction runs tap by tap (the OHWI
+filter's order); a tap's A rows are the input pixels under it, a constant offset from the
+first tap's, so each row's source pixel is computed once a unit. Inside a k16 chunk the
+reduction's order is the kernel's to choose, so lane t's two A (and B) registers are
+channels 4t .. 4t + 3 of the chunk: one 8-byte load each, straight from global memory (a
+window's neighbouring taps hit the same cache lines), no shared memory and no barrier.
 Likewise the n8 tiles of a store group (four, then two and one for what is left:
 `store_groups`) interleave their columns, so that lane t's accumulators in a group of G
 tiles are 2G neighbouring output channels: the epilogue
@@ -63,7 +69,10 @@ FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
 
 ELEMENTS = HALF_ELEMENTS
 MAX_CHANNELS = 256
-"""Input channels at most: a warp's B fragments are (C / 16) × (K / slices / 8) × 2 words."""
+"""Input channels at most: a warp's B fragments are R·S × (C / 16) × (K / slices / 8) × 2 words."""
+MAX_TAPS = 16
+"""Window taps (R·S) at most: each is a load per A row and chunk, its source a constant
+offset; past a 4×4 window the input is re-read too often from the caches to stream."""
 MAX_B_WORDS = 96
 """Filter registers per thread at most (KC × NT × 2)."""
 MAX_ACCUMULATORS = 64
@@ -111,8 +120,11 @@ def conv_reason(op: Operation) -> str | None:
     k, r, s, _ = tensor_shape(op.filter.type)
     if op.prop_value("groups") != 1:
         return f"a grouped conv ({op.prop_value('groups')} groups)"
-    if (r, s) != (1, 1) or tuple(op.prop_value("strides")) != (1, 1) or any(op.prop_value("pads")):
-        return "the kernel takes 1x1 convs of stride 1 without padding"
+    if r * s > MAX_TAPS:
+        return f"a {r}x{s} window: the kernel takes at most {MAX_TAPS} taps"
+    if tuple(op.prop_value("strides")) != (1, 1) or any(op.prop_value("pads")) or tuple(
+            op.prop_value("dilations")) != (1, 1):
+        return "the kernel takes convs of stride 1 without padding or dilation"
     if c % 4 or c > MAX_CHANNELS:
         return f"{c} input channels: the kernel takes a multiple of 4 up to {MAX_CHANNELS}"
     if k % 8:
@@ -124,11 +136,11 @@ def conv_reason(op: Operation) -> str | None:
     return None
 
 
-def _registers(c: int, k: int, tile: StreamTile, residual: bool = False) -> tuple[int, int, int]:
+def _registers(c: int, k: int, tile: StreamTile, residual: bool = False, taps: int = 1) -> tuple[int, int, int]:
     """(filter words, accumulators, all words) a thread holds: all counts this unit's and the
     next unit's A fragments (and residual words) beside the filter and accumulators."""
     nt = k // tile.slices // 8
-    chunks = math.ceil(c / 16)
+    chunks = math.ceil(c / 16) * taps
     words, accumulators = chunks * nt * 2, nt * 4
     in_flight = 2 * tile.fragments * 2 * (chunks * 2 + (nt if residual else 0))
     return words, accumulators, words + accumulators + in_flight
@@ -136,18 +148,19 @@ def _registers(c: int, k: int, tile: StreamTile, residual: bool = False) -> tupl
 
 def tile_reason(op: ops.Conv2dOp, tile: StreamTile) -> str | None:
     """Why `tile` cannot compute the op (which conv_reason accepts), or None."""
-    c, k = tensor_shape(op.input.type)[-1], tensor_shape(op.filter.type)[0]
+    c = tensor_shape(op.input.type)[-1]
+    k, r, s, _ = tensor_shape(op.filter.type)
     if tile.warps not in WARPS or tile.slices not in SLICES or tile.fragments not in FRAGMENTS:
         return (f"a {tile.describe()} tile: fragments of {FRAGMENTS}, slices of {SLICES}, "
                 f"warps of {WARPS}")
     if tile.warps % tile.slices or k % (8 * tile.slices):
         return f"{tile.slices} slices of {k} output channels in {tile.warps} warps: each a multiple of 8 channels"
-    words, accumulators, every = _registers(c, k, tile, op.residual is not None)
+    words, accumulators, every = _registers(c, k, tile, op.residual is not None, r * s)
     if words > MAX_B_WORDS or accumulators > MAX_ACCUMULATORS:
-        return (f"{k // tile.slices} channels a warp on {c} input channels hold {words} filter words and "
+        return (f"{k // tile.slices} channels a warp on {r}x{s} taps of {c} input channels hold {words} filter words and "
                 f"{accumulators} accumulators a thread (at most {MAX_B_WORDS} and {MAX_ACCUMULATORS})")
     if every > MAX_WORDS:
-        return (f"{tile.fragments} fragments of {c} input channels take {every} words a thread with the filter and "
+        return (f"{tile.fragments} fragments of {r}x{s} taps of {c} input channels take {every} words a thread with the filter and "
                 f"accumulators (at most {MAX_WORDS})")
     return None
 
@@ -200,15 +213,15 @@ def store_groups(tiles_: int) -> list[tuple[int, int]]:
 
 
 def _context(op: ops.Conv2dOp, tile: StreamTile) -> dict:
-    n, h, w, c, k, *_ = problem(op)
-    pixels = n * h * w
+    n, h, w, c, k, r, s, p, q, *_ = problem(op)
+    pixels = n * p * q
     groups = store_groups(k // tile.slices // 8)
     return {
         "groups": groups, "widest_group": max(size for _, size in groups),
-        "problem": problem(op), "pixels": pixels, "c": c, "k": k,
+        "problem": problem(op), "pixels": pixels, "c": c, "k": k, "r": r, "s": s, "h": h, "w": w, "p": p, "q": q,
         "fragments": tile.fragments, "slices": tile.slices, "warps": tile.warps,
         "element": ELEMENTS[element_name(op.input)],
-        "index_t": "int" if max(pixels * c, pixels * k) < compute_kernels.INT_LIMIT else "long long",
+        "index_t": "int" if max(n * h * w * c, pixels * k) < compute_kernels.INT_LIMIT else "long long",
         "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
         "has_bias": op.bias is not None, "has_residual": op.residual is not None,
         "empty": False,

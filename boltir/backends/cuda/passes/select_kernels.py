@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=1 conv_ctas=1 narrow_pointwise=stream}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=1 conv_ctas=1 narrow_pointwise=stream narrow_windows=stream}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -25,7 +25,11 @@ in registers; 3 overlaps each tile's epilogue with the next tile's products). Me
 1x1 convs with fewer than 64 channels on one side (MobileNet's expand and project convs)
 run on our streaming 1x1 conv on sm90 (`narrow_pointwise=stream`,
 codegen/stream_conv_kernels.py, where heuristic.narrow_pointwise_problem says so);
-`narrow_pointwise=cutlass` keeps the persistent 3.x GEMMs. `conv_ctas=2`
+`narrow_pointwise=cutlass` keeps the persistent 3.x GEMMs. Memory-bound convs with a small
+window on 16 channels or fewer, stride 1 and no padding (MobileNet's blocked stem) run on the
+same streaming kernel on sm90 (`narrow_windows=stream`, where
+heuristic.narrow_window_problem says so); `narrow_windows=stem` leaves them to the rules
+after it (our stem conv). `conv_ctas=2`
 gives the 3.x implicit-GEMM convs the stages that let two CTAs share a multiprocessor (the
 default, 1, takes as many as fit; 2 measured no faster on the H200, bench/RESULTS.md).
 
@@ -71,12 +75,13 @@ FEW_CHANNELS_KERNELS = ("stem", "cutlass")
 FEW_PIXELS_KERNELS = ("splitk", "cutlass")
 NARROW_CONV_KERNELS = ("cutlass", "halo")
 NARROW_POINTWISE_KERNELS = ("stream", "cutlass")
+NARROW_WINDOW_KERNELS = ("stream", "stem")
 
 
 def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "",
                   depthwise: str = "direct", small_m: str = "skinny", few_channels: str = "stem",
                   few_pixels: str = "splitk", conv_ctas: int = 1, narrow_convs: str = "halo",
-                  halo_mode: int = 1, narrow_pointwise: str = "stream") -> KernelSelector:
+                  halo_mode: int = 1, narrow_pointwise: str = "stream", narrow_windows: str = "stream") -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
     (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
     kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's), and
@@ -85,7 +90,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     with few output pixels on sm90 ("splitk": ours, "cutlass": CUTLASS's), `narrow_convs`
     stride-1 convs on 16-64 channels on sm90 ("halo": ours, `halo_mode` its mode; "cutlass":
     CUTLASS's); `narrow_pointwise` memory-bound 1x1 convs with a narrow side on sm90
-    ("stream": ours, "cutlass": the persistent 3.x GEMMs); `conv_ctas`
+    ("stream": ours, "cutlass": the persistent 3.x GEMMs); `narrow_windows` memory-bound
+    small-window convs on few channels on sm90 ("stream": ours, "stem": the rules after it); `conv_ctas`
     the 3.x implicit-GEMM convs' CTAs per multiprocessor (1: as many stages as fit)."""
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
@@ -105,6 +111,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
         raise BoltError(f"narrow_convs must be one of {', '.join(NARROW_CONV_KERNELS)}; got '{narrow_convs}'")
     if narrow_pointwise not in NARROW_POINTWISE_KERNELS:
         raise BoltError(f"narrow_pointwise must be one of {', '.join(NARROW_POINTWISE_KERNELS)}; got '{narrow_pointwise}'")
+    if narrow_windows not in NARROW_WINDOW_KERNELS:
+        raise BoltError(f"narrow_windows must be one of {', '.join(NARROW_WINDOW_KERNELS)}; got '{narrow_windows}'")
     if halo_mode not in halo_conv_kernels.MODES:
         raise BoltError(f"halo_mode must be one of {', '.join(map(str, halo_conv_kernels.MODES))}; got {halo_mode}")
     if conv_ctas not in (1, 2, 3):
@@ -114,7 +122,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
                                  skinny_gemms=small_m == "skinny", stem_convs=few_channels == "stem",
                                  split_convs=few_pixels == "splitk", conv_ctas=conv_ctas,
                                  halo_convs=narrow_convs == "halo", halo_mode=halo_mode,
-                                 narrow_pointwise=narrow_pointwise == "stream")
+                                 narrow_pointwise=narrow_pointwise == "stream",
+                                 stream_windows=narrow_windows == "stream")
     kind = DatabaseSelector if name == "db" else TuningSelector
     selector = kind(sms=sms, cutlass=cutlass, tuning_db=tuning_db, gpu=gpu)
     selector.heuristic.direct_depthwise = depthwise == "direct"
@@ -125,6 +134,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     selector.heuristic.halo_convs = narrow_convs == "halo"
     selector.heuristic.halo_mode = halo_mode
     selector.heuristic.narrow_pointwise = narrow_pointwise == "stream"
+    selector.heuristic.stream_windows = narrow_windows == "stream"
     return selector
 
 
@@ -161,13 +171,15 @@ class SelectKernelsPass(ModulePass):
     """The mode of our halo conv (halo_conv_kernels.MODES: 1 filter in shared memory, 2 in registers, 3 overlapped epilogues)."""
     narrow_pointwise: str = "stream"
     """Whose kernel the heuristic gives memory-bound 1x1 convs with a narrow side on sm90: "stream" (ours) or "cutlass"."""
+    narrow_windows: str = "stream"
+    """Whose kernel the heuristic gives memory-bound small-window convs on few channels on sm90: "stream" (ours) or "stem" (the rules after it)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):
             raise BoltError(f"arch must be one of sm80, sm90; got '{self.arch}'")
         selector = make_selector(self.selector, self.sms, self.cutlass, self.tuning_db, self.gpu, self.depthwise,
                                  self.small_m, self.few_channels, self.few_pixels, self.conv_ctas, self.narrow_convs,
-                                 self.halo_mode, self.narrow_pointwise)
+                                 self.halo_mode, self.narrow_pointwise, self.narrow_windows)
         targets = [o for o in op.walk() if isinstance(o, SELECTABLE)]
         if hasattr(selector, "prepare"):
             selector.prepare(targets, self.arch)

@@ -590,7 +590,10 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_c
     ours, leader = [], first
     # each of our kernels the heuristic gives the op: its tiles, then the choice the
     # heuristic would have made without it (another of ours, or CUTLASS's)
-    for family, generate, switch in ((halo_conv_kernels.FAMILY, halo_conv, "halo_convs"),
+    # a small-window conv the streaming conv takes: its tiles, then the halo or stem conv's
+    window = isinstance(op, ops.Conv2dOp) and math.prod(tensor_shape(op.filter.type)[1:3]) > 1
+    streams = ((stream_conv_kernels.FAMILY, stream_conv, "stream_windows"),) if window else ()
+    for family, generate, switch in (*streams, (halo_conv_kernels.FAMILY, halo_conv, "halo_convs"),
                                      (skinny_gemm_kernels.FAMILY, skinny_gemm, "skinny_gemms"),
                                      (stem_conv_kernels.FAMILY, stem_conv, "stem_convs"),
                                      (splitk_conv_kernels.FAMILY, splitk_conv, "split_convs"),

@@ -262,6 +262,36 @@ def narrow_pointwise_problem(op: ops.Conv2dOp) -> stream_conv_kernels.StreamTile
     return stream_conv_kernels.default_tile(op)
 
 
+STREAM_WINDOW_CHANNELS = 16
+"""A small-window conv on at most this many input channels (space-to-depth-stem's blocked
+stems) that is memory-bound runs on our streaming conv (`narrow_window_problem`): our
+stem conv, which stages each tile's patch in shared memory and stores through it, ran
+MobileNetV2's blocked stem (2x2 on 16 channels, 39 MB at batch 32) at 1.3 TB/s in the
+model (bench/RESULTS.md)."""
+
+
+def narrow_window_problem(op: ops.Conv2dOp, arch: str) -> stream_conv_kernels.StreamTile | None:
+    """The tile our streaming conv (codegen/stream_conv_kernels.py) gives a conv with a
+    window larger than 1x1 where the heuristic gives it the op, else None: one the kernel
+    takes (stride 1, no padding), on at most STREAM_WINDOW_CHANNELS input channels, that
+    moves POINTWISE_MIN_BYTES or more and is bound by DRAM rather than by the tensor cores
+    on the target (ResNet-50's blocked stem, 4x4 on 16 channels to 64, is not: the halo
+    conv's)."""
+    if stream_conv_kernels.conv_reason(op) is not None:
+        return None
+    k, r, s, c = tensor_shape(op.filter.type)
+    if r * s == 1 or c > STREAM_WINDOW_CHANNELS:
+        return None
+    n, h, w, _ = tensor_shape(op.input.type)
+    _, p, q, _ = tensor_shape(op.output.type)
+    moved = 2 * (n * h * w * c + n * p * q * k * (2 if op.residual is not None else 1) + k * r * s * c)
+    target = get_target(arch)
+    flops = 2 * n * p * q * k * r * s * c
+    if moved < POINTWISE_MIN_BYTES or flops / target.peak_flops("f16") >= moved / target.dram_bytes_per_second:
+        return None
+    return stream_conv_kernels.default_tile(op)
+
+
 def pointwise_bytes(pixels: int, c: int, k: int, residual: bool) -> int:
     """What a 16-bit pointwise conv moves: input, filter and output once (and the residual)."""
     return 2 * (pixels * (c + k * (2 if residual else 1)) + k * c)
@@ -455,6 +485,10 @@ class HeuristicSelector:
     """Whether memory-bound 1x1 convs with under NARROW_POINTWISE_CHANNELS on one side run
     on our streaming kernel on sm90 where `narrow_pointwise_problem` says so (select-kernels
     narrow_pointwise=cutlass turns it off: the persistent 3.x GEMMs)."""
+    stream_windows: bool = True
+    """Whether memory-bound small-window convs on few channels run on our streaming conv on
+    sm90 where `narrow_window_problem` says so (select-kernels narrow_windows=stem turns it
+    off: the rules after it, our stem conv)."""
     halo_mode: int = 1
     """The halo conv's `mode` (halo_conv_kernels.MODES: the filter in shared memory or
     registers, or overlapped epilogues), select-kernels' `halo_mode`."""
@@ -462,6 +496,10 @@ class HeuristicSelector:
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
         hopper = arch == "sm90" and self.cutlass >= 3
         sms = self.sms or get_target(arch).multiprocessors
+        # before the halo and stem rules, which take such convs too (at a fraction of DRAM speed)
+        if hopper and self.stream_windows and isinstance(op, ops.Conv2dOp) and (
+                tile := narrow_window_problem(op, arch)) is not None:
+            return KernelChoice(stream_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
         # before the stem rule: ResNet-50's blocked stem (16 channels) is the halo conv's too
         if hopper and self.halo_convs and isinstance(op, ops.Conv2dOp) and (
                 tile := halo_conv_problem(op, sms, self.halo_mode)) is not None:
