@@ -4,7 +4,7 @@
 #   run: bash bench/gpu_run.sh check kernels tests      carry: [".whl", ".kcache/objects", ".kcache/members"]
 # (bench/carry_objects.py first trims .kcache/objects to what the stages need: 64 MiB in all)
 # Stages: check (bench/check_kernels.py $CHECK_ARGS), sweep (bench/compile_sweep.py: nvcc on every instance
-# the selection sweep emits), data / compute (the op-kernel checks; compute takes $COMPUTE_ARGS), attention (bench/check_attention.py
+# the selection sweep emits), data / compute (the op-kernel checks; they take $DATA_ARGS, $COMPUTE_ARGS), attention (bench/check_attention.py
 # $ATTENTION_ARGS: the fused attention against the interpreter, then timed against torch's SDPA), splitk
 # (bench/check_splitk_conv.py $SPLITK_ARGS: our split-reduction conv against the interpreter), stem
 # (bench/check_stem_conv.py $STEM_ARGS: our few-channel conv against the interpreter, then timed), halo
@@ -27,7 +27,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 declare -A commands=(
   [check]="python3 -m bench.check_kernels ${CHECK_ARGS:-}"
   [sweep]="python3 -m bench.compile_sweep ${SWEEP_ARGS:-}"
-  [data]="python3 -m bench.check_data_kernels"
+  [data]="python3 -m bench.check_data_kernels ${DATA_ARGS:-}"
   [compute]="python3 -m bench.check_compute_kernels ${COMPUTE_ARGS:-}"
   [attention]="python3 -m bench.check_attention ${ATTENTION_ARGS:-}"
   [splitk]="python3 -m bench.check_splitk_conv ${SPLITK_ARGS:-}"
