@@ -79,7 +79,8 @@ def test_a_build_for_that_gpu_takes_it(tmp_path, raced_export):
     record = shipped_tuning().lookup(tuning_key(gemm, "sm90", H200))
     assert record is raced_export or record.best == raced_export.best
     selector = DatabaseSelector(sms=132, tuning_db=str(tmp_path / "none.sqlite"), gpu=H200)
-    assert selector.select(gemm, "sm90") == record.best_of(lambda choice: True)[0]
+    heuristic = HeuristicSelector(sms=132).select(gemm, "sm90")
+    assert selector.select(gemm, "sm90") == record.best_of(lambda choice: True, prefer=heuristic)[0]
     assert selector.counts == {"kernels from the shipped tuning data": 1}
     assert "tuning data shipped for the NVIDIA H200" in selector.notes[0]
     anywhere = DatabaseSelector(sms=132, tuning_db=str(tmp_path / "none.sqlite"))  # no GPU named: no shipped data
@@ -123,7 +124,8 @@ def test_select_kernels_through_the_pipeline_string(tmp_path, monkeypatch, raced
     monkeypatch.setenv("BOLTIR_CACHE_DIR", str(tmp_path))  # no user database
     monkeypatch.setattr(selectors, "local_gpu_name", lambda: H200)
     module, gemm = shipped_gemm()
-    expected = shipped_tuning().lookup(tuning_key(gemm, "sm90", H200)).best_of(lambda choice: True)[0]
+    heuristic = HeuristicSelector(sms=132).select(gemm, "sm90")
+    expected = shipped_tuning().lookup(tuning_key(gemm, "sm90", H200)).best_of(lambda choice: True, prefer=heuristic)[0]
     from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
 
     [select] = parse_pipeline_spec(compiler.backend_passes("sm90")[0], available_passes())

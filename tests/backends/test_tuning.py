@@ -34,6 +34,7 @@ from boltir.backends.cuda.tune.database import (
 )
 from boltir.backends.cuda.tune.tuner import Tuner, lower_alone, single_op_module
 from boltir.dialects import op as ops
+from boltir.dialects.cutlass import Tile
 from boltir.ir import make_context, parse_module, print_module
 from tests.support.op_modules import b2b_gemm_text, conv_text, gemm_text
 
@@ -787,3 +788,19 @@ def test_the_3x_conv_is_also_raced_with_two_ctas_per_multiprocessor():
     assert found[0] == heuristic and heuristic.tile.stages == 0
     assert found[1] == dataclasses.replace(heuristic, tile=dataclasses.replace(heuristic.tile, stages=4))
     lower_alone(single_op_module(op), found[1])
+
+
+def test_the_heuristics_choice_stands_unless_another_is_clearly_faster():
+    """Timed alone, candidates within HEURISTIC_MARGIN of the heuristic's choice are not told
+    apart: the record's best, and the database selector's choice, stay the heuristic's."""
+    from boltir.backends.cuda.tune.database import HEURISTIC_MARGIN, Measurement, fastest_of
+
+    heuristic, other = (KernelChoice("gemm", "sm80", Tile((m, 128, 32), (64, 64, 32), (16, 8, 16), 3), (8, 8, 8))
+                        for m in (128, 256))
+    close = [Measurement(heuristic, "ok", 1.0, 0.0, "", "graph"), Measurement(other, "ok", 0.99, 0.0, "", "graph")]
+    assert fastest_of(close).choice == other
+    assert fastest_of(close, prefer=heuristic).choice == heuristic
+    clear = [close[0], Measurement(other, "ok", 1.0 / (1 + 2 * HEURISTIC_MARGIN), 0.0, "", "graph")]
+    assert fastest_of(clear, prefer=heuristic).choice == other
+    wrong = [Measurement(heuristic, "wrong", 0.5, 1.0, "", "graph"), close[1]]
+    assert fastest_of(wrong, prefer=heuristic).choice == other

@@ -164,6 +164,29 @@ class Measurement:
                            data.get("detail", ""), timing)
 
 
+HEURISTIC_MARGIN = 0.03
+"""How much faster than the heuristic's choice, timed alone, another candidate must be to
+replace it. Within this, timing one launch alone does not tell candidates apart (medians of
+graph replays move by about this much between runs), while in a model the launch's
+neighbours do: a tile that won alone by a fraction of a percent has run slower in the
+model than the heuristic's (VGG-16 b1's fc6, bench/RESULTS.md)."""
+
+
+def fastest_of(measurements: list[Measurement], allowed=lambda choice: True,
+               prefer: KernelChoice | str | None = None) -> Measurement | None:
+    """The fastest correct measurement whose choice `allowed` accepts, except that `prefer`'s
+    (the heuristic's choice) stands unless another is HEURISTIC_MARGIN faster; None when
+    none is correct."""
+    good = [m for m in measurements if m.status == "ok" and m.ms is not None and allowed(m.choice)]
+    if not good:
+        return None
+    fastest = min(good, key=lambda m: m.ms)
+    preferred = next((m for m in good if m.choice == prefer), None) if prefer is not None else None
+    if preferred is not None and preferred.ms <= fastest.ms * (1 + HEURISTIC_MARGIN):
+        return preferred
+    return fastest
+
+
 @dataclass
 class TuningRecord:
     key: TuningKey
@@ -180,13 +203,11 @@ class TuningRecord:
         timings = {m.timing for m in self.measurements if m.status == "ok"}
         return "graph" if "graph" in timings else ("stream" if timings else "")
 
-    def best_of(self, allowed) -> tuple[KernelChoice | str, float] | None:
-        """The fastest correct candidate that `allowed(choice)` accepts, with its time."""
-        good = [m for m in self.measurements if m.status == "ok" and m.ms is not None and allowed(m.choice)]
-        if not good:
-            return None
-        fastest = min(good, key=lambda m: m.ms)
-        return fastest.choice, fastest.ms
+    def best_of(self, allowed, prefer: KernelChoice | str | None = None) -> tuple[KernelChoice | str, float] | None:
+        """The fastest correct candidate that `allowed(choice)` accepts, with its time; the
+        heuristic's choice (`prefer`) unless another is HEURISTIC_MARGIN faster (`fastest_of`)."""
+        fastest = fastest_of(self.measurements, allowed, prefer)
+        return None if fastest is None else (fastest.choice, fastest.ms)
 
     def to_json(self) -> dict:
         return {"key": dataclasses.asdict(self.key), "best": choice_to_json(self.best), "best_ms": self.best_ms,

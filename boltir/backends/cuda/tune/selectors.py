@@ -97,7 +97,7 @@ class DatabaseSelector:
         self._source = source
         if self.never_raced_the_heuristic(op, arch, record):
             return None
-        best = record.best_of(allowed_generations(arch, self.cutlass))
+        best = record.best_of(allowed_generations(arch, self.cutlass), prefer=self.heuristic.select(op, arch))
         if best is None:
             return None
         choice = best[0]

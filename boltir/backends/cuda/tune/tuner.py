@@ -84,6 +84,7 @@ from boltir.backends.cuda.tune.database import (
     TuningKey,
     TuningRecord,
     describe_choice,
+    fastest_of,
     tuning_key,
 )
 from boltir.diagnostics import BoltError
@@ -514,9 +515,8 @@ class Tuner:
                     else:
                         candidate.outcome = Measurement(UNFUSE, "refused", detail="a half has no working candidate")
         measurements = [c.outcome or Measurement(c.choice, "not measured") for c in job.candidates]
-        good = [m for m in measurements if m.status == "ok"]
-        if good:
-            fastest = min(good, key=lambda m: m.ms)
+        fastest = fastest_of(measurements, prefer=job.candidates[0].choice)  # the heuristic's, within the margin
+        if fastest is not None:
             best, best_ms = fastest.choice, fastest.ms
         else:
             best, best_ms = job.candidates[0].choice, -1.0  # the heuristic's: nothing better is known
