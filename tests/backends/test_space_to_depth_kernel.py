@@ -1,14 +1,11 @@
 """The op.space_to_depth data kernel (boltir/backends/cuda/codegen/space_to_depth_kernel.py).
 
-Without a GPU: the stem's instance (an NCHW image) stages the image rows under each result
-row in shared memory and writes 16-channel f16 pixels from there; an image too wide to
-stage, and NHWC inputs, write a whole pixel per thread (two 16-byte stores, every
-channel's source offset a constant); wider pixels and NCHW results take V elements per
-thread, copies name bits (f16 and bf16 share a kernel), keys separate shapes, pads and
-conversions. `slow`: the data_kernel_cases' instances compile with the real nvcc without
-a warning, the stem's V = 8 kernel stores 16 bytes at a time and reads the image with
-scalar loads through shared memory, and the per-pixel kernel loads its 12 input values with no
-division left. `gpu` runs of these cases are
+Without a GPU: the stem's instance writes a whole 16-channel f16 pixel per thread (two
+16-byte stores, every channel's source offset a constant), wider pixels and NCHW results
+take V elements per thread, copies name bits (f16 and bf16 share a kernel), keys separate
+shapes, pads and conversions. `slow`: the data_kernel_cases' instances compile with the
+real nvcc without a warning, and the stem's V = 8 kernel stores 16 bytes at a time and
+loads its 12 input values with no division left. `gpu` runs of these cases are
 tests/backends/test_data_kernels.py's (every case of tests/support/data_kernel_cases.py).
 """
 
@@ -25,40 +22,27 @@ from boltir.diagnostics import BoltError
 from tests.support import data_kernel_cases
 
 STEM = data_kernel_cases.space_to_depth((32, 3, 224, 224), 2, "f32", "f16", pads=(3, 3, 3, 3), channels=16)
-WIDE_IMAGE = data_kernel_cases.space_to_depth((2, 3, 6, 1000), 2, "f32", "f16", pads=(3, 3, 3, 3), channels=16)
-"""3 channels x 2 rows x 1000 f32 columns: 24 KB, past STAGED_BYTES."""
 
 
 def prepared(case: data_kernel_cases.Case):
     return data_kernel_cases.prepare(case).op
 
 
-def test_the_stem_stages_the_image_rows_under_each_result_row():
+def test_the_stem_writes_whole_pixels():
     op = prepared(STEM)
     key = dk.instance_key(op)
     assert key == (
         "space_to_depth f32->f16 in=[32,3,224,224] NCHW->NHWC block=2 pads=[3,3,3,3] out=[32,115,115,16] "
-        "vector=8 staged-rows index=int"
+        "vector=8 whole-pixel index=int"
     )
     assert dk.family(op) == "space_to_depth" and dk.supports(op) and not dk.is_fallback(op)
-    source = dk.emit_instance(op).source
-    assert "__shared__ In staged[kChannels][kRows][kWidth];" in source
-    assert "constexpr int kRows = 2, kWidth = 224, kChannels = 3;" in source
-    assert "const Index r = oh * 2 + dy - 3;" in source and "col = ow * 2 + (k / kChannels) % 2 - 3;" in source
-    assert "const bool inside = k < 12 && col >= 0 && col < kWidth;" in source
-    assert "static_cast<unsigned>(kResultRows), kBlock" in source
-    assert "boltir_data::aligned(out, 16)" in source
-
-
-def test_an_image_too_wide_to_stage_writes_whole_pixels():
-    op = prepared(WIDE_IMAGE)
-    assert dk.instance_key(op).endswith("vector=8 whole-pixel index=int")
     source = dk.emit_instance(op).source
     assert "constexpr Index kThreads = kCount / 16;  // one per pixel" in source
     assert "if (k >= 12) {" in source
     assert "const Index r = oh * 2 + k / 6 - 3;" in source and "const Index col = ow * 2 + (k / 3) % 2 - 3;" in source
-    assert "boltir_data::from_reg<Out>(boltir_data::to_reg(in[((n * 3 + c) * 6 + r) * 1000 + col]))" in source
-    assert [str(v.type) for v in dk.launch_arguments(prepared(STEM)).operands] == [
+    assert "boltir_data::from_reg<Out>(boltir_data::to_reg(in[((n * 3 + c) * 224 + r) * 224 + col]))" in source
+    assert "boltir_data::aligned(out, 16)" in source
+    assert [str(v.type) for v in dk.launch_arguments(op).operands] == [
         "tensor<32x3x224x224xf32>", "tensor<32x115x115x16xf16>",
     ]
 
@@ -106,7 +90,6 @@ def test_the_cases_compile_and_the_stem_stores_16_bytes(tmp_path):
         pytest.skip(f"needs nvcc: {error.message}")
     cases = [prepared(case) for case in data_kernel_cases.cases() if case.label.startswith("space_to_depth")]
     assert len(cases) >= 5
-    cases += [prepared(STEM), prepared(WIDE_IMAGE)]
     source = tmp_path / "space_to_depth.cu"
     source.write_text(dk.emit_translation_unit(cases))
     flags = list(nvcc.CompileJob("data", "", "sm80").flags)
@@ -117,16 +100,10 @@ def test_the_cases_compile_and_the_stem_stores_16_bytes(tmp_path):
                          capture_output=True, text=True, check=False)
     assert ptx.returncode == 0, ptx.stderr[-3000:]
     text = (tmp_path / "s2d.ptx").read_text()
-
-    def body(case) -> str:
-        name = dk.kernel_name(prepared(case))
-        entry = re.search(rf"\.entry (_ZN16boltir_instances\d+{name}6kernelILi8\w*)\(", text)
-        assert entry, f"{name}: no kernel<8> in the PTX"
-        return text[entry.end() : text.index("\n}", entry.end())]
-
-    staged, per_pixel = body(STEM), body(WIDE_IMAGE)
-    assert staged.count("st.global.v4.u32") == 1 and "st.global.u16" not in staged  # one 16-byte store in the row loop
-    assert "ld.global.nc.f32" in staged and "st.shared.f32" in staged and "ld.shared.f32" in staged
-    assert per_pixel.count("st.global.v4.u32") == 2 and "st.global.u16" not in per_pixel
-    assert per_pixel.count("ld.global.nc.f32") == 12
-    assert not re.search(r"\b(div|rem)\.", staged + per_pixel)
+    name = dk.kernel_name(prepared(STEM))
+    entry = re.search(rf"\.entry (_ZN16boltir_instances\d+{name}6kernelILi8\w*)\(", text)
+    assert entry, f"{name}: no kernel<8> in the PTX"
+    body = text[entry.end() : text.index("\n}", entry.end())]
+    assert body.count("st.global.v4.u32") == 2 and "st.global.u16" not in body
+    assert body.count("ld.global.nc.f32") == 12
+    assert not re.search(r"\b(div|rem)\.", body)

@@ -1,11 +1,7 @@
 """The `op.space_to_depth` kernel of the data-movement family (`data_kernels.py` registers
 it): the input of a blocked stem conv, read once and written once.
 
-From an NCHW image (a model's input) to NHWC, one CTA writes one result row: it first reads
-the b rows of every channel under it, row by row (consecutive threads, consecutive
-columns), into shared memory (`STAGED_BYTES` at most), zeros above and below the image,
-then assembles the row's pixels from there with vector stores. Otherwise one thread writes
-a whole NHWC pixel of up to 64 bytes (a stem's 16 f16 channels: two
+One thread writes a whole NHWC pixel of up to 64 bytes (a stem's 16 f16 channels: two
 16-byte stores, each channel's source a compile-time offset), or else V consecutive
 elements of the result's innermost axis (16 bytes: 8 channels of a wider pixel, or 8
 columns of an NCHW row) with one vector store; the launcher falls back to V = 1 when the
@@ -41,10 +37,6 @@ from boltir.dialects import op as ops
 
 PIXEL_BYTES = 64
 """The widest NHWC pixel one thread writes whole (32 f16 channels: 4 vector stores)."""
-STAGED_BYTES = 16 * 1024
-"""The most shared memory an NCHW image's rows under one result row may take for the
-staged-rows kernel (a 224-wide f32 image blocked by 2: 5.4 KB), so that many CTAs share a
-multiprocessor and keep DRAM busy."""
 
 
 def _source_offset(layout: str, n: int, c: int, h: int, w: int) -> str:
@@ -76,11 +68,6 @@ def space_to_depth_plan(op: ops.SpaceToDepthOp) -> KernelPlan:
     # A thread writes a whole NHWC pixel when it is at most PIXEL_BYTES (its channel
     # decomposition is then all constants), else V consecutive elements of the innermost axis.
     whole_pixel = result_layout == "NHWC" and y[-1] * out_size <= PIXEL_BYTES
-    # From an NCHW image, whole pixels are assembled from rows staged in shared memory, read
-    # a row at a time: the per-pixel kernel's threads each read b·C planes at once, and in a
-    # model (the image cold in DRAM) it moved 2.0 TB/s (bench/RESULTS.md).
-    in_size = element_size(op, op.input)
-    staged_rows = whole_pixel and layout == "NCHW" and c * block * w * in_size <= STAGED_BYTES
     if whole_pixel:
         names, coordinates = ("n", "oh", "ow"), coordinate_expressions(y[:-1], "t")
     else:
@@ -88,7 +75,6 @@ def space_to_depth_plan(op: ops.SpaceToDepthOp) -> KernelPlan:
         coordinates = coordinate_expressions(y)
     context = {
         "whole_pixel": whole_pixel,
-        "staged_rows": staged_rows,
         "pixel_channels": y[-1],
         "in_storage": in_storage,
         "out_storage": out_storage,
@@ -115,6 +101,6 @@ def space_to_depth_plan(op: ops.SpaceToDepthOp) -> KernelPlan:
     key = (
         f"space_to_depth {elements} in=[{','.join(map(str, x))}] {layout}->{result_layout} block={block} "
         f"pads=[{','.join(map(str, op.prop_value('pads')))}] out=[{','.join(map(str, y))}] "
-        f"vector={vector}{' staged-rows' if staged_rows else ' whole-pixel' if whole_pixel else ''} index={index_type}"
+        f"vector={vector}{' whole-pixel' if whole_pixel else ''} index={index_type}"
     )
     return KernelPlan("space_to_depth", key, "space_to_depth.cu.j2", context)
