@@ -400,6 +400,7 @@ def cases() -> list[Case]:
         space_to_depth((2, 3, 9, 7), 2, "f32", "f16", pads=(1, 1, 0, 2), channels=16),
         space_to_depth((3, 11, 10, 3), 2, "f32", "bf16", layout="NHWC", pads=(1, 1, -2, 1), channels=16),
         space_to_depth((2, 3, 9, 7), 2, "f16", "f16", result_layout="NCHW", pads=(1, 0, 0, 1)),
+        space_to_depth((2, 3, 9, 7), 2, "f16", "f16", pads=(1, 1, -2, 0)),  # bits copied, cropped
         space_to_depth((1, 2, 19, 21), 4, "f64", "f32", pads=(2, 2, -1, -3), channels=40),
         space_to_depth((2, 8, 8, 16), 2, "f16", "f16", layout="NHWC"),
         # a vision transformer's patch embedding: 16×16 blocks of 3 channels, 768 wide pixels
