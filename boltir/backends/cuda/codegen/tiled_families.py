@@ -10,10 +10,10 @@ from xdsl.ir import Operation
 from boltir.backends.cuda.codegen import (
     depthwise_kernels,
     halo_conv_kernels,
-    stream_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
+    stream_conv_kernels,
 )
 
 GENERATORS = (depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels, splitk_conv_kernels, halo_conv_kernels,

@@ -40,10 +40,10 @@ from xdsl.passes import ModulePass
 from boltir.backends.cuda.codegen import (
     depthwise_kernels,
     halo_conv_kernels,
-    stream_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
+    stream_conv_kernels,
     tiled_families,
 )
 from boltir.backends.cuda.codegen.cutlass_kernels import unsupported_reason

@@ -38,7 +38,9 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
   half the columns; then CUTLASS's candidates as if our kernel did not exist.
 - Memory-bound 1x1 convs with a narrow side that our streaming kernel takes, where the
   heuristic gives it them (`narrow_pointwise`; `stream_conv_kernels`): its tiles
-  (`stream_conv_kernels.tiles`), then CUTLASS's candidates as if our kernel did not exist.
+  (`stream_conv_kernels.tiles`), then CUTLASS's candidates as if our kernel did not exist;
+  likewise memory-bound small-window convs on few channels (`stream_windows`), whose next
+  choice is the halo or stem conv's.
 - Depthwise convs: our own kernel's (`depthwise_kernels`) strip widths and rows per
   thread around the heuristic's tile, then CUTLASS's direct conv's pixel tiles that fit its
   shared memory.
@@ -74,10 +76,10 @@ from boltir.backends.cuda.codegen import (
     cutlass_sm90,
     depthwise_kernels,
     halo_conv_kernels,
-    stream_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
+    stream_conv_kernels,
 )
 from boltir.backends.cuda.codegen.epilogues import plan_epilogue
 from boltir.backends.cuda.select.choice import CUTLASS_3X_FAMILIES, UNFUSE, KernelChoice
@@ -356,11 +358,11 @@ def direct_depthwise(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet, 
 
 
 MAX_POINTWISE = 6
-"""At most this many of our streaming 1x1 conv's tiles, beside CUTLASS's."""
+"""At most this many of our streaming conv's tiles, beside the next choice's."""
 
 
 def stream_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
-    """Our streaming 1x1 conv's tiles (`stream_conv_kernels.tiles`: the heuristic's
+    """Our streaming conv's tiles (`stream_conv_kernels.tiles`: the heuristic's
     first), as choices like `base`."""
     variants = stream_conv_kernels.tiles(op)
     chosen = stream_conv_kernels.StreamTile.of(base.tile)

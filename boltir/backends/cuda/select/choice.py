@@ -34,8 +34,9 @@ kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, cha
 # tile a cluster's (output pixels, output channels, CTAs splitting the reduction).
 # "halo_conv" is our own wgmma conv for 64 input channels (codegen/halo_conv_kernels.py), its
 # tile a CTA's (output columns, output rows, descriptor base-offset mode).
-# "stream_conv" is our own 1x1 conv for narrow channel counts (codegen/stream_conv_kernels.py),
-# its tile (16-pixel fragments a unit, warps sharing a unit, warps a CTA).
+# "stream_conv" is our own streaming conv for narrow channel counts, 1x1 or a small window
+# (codegen/stream_conv_kernels.py), its tile (16-pixel fragments a unit, warps sharing a
+# unit, warps a CTA).
 
 
 CUTLASS_3X_FAMILIES = ("gemm", "conv2d_fprop")

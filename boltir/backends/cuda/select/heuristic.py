@@ -21,10 +21,10 @@ from boltir.backends.cuda.codegen import (
     cutlass_sm90,
     depthwise_kernels,
     halo_conv_kernels,
-    stream_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
     stem_conv_kernels,
+    stream_conv_kernels,
 )
 from boltir.backends.cuda.codegen.cutlass_common import (
     batch_layout,
