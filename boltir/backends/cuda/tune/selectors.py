@@ -95,9 +95,10 @@ class DatabaseSelector:
         if record is None:
             return None
         self._source = source
-        if self.never_raced_the_heuristic(op, arch, record):
+        heuristic = self.heuristic.select(op, arch)
+        if self.never_raced(op, heuristic, record):
             return None
-        best = record.best_of(allowed_generations(arch, self.cutlass), prefer=self.heuristic.select(op, arch))
+        best = record.best_of(allowed_generations(arch, self.cutlass), prefer=heuristic)
         if best is None:
             return None
         choice = best[0]
@@ -110,10 +111,9 @@ class DatabaseSelector:
                 return None
         return choice
 
-    def never_raced_the_heuristic(self, op: Operation, arch: str, record: TuningRecord) -> bool:
-        """Whether `record` never measured the choice this build's heuristic makes for `op`
-        (counted and noted: the heuristic decides)."""
-        heuristic = self.heuristic.select(op, arch)
+    def never_raced(self, op: Operation, heuristic: KernelChoice | str, record: TuningRecord) -> bool:
+        """Whether `record` never measured `heuristic`, the choice this build's heuristic makes
+        for `op` (counted and noted: the heuristic decides)."""
         if raced_the_heuristic(record, heuristic):
             return False
         what = heuristic.family if isinstance(heuristic, KernelChoice) else heuristic
