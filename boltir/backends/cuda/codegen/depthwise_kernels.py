@@ -67,6 +67,7 @@ from xdsl.ir import Operation
 from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.generator import LaunchArguments
 from boltir.backends.cuda.codegen.own_kernels import (
+    OwnTile,
     TiledFamily,
     conv_launch_arguments,
     conv_problem,
@@ -103,7 +104,7 @@ MAX_SHARED_BYTES = 80 * 1024
 
 
 @dataclass(frozen=True)
-class DirectTile:
+class DirectTile(OwnTile):
     """One thread's work: `rows` output rows one after the other, each a strip of
     `columns` output pixels along W, `vector` channels wide; `ahead` (AHEADS) picks the
     row walk (0) or the staged window (1 to 3)."""
@@ -113,12 +114,10 @@ class DirectTile:
     vector: int
     ahead: int = 0
 
-    def as_tile(self) -> Tile:
-        """The KernelChoice tile that records it: threadblock = warp = (rows + AHEAD_STEP ×
-        ahead, columns, vector), one thread's tile (the CTA is always BLOCK_THREADS
-        threads); instruction 1×1×1, stages unused (2)."""
-        shape = (self.rows + AHEAD_STEP * self.ahead, self.columns, self.vector)
-        return Tile(shape, shape, (1, 1, 1), 2)
+    def numbers(self) -> tuple[int, int, int]:
+        """The KernelChoice's three integers: (rows + AHEAD_STEP × ahead, columns, vector),
+        one thread's tile (the CTA is always BLOCK_THREADS threads)."""
+        return self.rows + AHEAD_STEP * self.ahead, self.columns, self.vector
 
     @staticmethod
     def decode(rows: int, columns: int, vector: int) -> DirectTile:
@@ -126,9 +125,9 @@ class DirectTile:
         ahead, rows = divmod(rows, AHEAD_STEP) if rows >= AHEAD_STEP else (0, rows)
         return DirectTile(rows, columns, vector, ahead)
 
-    @staticmethod
-    def of(tile: Tile) -> DirectTile:
-        return DirectTile.decode(*tile.threadblock)
+    @classmethod
+    def of(cls, tile: Tile) -> DirectTile:
+        return cls.decode(*tile.threadblock)
 
     def describe(self) -> str:
         return f"{self.rows}x{self.columns}x{self.vector}" + (f"s{self.ahead}" if self.ahead else "")

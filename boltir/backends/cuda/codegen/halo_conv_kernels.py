@@ -59,6 +59,7 @@ from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.generator import LaunchArguments
 from boltir.backends.cuda.codegen.own_kernels import (
     HALF_ELEMENTS,
+    OwnTile,
     TiledFamily,
     conv_launch_arguments,
     conv_problem,
@@ -68,7 +69,6 @@ from boltir.backends.cuda.codegen.own_kernels import (
 )
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
-from boltir.dialects.cutlass import Tile
 
 FAMILY = "halo_conv"
 FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY, ops.Conv2dMaxPoolOp: FAMILY}
@@ -111,7 +111,7 @@ with the accumulators (columns / 2) and addressing, a thread stays under 255."""
 
 
 @dataclass(frozen=True)
-class HaloTile:
+class HaloTile(OwnTile):
     """Output tiles of `rows` rows × `columns` pixels (× 64 output channels), `mode` one of
     MODES (where the filter lives, and whether epilogues overlap products)."""
 
@@ -127,15 +127,7 @@ class HaloTile:
     def overlapped(self) -> bool:
         return self.mode == 3
 
-    def as_tile(self) -> Tile:
-        """The KernelChoice tile: threadblock = warp = (columns, rows, mode); instruction
-        1×1×1; stages 2 (the patch's double buffer)."""
-        shape = (self.columns, self.rows, self.mode)
-        return Tile(shape, shape, (1, 1, 1), 2)
 
-    @staticmethod
-    def of(tile: Tile) -> HaloTile:
-        return HaloTile(*tile.threadblock)
 
     def describe(self) -> str:
         return f"{self.columns}x{self.rows}" + ("" if self.mode == 1 else f"m{self.mode}")

@@ -7,10 +7,11 @@ choice, which each family's module binds to its module-level names."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
@@ -20,6 +21,7 @@ from boltir.backends.cuda.codegen.generator import Instance, LaunchArguments, ch
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
+from boltir.dialects.cutlass import Tile
 
 
 HALF_ELEMENTS = {"f16": "__half", "bf16": "__nv_bfloat16"}
@@ -94,6 +96,30 @@ def translation_unit(module_or_ops: ModuleOp | Iterable[Operation], computes: Ca
     chosen = [op for op in module_or_ops.walk() if computes(op)] if isinstance(module_or_ops, ModuleOp) else list(module_or_ops)
     instances = {kernel_name(op): op for op in chosen}
     return render("compute/unit.cu.j2", instances=[emit_instance(op) for op in instances.values()])
+
+
+class OwnTile:
+    """What the tiles of our own kernel families (frozen dataclasses of three integers)
+    share: a KernelChoice records one as threadblock = warp = `numbers()`, instruction
+    1×1×1 (the record's rules want it to divide the tile; our MMA shapes are fixed) and
+    `STAGES` stages (2 where the kernel has no pipeline depth to record); `of` is the
+    inverse and `describe` the tile's name in keys and tables."""
+
+    STAGES: ClassVar[int] = 2
+
+    def numbers(self) -> tuple[int, int, int]:
+        return dataclasses.astuple(self)
+
+    def as_tile(self) -> Tile:
+        shape = self.numbers()
+        return Tile(shape, shape, (1, 1, 1), self.STAGES)
+
+    @classmethod
+    def of(cls, tile: Tile):
+        return cls(*tile.threadblock)
+
+    def describe(self) -> str:
+        return "x".join(map(str, self.numbers()))
 
 
 @dataclass(frozen=True)

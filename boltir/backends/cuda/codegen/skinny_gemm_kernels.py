@@ -52,10 +52,9 @@ from xdsl.ir import Operation
 from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.cutlass_common import batch_layout
 from boltir.backends.cuda.codegen.generator import LaunchArguments
-from boltir.backends.cuda.codegen.own_kernels import TiledFamily, element_name, same_element_reason
+from boltir.backends.cuda.codegen.own_kernels import OwnTile, TiledFamily, element_name, same_element_reason
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
-from boltir.dialects.cutlass import Tile
 
 FAMILY = "skinny_gemm"
 FAMILIES: dict[type, str] = {ops.GemmOp: FAMILY}
@@ -78,26 +77,13 @@ SHARED_LIMIT = compute_kernels.SHARED_LIMIT
 
 
 @dataclass(frozen=True)
-class SkinnyTile:
+class SkinnyTile(OwnTile):
     """A CTA's work: `weight_rows` rows of the weight (8 or 16), `warps` warps splitting K,
     each loading `unroll` chunks of 64 before it multiplies."""
 
     weight_rows: int
     warps: int
     unroll: int
-
-    def as_tile(self) -> Tile:
-        """The KernelChoice tile that records it: threadblock = warp = (weight_rows, warps,
-        unroll); instruction 1×1×1 (the tile's shapes must divide), stages unused (2)."""
-        shape = (self.weight_rows, self.warps, self.unroll)
-        return Tile(shape, shape, (1, 1, 1), 2)
-
-    @staticmethod
-    def of(tile: Tile) -> SkinnyTile:
-        return SkinnyTile(*tile.threadblock)
-
-    def describe(self) -> str:
-        return f"{self.weight_rows}x{self.warps}x{self.unroll}"
 
 
 # ------------------------------------------------------------- what is supported

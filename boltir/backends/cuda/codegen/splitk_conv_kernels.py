@@ -54,6 +54,7 @@ from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.generator import LaunchArguments
 from boltir.backends.cuda.codegen.own_kernels import (
     HALF_ELEMENTS,
+    OwnTile,
     TiledFamily,
     conv_launch_arguments,
     conv_problem,
@@ -63,7 +64,6 @@ from boltir.backends.cuda.codegen.own_kernels import (
 )
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
-from boltir.dialects.cutlass import Tile
 
 FAMILY = "splitk_conv"
 FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
@@ -85,7 +85,7 @@ MIN_K_TILES = 2
 
 
 @dataclass(frozen=True)
-class SplitTile:
+class SplitTile(OwnTile):
     """A `block_m` × `block_n` output tile (pixels × output channels) per cluster of `split`
     CTAs, which divide its reduction between them."""
 
@@ -93,19 +93,7 @@ class SplitTile:
     block_n: int
     split: int
 
-    def as_tile(self) -> Tile:
-        """The KernelChoice tile that records it: threadblock = warp = (block_m, block_n,
-        split); instruction 1×1×1 (the record's rules want it to divide the tile; the MMA is
-        always m16n8k16), stages the pipeline's."""
-        shape = (self.block_m, self.block_n, self.split)
-        return Tile(shape, shape, (1, 1, 1), STAGES)
-
-    @staticmethod
-    def of(tile: Tile) -> SplitTile:
-        return SplitTile(*tile.threadblock)
-
-    def describe(self) -> str:
-        return f"{self.block_m}x{self.block_n}x{self.split}"
+    STAGES = STAGES  # recorded: the pipeline's
 
 
 # ------------------------------------------------------------- what is supported

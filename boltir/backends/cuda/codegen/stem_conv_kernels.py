@@ -57,6 +57,7 @@ from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.generator import LaunchArguments
 from boltir.backends.cuda.codegen.own_kernels import (
     HALF_ELEMENTS,
+    OwnTile,
     TiledFamily,
     conv_launch_arguments,
     conv_problem,
@@ -66,7 +67,6 @@ from boltir.backends.cuda.codegen.own_kernels import (
 )
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
-from boltir.dialects.cutlass import Tile
 
 FAMILY = "stem_conv"
 FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
@@ -87,7 +87,7 @@ k-step) are at most this many words (VGG's first conv: 48 + 6)."""
 
 
 @dataclass(frozen=True)
-class StemTile:
+class StemTile(OwnTile):
     """A tile of `rows` × `columns` output pixels per CTA iteration; each of the 4 warps
     computes `warp_fragments` fragments of 16 of its pixels by every output channel."""
 
@@ -95,19 +95,6 @@ class StemTile:
     columns: int
     warp_fragments: int
 
-    def as_tile(self) -> Tile:
-        """The KernelChoice tile that records it: threadblock = warp = (rows, columns,
-        warp_fragments); instruction 1×1×1 (the record's rules want it to divide the tile;
-        the MMA is always m16n8k16), stages 2 (the patch's buffers)."""
-        shape = (self.rows, self.columns, self.warp_fragments)
-        return Tile(shape, shape, (1, 1, 1), 2)
-
-    @staticmethod
-    def of(tile: Tile) -> StemTile:
-        return StemTile(*tile.threadblock)
-
-    def describe(self) -> str:
-        return f"{self.rows}x{self.columns}x{self.warp_fragments}"
 
     @property
     def fragments(self) -> int:

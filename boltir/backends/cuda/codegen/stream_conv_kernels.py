@@ -53,6 +53,7 @@ from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen.generator import LaunchArguments
 from boltir.backends.cuda.codegen.own_kernels import (
     HALF_ELEMENTS,
+    OwnTile,
     TiledFamily,
     conv_launch_arguments,
     conv_problem,
@@ -62,7 +63,6 @@ from boltir.backends.cuda.codegen.own_kernels import (
 )
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
-from boltir.dialects.cutlass import Tile
 
 FAMILY = "stream_conv"
 FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
@@ -87,26 +87,13 @@ FRAGMENTS = (1, 2, 4)
 
 
 @dataclass(frozen=True)
-class StreamTile:
+class StreamTile(OwnTile):
     """`fragments` × 16 output pixels a unit; `slices` warps split a unit's output channels;
     `warps` warps a CTA."""
 
     fragments: int
     slices: int
     warps: int
-
-    def as_tile(self) -> Tile:
-        """The KernelChoice tile that records it: threadblock = warp = (fragments, slices,
-        warps); instruction 1×1×1 (the MMA is always m16n8k16), stages 2 (unused)."""
-        shape = (self.fragments, self.slices, self.warps)
-        return Tile(shape, shape, (1, 1, 1), 2)
-
-    @staticmethod
-    def of(tile: Tile) -> StreamTile:
-        return StreamTile(*tile.threadblock)
-
-    def describe(self) -> str:
-        return f"{self.fragments}x{self.slices}x{self.warps}"
 
 
 # ------------------------------------------------------------- what is supported
