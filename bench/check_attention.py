@@ -425,14 +425,16 @@ def timing_rows(timed: list[Timed]) -> list[tuple]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="run the cases whose label contains this text")
+    parser.add_argument("--only", help="run the cases whose label contains this text (or one of these, comma-separated)")
     parser.add_argument("--build-only", action="store_true", help="compile the library and stop (fills the object cache)")
     parser.add_argument("--no-timing", action="store_true", help="check correctness only")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--library", default="/tmp/boltir-check/attention.so")
     args = parser.parse_args()
-    checked = [c.make() for c in correctness_cases() if not args.only or args.only in c.label]
-    timed_cases = [] if args.no_timing else [c.make() for c in timing_cases() if not args.only or args.only in c.label]
+    texts = args.only.split(",") if args.only else []
+    chosen = lambda label: not texts or any(text in label for text in texts)  # noqa: E731
+    checked = [c.make() for c in correctness_cases() if chosen(c.label)]
+    timed_cases = [] if args.no_timing else [c.make() for c in timing_cases() if chosen(c.label)]
     Path(args.library).parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     path = build_library(checked + timed_cases, args.library)
