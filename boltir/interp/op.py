@@ -121,6 +121,17 @@ def conv2d(x, w, layout, filter_layout, strides, pads, dilations, groups, epilog
     return apply_epilogue(acc, epilogue, bias, residual, channel_axis=-1 if layout == "NHWC" else 1)
 
 
+
+def space_to_depth_nchw(x: np.ndarray, layout: str, pads: Sequence[int], block: int, channels: int) -> np.ndarray:
+    """op.space_to_depth's blocking as NCHW: `x` (in `layout`) padded by (top, left,
+    bottom, right) `pads`, each block × block block in ONNX's channel order, zero channels
+    up to `channels`."""
+    x = x if layout == "NCHW" else np.transpose(x, CHANNELS_FIRST)
+    top, left, bottom, right = pads
+    x = graph_kernels.pad(x, (0, 0, top, left, 0, 0, bottom, right), "constant", 0.0)
+    y = graph_kernels.space_to_depth(x, block)
+    return np.pad(y, [(0, 0), (0, channels - y.shape[1]), (0, 0), (0, 0)])
+
 @register_impls
 class OpFunctions(InterpreterFunctions):
     """Interpreter implementations of the `op` dialect."""
@@ -157,6 +168,18 @@ class OpFunctions(InterpreterFunctions):
         pool = op.prop_value("pool")
         pooled = conv.reshape(n, p // pool, pool, q // pool, pool, k).max(axis=(2, 4))
         return (finish(op, pooled),)
+
+    @impl(ops.SpaceToDepthConv2dOp)
+    def run_space_to_depth_conv2d(self, interpreter: Interpreter, op: ops.SpaceToDepthConv2dOp, args: tuple):
+        image, w = args[:2]
+        bias, residual = optional_operands(op, args, ("bias", "residual"))
+        blocked = space_to_depth_nchw(image, op.prop_value("image_layout"), op.prop_value("image_pads"),
+                                      op.prop_value("blocksize"), op.blocked_shape()[3])
+        # the blocked tensor is rounded to the filter's element type, as op.space_to_depth's result
+        x = np.transpose(blocked, CHANNELS_LAST).astype(w.dtype)
+        strides, pads, dilations, groups = op.window()
+        out = conv2d(x, w, "NHWC", "OHWI", strides, pads, dilations, groups, op.epilogue, bias, residual, op.conv_shape())
+        return (finish(op, out),)
 
     @impl(ops.ConvTranspose2dOp)
     def run_conv_transpose2d(self, interpreter: Interpreter, op: ops.ConvTranspose2dOp, args: tuple):
@@ -258,11 +281,8 @@ class OpFunctions(InterpreterFunctions):
 
     @impl(ops.SpaceToDepthOp)
     def run_space_to_depth(self, interpreter: Interpreter, op: ops.SpaceToDepthOp, args: tuple):
-        x = args[0] if op.prop_value("layout") == "NCHW" else np.transpose(args[0], CHANNELS_FIRST)
-        top, left, bottom, right = op.prop_value("pads")
-        x = graph_kernels.pad(x, (0, 0, top, left, 0, 0, bottom, right), "constant", 0.0)
-        y = graph_kernels.space_to_depth(x, op.prop_value("blocksize"))
-        y = np.pad(y, [(0, 0), (0, op.result_channels() - y.shape[1]), (0, 0), (0, 0)])
+        y = space_to_depth_nchw(args[0], op.prop_value("layout"), op.prop_value("pads"), op.prop_value("blocksize"),
+                                op.result_channels())
         return (finish(op, y if op.prop_value("result_layout") == "NCHW" else np.transpose(y, CHANNELS_LAST)),)
 
     @impl(ops.ConcatOp)

@@ -91,8 +91,8 @@ def test_a_batch1_model_build_has_no_cast_launch():
     from boltir.compiler import backend_passes
 
     passes = backend_passes("sm90", selector="heuristic")
-    assert [p.split("{")[0] for p in passes] == ["select-kernels", "fuse-conv-pool", "fuse-output-cast", "lower-op-to-cutlass",
-                                                    "plan-memory"]
+    assert [p.split("{")[0] for p in passes] == ["select-kernels", "fuse-conv-pool", "fuse-conv-space-to-depth",
+                                                    "fuse-output-cast", "lower-op-to-cutlass", "plan-memory"]
 
 
 @pytest.mark.slow

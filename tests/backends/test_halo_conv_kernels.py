@@ -289,6 +289,31 @@ def register_operand(weight: np.ndarray, block: int, tap: int, kk: int, s: int) 
     return a
 
 
+def deposit_blocked_patch(smem, patch: int, op: ops.SpaceToDepthConv2dOp, x: np.ndarray, image: int, h0: int, w0: int,
+                          pr: int, pc: int, swz) -> None:
+    """The template's fetch_image and deposit_image for one tile: item i is patch pixel
+    (row, column) and block row dy, column fastest; its BLOCK × IMG_C image values (zero
+    outside the image and the blocked tensor) go, rounded to f16, two to a 4-byte store, to
+    channels dy · SPAN onward of its pixel. Channels past BLOCK · SPAN keep the buffer's
+    zeros."""
+    n, h, w, c = op.blocked_shape()
+    _, ic, ih, iw = x.shape
+    block = op.prop_value("blocksize")
+    top, left, _, _ = op.prop_value("image_pads")
+    span = block * ic
+    for i in range(pr * pc * block):
+        column, rest = i % pc, i // pc
+        dy, row = rest % block, rest // block
+        hh, ww = h0 + row, w0 + column
+        y = hh * block + dy - top
+        live = 0 <= hh < h and 0 <= ww < w and 0 <= y < ih
+        values = [x[image, ch, y, ww * block + dx - left] if live and 0 <= ww * block + dx - left < iw else 0.0
+                  for dx in range(block) for ch in range(ic)]
+        for e in range(span // 2):
+            dst = patch + swz((row * pc + column) * 2 * c + (dy * span + 2 * e) * 2)
+            smem[dst:dst + 4] = np.array(values[2 * e:2 * e + 2], np.float32).astype(np.float16).view(np.uint8)
+
+
 def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
            grid_per_block: int = 2, writer_swizzle: bool = True, fragment_swap: bool = False, pool: int = 1) -> np.ndarray:
     """The kernel's data movement in numpy, every CTA of a `grid_per_block` × K/64 grid: the
@@ -324,7 +349,9 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
             p0 = ((t // tiles_q) % tiles_p) * rows
             image = t // (tiles_q * tiles_p)
             patch = filter_bytes + buffer * patch_bytes
-            for pixel in range(pr * pc):
+            if hc.blocks_image(op):  # x is the image; the patch is blocked as it is stored
+                deposit_blocked_patch(smem, patch, op, x, image, p0 - pad_h, q0 - pad_w, pr, pc, swz)
+            for pixel in range(pr * pc if not hc.blocks_image(op) else 0):
                 row, column = divmod(pixel, pc)
                 hh, ww = p0 - pad_h + row, q0 - pad_w + column
                 for chunk in range(chunks):

@@ -210,6 +210,7 @@ RULES: dict[type, Rule] = {
     cutlass.DepthwiseConv2dFpropOp: (conv_flops, every_tensor_once),
     ops.Conv2dOp: (conv_flops, every_tensor_once),
     ops.Conv2dMaxPoolOp: (conv_max_pool_flops, every_tensor_once),
+    ops.SpaceToDepthConv2dOp: (conv_flops, every_tensor_once),  # the image read once, as the blocked tensor was
     ops.ConvTranspose2dOp: (conv_transpose_flops, every_tensor_once),
     cutlass.B2bGemmOp: (b2b_gemm_flops, every_tensor_once),
     ops.B2bGemmOp: (b2b_gemm_flops, every_tensor_once),

@@ -67,6 +67,7 @@ from boltir.dialects.op.compute import (
     Pool2dOp,
     ReduceOp,
     SoftmaxOp,
+    SpaceToDepthConv2dOp,
     conv_output_shape,
     gemm_shape,
 )
@@ -126,6 +127,7 @@ Op = Dialect(
         GemmOp,
         Conv2dOp,
         Conv2dMaxPoolOp,
+        SpaceToDepthConv2dOp,
         ConvTranspose2dOp,
         B2bGemmOp,
         B2bConv2dOp,

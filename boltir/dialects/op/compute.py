@@ -43,6 +43,7 @@ from boltir.dialects.op.core import (
     layout_string,
     same_element_type,
 )
+from boltir.dialects.op.data_movement import space_to_depth_sizes
 from boltir.dialects.op.epilogue import IDENTITY_EPILOGUE, EpilogueAttr, check_epilogue_operands
 from boltir.dialects.shapes import Shape
 
@@ -274,6 +275,74 @@ class Conv2dMaxPoolOp(ConvBase):
         if self.residual is not None:
             raise VerifyException("a pooled conv takes no residual (it would be read at the conv's resolution)")
         check_epilogue_operands(self.epilogue, self.bias, self.residual, conv[3], self.output.type)
+
+
+@irdl_op_definition
+class SpaceToDepthConv2dOp(ConvBase):
+    """An NHWC conv with OHWI filters and its epilogue over the space-to-depth blocking of
+    an image: the image (in `image_layout`) padded by `image_pads` and blocked
+    `blocksize` × `blocksize` into channels as op.space_to_depth does, zero channels up to
+    the filter's C, rounded to the filter's element type; then the conv on that NHWC
+    tensor. One kernel reads the image where the blocked tensor would be written and read
+    back (ResNet-50's stem). `fuse-conv-space-to-depth` makes it; only kernels that block the
+    image as they load it run it."""
+
+    name = "op.space_to_depth_conv2d"
+    filter_layout = opt_prop_def(StringAttr, default_value=StringAttr("OHWI"))
+    blocksize = prop_def(IntegerAttr[I64])
+    image_layout = opt_prop_def(StringAttr, default_value=StringAttr("NCHW"))
+    image_pads = opt_prop_def(I64_ARRAY, default_value=i64_array([0, 0, 0, 0]))
+
+    def __init__(self, image, filter, *, blocksize: int, image_layout: str = "NCHW", image_pads=(0, 0, 0, 0), bias=None,
+                 residual=None, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), groups=1, epilogue=None):
+        epilogue = epilogue or EpilogueAttr.make(bias=bias is not None, residual="add" if residual is not None else "none")
+        props = _conv_props("NHWC", "OHWI", strides, pads, dilations, groups, epilogue)
+        props.update(blocksize=i64_attr(blocksize), image_layout=StringAttr(image_layout), image_pads=i64_array(image_pads))
+        n, _, h, w = space_to_depth_sizes(tensor_shape(image.type), blocksize, image_layout, image_pads)
+        blocked = (n, h, w, tensor_shape(filter.type)[3])
+        shape, _ = conv_output_shape(blocked, tensor_shape(filter.type), "NHWC", "OHWI", strides, pads, dilations, groups)
+        super().__init__(
+            operands=[image, filter, [bias] if bias is not None else [], [residual] if residual is not None else []],
+            properties=props,
+            result_types=[TensorType(filter.type.element_type, shape)],
+        )
+
+    def image_channels(self) -> int:
+        shape = tensor_shape(self.input.type)
+        return shape[1] if self.prop_value("image_layout") == "NCHW" else shape[3]
+
+    def blocked_channels(self) -> int:
+        """C·b²: the blocked tensor's channels that hold image values (the rest are zero)."""
+        return self.image_channels() * self.prop_value("blocksize") ** 2
+
+    def blocked_shape(self) -> Shape:
+        """The blocked NHWC tensor the conv reads (N, H'/b, W'/b, the filter's C)."""
+        n, _, h, w = space_to_depth_sizes(tensor_shape(self.input.type), self.prop_value("blocksize"),
+                                          self.prop_value("image_layout"), self.prop_value("image_pads"))
+        return (n, h, w, tensor_shape(self.filter.type)[3])
+
+    def conv_shape(self) -> Shape:
+        return tensor_shape(self.output.type)
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        check_choice("layout", self.prop_value("layout"), ("NHWC",))
+        check_choice("filter_layout", self.prop_value("filter_layout"), ("OHWI",))
+        check_choice("image_layout", self.prop_value("image_layout"), ACTIVATION_LAYOUTS)
+        self.check_window()
+        if self.input.type.get_num_dims() != 4 or self.filter.type.get_num_dims() != 4:
+            raise VerifyException("expects a 4-D image and a 4-D filter")
+        if not (is_float(self.input.type.element_type) and is_float(self.filter.type.element_type)):
+            raise VerifyException("the image and the filter must be floats")
+        blocked = self.blocked_shape()
+        if blocked[3] < self.blocked_channels():
+            raise VerifyException(f"the filter takes {blocked[3]} input channels, fewer than the "
+                                  f"{self.blocked_channels()} the image's {self.prop_value('blocksize')}x"
+                                  f"{self.prop_value('blocksize')} blocks fill")
+        strides, pads, dilations, groups = self.window()
+        shape, k = conv_output_shape(blocked, tensor_shape(self.filter.type), "NHWC", "OHWI", strides, pads, dilations, groups)
+        expect_type("result", self.output.type, TensorType(self.filter.type.element_type, shape))
+        check_epilogue_operands(self.epilogue, self.bias, self.residual, k, self.output.type)
 
 
 @irdl_op_definition

@@ -86,6 +86,7 @@ FAMILIES: dict[type, str] = {
     ops.GemmOp: "gemm_fallback",
     ops.Conv2dOp: "conv2d_fallback",
     ops.Conv2dMaxPoolOp: "conv2d_fallback",
+    ops.SpaceToDepthConv2dOp: "conv2d_fallback",
     ops.ConvTranspose2dOp: "conv_transpose2d_fallback",
     ops.B2bGemmOp: "b2b_gemm_fallback",
     ops.B2bConv2dOp: "b2b_conv2d_fallback",
@@ -518,10 +519,11 @@ def _conv_geometry(layout: str, x: Sequence[int], y: Sequence[int]) -> dict:
     return {"layout": layout, "n": n, "h": h, "w": w, "c": c, "k": k, "p": p, "q": q}
 
 
-def _conv_context(op: ops.Conv2dOp | ops.Conv2dMaxPoolOp) -> dict:
+def _conv_context(op: ops.Conv2dOp | ops.Conv2dMaxPoolOp | ops.SpaceToDepthConv2dOp) -> dict:
     layout, filter_layout = op.prop_value("layout"), op.prop_value("filter_layout")
     pooled = isinstance(op, ops.Conv2dMaxPoolOp)
-    g = _conv_geometry(layout, tensor_shape(op.input.type), op.conv_shape())
+    blocks_image = isinstance(op, ops.SpaceToDepthConv2dOp)
+    g = _conv_geometry(layout, op.blocked_shape() if blocks_image else tensor_shape(op.input.type), op.conv_shape())
     strides, pads, dilations, groups = op.window()
     f = tensor_shape(op.filter.type)
     r, s = (f[1], f[2]) if filter_layout == "OHWI" else (f[2], f[3])
@@ -536,8 +538,18 @@ def _conv_context(op: ops.Conv2dOp | ops.Conv2dMaxPoolOp) -> dict:
         "epilogue": epilogue_function("epilogue", op.epilogue),
         "has_bias": op.bias is not None, "has_residual": op.residual is not None,
         "pool": op.prop_value("pool") if pooled else 1,
+        "image": _image_geometry(op) if blocks_image else None,
         "threads": 256, "work": math.prod(tensor_shape(op.output.type)),
     }
+
+
+def _image_geometry(op: ops.SpaceToDepthConv2dOp) -> dict:
+    """The image an op.space_to_depth_conv2d blocks: sizes (NCHW or NHWC), pads, block."""
+    x = tensor_shape(op.input.type)
+    nchw = op.prop_value("image_layout") == "NCHW"
+    c, h, w = (x[1], x[2], x[3]) if nchw else (x[3], x[1], x[2])
+    top, left, _, _ = op.prop_value("image_pads")
+    return {"nchw": nchw, "c": c, "h": h, "w": w, "top": top, "left": left, "block": op.prop_value("blocksize")}
 
 
 def _conv_transpose_context(op: ops.ConvTranspose2dOp) -> dict:

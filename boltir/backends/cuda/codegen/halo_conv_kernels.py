@@ -66,17 +66,20 @@ from boltir.backends.cuda.codegen.own_kernels import (
     element_name,
     nhwc_conv_reason,
     one_element_reason,
+    same_element_reason,
 )
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
 
 FAMILY = "halo_conv"
-FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY, ops.Conv2dMaxPoolOp: FAMILY}
+FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY, ops.Conv2dMaxPoolOp: FAMILY, ops.SpaceToDepthConv2dOp: FAMILY}
 POOL = 2
 """The max pool a pooled conv (`op.conv2d_max_pool`, fuse-conv-pool) may take: 2×2 at stride
 2, one output row from a tile's two rows."""
 
 ELEMENTS = HALF_ELEMENTS
+IMAGE_ELEMENTS = {"f32": "float", **HALF_ELEMENTS}
+"""The image element types the kernel blocks (op.space_to_depth_conv2d), as C++ types."""
 CHANNELS = (16, 32, 64)
 """Input channels: one pixel is one row of the 32-, 64- or 128-byte swizzle (2·C bytes), so
 a window that starts at any pixel is a valid wgmma operand."""
@@ -140,12 +143,36 @@ def pooled(op: Operation) -> bool:
     return isinstance(op, ops.Conv2dMaxPoolOp)
 
 
+def blocks_image(op: Operation) -> bool:
+    return isinstance(op, ops.SpaceToDepthConv2dOp)
+
+
+def input_shape(op: Operation) -> tuple[int, ...]:
+    """The NHWC tensor the conv reads: its input, or the blocked image it builds."""
+    return op.blocked_shape() if blocks_image(op) else tensor_shape(op.input.type)
+
+
+def image_reason(op: ops.SpaceToDepthConv2dOp) -> str | None:
+    """Why the kernel does not block this op's image as it loads it, or None."""
+    if op.prop_value("image_layout") != "NCHW":
+        return f"an {op.prop_value('image_layout')} image: the kernel blocks NCHW images"
+    if (element := element_name(op.input)) not in IMAGE_ELEMENTS:
+        return f"an image of {element}: the kernel reads {', '.join(IMAGE_ELEMENTS)}"
+    if op.blocked_channels() % (2 * op.prop_value("blocksize")):
+        return (f"{op.image_channels()} image channels in {op.prop_value('blocksize')}x{op.prop_value('blocksize')} "
+                "blocks: the kernel stores a block row's channels in pairs")
+    return same_element_reason(op, ELEMENTS, "filter", "the filter", ("bias", "residual", "output"))
+
+
 def conv_reason(op: Operation) -> str | None:
-    """Why the kernel does not compute this op.conv2d or op.conv2d_max_pool (whatever its
-    tile), or None."""
+    """Why the kernel does not compute this op.conv2d, op.conv2d_max_pool or
+    op.space_to_depth_conv2d (whatever its tile), or None."""
     if pooled(op):
         if op.prop_value("pool") != POOL:
             return f"a {op.prop_value('pool')}x{op.prop_value('pool')} pool: the kernel pools 2x2"
+    elif blocks_image(op):
+        if (reason := image_reason(op)) is not None:
+            return reason
     elif (reason := nhwc_conv_reason(op)) is not None:
         return reason
     if op.prop_value("groups") != 1:
@@ -153,7 +180,7 @@ def conv_reason(op: Operation) -> str | None:
     strides, _, dilations, _ = op.window()
     if tuple(strides) != (1, 1) or tuple(dilations) != (1, 1):
         return "a strided or dilated conv: the kernel takes stride 1, dilation 1"
-    n, h, w, c = tensor_shape(op.input.type)
+    n, h, w, c = input_shape(op)
     k, r, s, _ = tensor_shape(op.filter.type)
     if c not in CHANNELS:
         return f"{c} input channels: the kernel takes {', '.join(map(str, CHANNELS))}"
@@ -161,9 +188,9 @@ def conv_reason(op: Operation) -> str | None:
         return f"{k} output channels: the kernel takes a multiple of {BLOCK_K}"
     if r > MAX_WINDOW or s > MAX_WINDOW:
         return f"a {r}x{s} window: the kernel takes up to {MAX_WINDOW}x{MAX_WINDOW}"
-    if (reason := one_element_reason(op, ELEMENTS)) is not None:
+    if not blocks_image(op) and (reason := one_element_reason(op, ELEMENTS)) is not None:
         return reason
-    if not math.prod(tensor_shape(op.input.type)) or not math.prod(tensor_shape(op.output.type)):
+    if not math.prod(input_shape(op)) or not math.prod(tensor_shape(op.output.type)):
         return "an empty input or output"
     return None
 
@@ -210,6 +237,8 @@ def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
         return f"{tile.columns} columns a tile: wgmma's N is a multiple of 8 from 8 to {MAX_COLUMNS}"
     if tile.mode not in MODES:
         return f"mode {tile.mode}: one of {', '.join(map(str, MODES))}"
+    if blocks_image(op) and tile.overlapped:
+        return "mode 3 with an image to block: the registers hold two accumulator sets or the next patch, not both"
     if tile.filter_in_registers and filter_registers(op) > MAX_FILTER_REGISTERS:
         return (f"the filter in registers takes {filter_registers(op)} a thread: at most {MAX_FILTER_REGISTERS} "
                 "(mode 2)")
@@ -245,11 +274,12 @@ def default_tile(op: ops.Conv2dOp, mode: int = 1) -> HaloTile:
 # ---------------------------------------------------------------------- instances
 
 
-def problem(op: ops.Conv2dOp | ops.Conv2dMaxPoolOp) -> tuple[int, ...]:
+def problem(op: ops.Conv2dOp | ops.Conv2dMaxPoolOp | ops.SpaceToDepthConv2dOp) -> tuple[int, ...]:
     """The launcher's 15 integers, in the CUTLASS conv launchers' order (P and Q the conv's,
-    before a pool)."""
+    before a pool; N, H, W and C the blocked tensor's where the kernel blocks an image)."""
     integers = list(conv_problem(op))
     integers[7:9] = op.conv_shape()[1:3]
+    integers[0:4] = input_shape(op)
     return tuple(integers)
 
 
@@ -259,7 +289,7 @@ def launch_arguments(op: Operation) -> LaunchArguments:
 
 def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
     n, h, w, c, k, r, s, p, q, pad_h, pad_w, sh, sw, dh, dw = problem(op)
-    element = element_name(op.input)
+    element = element_name(op.filter)
     return {
         "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "k": k, "p": p, "q": q, "r": r, "s": s,
         "pad_h": pad_h, "pad_w": pad_w, "columns": tile.columns, "rows": tile.rows,
@@ -271,14 +301,25 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
         "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
         "has_bias": op.bias is not None, "has_residual": op.residual is not None,
         "pool": POOL if pooled(op) else 1,
+        **_image_context(op),
         "empty": False,
     }
+
+
+def _image_context(op: Operation) -> dict:
+    """The image's sizes, element type, block and pads where the kernel blocks it."""
+    if not blocks_image(op):
+        return {"image": False}
+    n, c, h, w = tensor_shape(op.input.type)
+    top, left, _, _ = op.prop_value("image_pads")
+    return {"image": True, "image_element": IMAGE_ELEMENTS[element_name(op.input)], "image_c": c, "image_h": h,
+            "image_w": w, "image_top": top, "image_left": left, "block": op.prop_value("blocksize")}
 
 
 # ------------------------------------------------------------- the generator protocol
 
 
-TILED = TiledFamily(FAMILY, (ops.Conv2dOp, ops.Conv2dMaxPoolOp), HaloTile, "columns, rows, mode", "compute/halo_conv.cu.j2",
+TILED = TiledFamily(FAMILY, (ops.Conv2dOp, ops.Conv2dMaxPoolOp, ops.SpaceToDepthConv2dOp), HaloTile, "columns, rows, mode", "compute/halo_conv.cu.j2",
                     conv_reason, tile_reason, _context, arch="sm90")
 # the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
 marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes

@@ -21,7 +21,8 @@ Guarantees:
   likewise, for codegen/stem_conv_kernels.py, and those whose choice is our split-reduction
   conv for few output pixels ("splitk_conv"), for codegen/splitk_conv_kernels.py, and our
   1x1 conv for narrow channel counts ("stream_conv"), for codegen/stream_conv_kernels.py;
-- an op.conv2d_max_pool (fuse-conv-pool) stays, its halo_conv choice attached, for
+- an op.conv2d_max_pool (fuse-conv-pool) and an op.space_to_depth_conv2d
+  (fuse-conv-space-to-depth) stay, their halo_conv choice attached, for
   codegen/halo_conv_kernels.py;
 - --pass-stats counts the instances of each family by CUTLASS generation (2.x, 3.x);
 - the module computes the same function.
@@ -210,6 +211,7 @@ FAMILIES_OF: dict[type, tuple[str, ...]] = {
     ops.Conv2dOp: ("conv2d_fprop", "depthwise_conv2d_fprop", depthwise_kernels.FAMILY, stem_conv_kernels.FAMILY,
                    splitk_conv_kernels.FAMILY, halo_conv_kernels.FAMILY, stream_conv_kernels.FAMILY),
     ops.Conv2dMaxPoolOp: (halo_conv_kernels.FAMILY,),
+    ops.SpaceToDepthConv2dOp: (halo_conv_kernels.FAMILY,),
     ops.B2bGemmOp: ("b2b_gemm",),
     ops.B2bConv2dOp: ("b2b_conv2d",),
 }

@@ -114,3 +114,13 @@ func.func @conv2d_max_pool(%x: tensor<1x8x8x16xf16>, %w: tensor<64x3x3x16xf16>, 
   %0 = op.conv2d_max_pool %x, %w bias %b {pads = array<i64: 1, 1, 1, 1>, pool = 2 : i64, epilogue = #op.epilogue<bias, relu>} : (tensor<1x8x8x16xf16>, tensor<64x3x3x16xf16>, tensor<64xf16>) -> tensor<1x4x4x64xf16>
   func.return %0 : tensor<1x4x4x64xf16>
 }
+
+// op.space_to_depth_conv2d: an NCHW image padded by image_pads and blocked 2x2 into 12 of
+// the filter's 16 channels (the rest zero, rounded to f16), then the conv: ResNet-50's stem
+// as one kernel (fuse-conv-space-to-depth).
+// CHECK-LABEL: func.func @space_to_depth_conv2d
+func.func @space_to_depth_conv2d(%image: tensor<2x3x32x32xf32>, %w: tensor<64x4x4x16xf16>, %b: tensor<64xf16>) -> tensor<2x16x16x64xf16> {
+  // CHECK: %{{.*}} = op.space_to_depth_conv2d %image, %w bias %b {blocksize = 2 : i64, image_pads = array<i64: 3, 3, 3, 3>, epilogue = #op.epilogue<bias, relu>} : (tensor<2x3x32x32xf32>, tensor<64x4x4x16xf16>, tensor<64xf16>) -> tensor<2x16x16x64xf16>
+  %0 = op.space_to_depth_conv2d %image, %w bias %b {blocksize = 2 : i64, image_layout = "NCHW", image_pads = array<i64: 3, 3, 3, 3>, epilogue = #op.epilogue<bias, relu>} : (tensor<2x3x32x32xf32>, tensor<64x4x4x16xf16>, tensor<64xf16>) -> tensor<2x16x16x64xf16>
+  func.return %0 : tensor<2x16x16x64xf16>
+}
