@@ -13,8 +13,12 @@ Pooled (op.conv2d_max_pool, fuse-conv-pool): VGG-16's 224² conv with its 2x2 ma
 small pooled shapes (two channel blocks, bf16, 32 and 16 channels), in every mode, against
 the interpreter's conv and pool.
 
+Blocked (op.space_to_depth_conv2d, fuse-conv-space-to-depth): ResNet-50's stem with the f32
+image blocked in the kernel, and small images (partial tiles, uneven pads, two channel blocks,
+an f16 image, a bf16 conv), in modes 1 and 2, against the interpreter's space-to-depth and conv.
+
 Timing: VGG-16's 3x3 64 -> 64 at 224² and 64 -> 128 at 112², ResNet-50's 3x3 64 -> 64 at
-56² and its blocked stem (CUTLASS's column: the heuristic's choice there, our stem kernel
+56², its blocked stem, the same stem blocking the f32 image itself (`BLOCKED_STEMS`) (CUTLASS's column: the heuristic's choice there, our stem kernel
 at batch 32), at batch 32 and 1, bias + ReLU: ours (each mode the filter's registers allow), the CUTLASS choice, cuDNN
 (channels_last conv + ReLU), each launched 10 times inside a captured CUDA graph (median
 of 20 replays / 10); TFLOP/s and the share of the roofline bound (sm90's GpuTarget); and
@@ -47,7 +51,7 @@ from boltir.backends.cuda.codegen import halo_conv_kernels
 from boltir.dialects import op as ops
 from boltir.ir import parse_module
 from boltir.target import get_target
-from tests.support.op_modules import conv_text
+from tests.support.op_modules import blocked_stem_text, conv_text
 
 TIMED_BATCHES = (32, 1)
 """Batches the model convs are timed at: 32, where the rule gives them the kernel, and 1,
@@ -65,17 +69,18 @@ MODEL_CONVS = {  # label: conv_text arguments
 
 
 def halo_case(label: str, text: str, element: str = "f16", tile: halo_conv_kernels.HaloTile | None = None,
-              mode: int = 1, pooled: bool = False) -> Case | None:
+              mode: int = 1, pooled: bool = False, blocked: bool = False) -> Case | None:
     """The case with our kernel forced in `mode` (`pooled`: the text's conv and 2x2 max pool
-    become one op.conv2d_max_pool); None where that mode cannot take the conv (the filter
-    in registers of a large window)."""
+    become one op.conv2d_max_pool; `blocked`: the text's space-to-depth and conv become one
+    op.space_to_depth_conv2d); None where that mode cannot take the conv (the filter in
+    registers of a large window; the overlapped mode with an image to block)."""
     op = next(o for o in parse_module(text).walk() if isinstance(o, ops.Conv2dOp))
     base = tile or halo_conv_kernels.default_tile(op)
     tile = halo_conv_kernels.HaloTile(base.columns, base.rows, mode)
-    if halo_conv_kernels.tile_reason(op, tile) is not None:
+    if halo_conv_kernels.tile_reason(op, tile) is not None or (blocked and tile.overlapped):
         return None
     return Case(f"{label} m{mode}", text, element, override=own_kernel(halo_conv_kernels.FAMILY, "sm90", tile), target="sm90",
-                fuse_pool=pooled)
+                fuse_pool=pooled, fuse_blocking=blocked)
 
 
 def pooled_text(n: int, h: int, w: int, c: int, k: int, element: str = "f16") -> str:
@@ -91,6 +96,12 @@ def pooled_text(n: int, h: int, w: int, c: int, k: int, element: str = "f16") ->
 POOLED_CONVS = {  # label: pooled_text arguments (batch first)
     "vgg16 3x3 64->64 224² + maxpool": {"h": 224, "w": 224, "c": 64, "k": 64},
 }
+
+BLOCKED_STEMS = {  # label: blocked_stem_text arguments (batch first)
+    "resnet50 stem, image blocked in the kernel (f32 3x224² -> 4x4 16->64 112²)": {"h": 224, "w": 224},
+}
+"""Timed: the space-to-depth stem as one op.space_to_depth_conv2d (fuse-conv-space-to-depth),
+beside MODEL_CONVS' halo conv on the blocked tensor that the space-to-depth kernel writes."""
 
 
 def cases() -> list[Case]:
@@ -119,6 +130,16 @@ def cases() -> list[Case]:
             label = f"pooled {element} 3x3 {n}x{h}x{w}x{c}->{k} + maxpool"
             out.append(halo_case(label, pooled_text(n, h, w, c, k, element), element,
                                  halo_conv_kernels.HaloTile(*tile) if tile else None, mode, pooled=True))
+        for n, h, w, pads, k, image, element, tile in [
+                (2, 224, 224, (3, 3, 3, 3), 64, "f32", "f16", None),          # ResNet-50's stem
+                (1, 16, 30, (3, 3, 3, 3), 64, "f32", "f16", (8, 2)),          # a partial last column tile
+                (2, 14, 20, (3, 1, 1, 3), 128, "f32", "f16", (8, 1)),         # uneven pads, two blocks, one-row tiles
+                (1, 18, 22, (3, 3, 3, 3), 64, "f16", "f16", (16, 2)),         # an f16 image
+                (1, 18, 22, (3, 3, 3, 3), 64, "f32", "bf16", (16, 2))]:       # bf16 conv
+            label = f"blocked {image}->{element} 3x{h}x{w} pads {pads} -> 4x4 16->{k} N{n}"
+            text = blocked_stem_text(n=n, h=h, w=w, pads=pads, k=k, image=image, element=element)
+            out.append(halo_case(label, text, element, halo_conv_kernels.HaloTile(*tile) if tile else None, mode,
+                                 blocked=True))
         for epilogue in ("bias, hardswish", "bias, relu, residual = add, then relu", "residual = add", "none",
                          "alpha = 0.5, beta = 2.0, bias, silu", "bias, gelu", "bias, leaky_relu(0.1)"):
             out.append(halo_case(f"f16 3x3 1x12x24x64->64 <{epilogue}>", conv_text(1, 12, 24, 64, 64, 3, 3, epilogue=epilogue),
@@ -135,7 +156,8 @@ def timing_rows(library, plans) -> list[tuple]:
     rows = []
     for label, timed_cases in plans:
         op = timed_cases[0].op
-        x, weight, bias, out, flops, moved = conv_timing_operands(op)
+        x, weight, bias, out, flops, moved = (blocked_timing_operands(op) if isinstance(op, ops.SpaceToDepthConv2dOp)
+                                              else conv_timing_operands(op))
         bound = target.bound_seconds(flops, moved) * 1e3
         times = {}
         for case in timed_cases:
@@ -148,6 +170,10 @@ def timing_rows(library, plans) -> list[tuple]:
             except Exception as error:  # noqa: BLE001 - a kernel that fails to run is a row, not the end
                 print(f"{label} {describe_choice(case)}: {str(error).splitlines()[0]}", flush=True)
                 times[describe_choice(case)] = float("nan")
+        if isinstance(op, ops.SpaceToDepthConv2dOp):  # cuDNN's stem is bench.kernels' 7x7/2 row
+            for name, ms in times.items():
+                rows.append((label, name, ms, flops / (ms * 1e-3) / 1e12, bound, f"{100 * bound / ms:.0f}%"))
+            continue
         x_cl, w_cl = x.permute(0, 3, 1, 2), weight.permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
 
         def cudnn_call(x_cl=x_cl, w_cl=w_cl, bias=bias, pad=op.prop_value("pads")[0]):
@@ -158,6 +184,22 @@ def timing_rows(library, plans) -> list[tuple]:
             rows.append((label, name, ms, flops / (ms * 1e-3) / 1e12 if ms == ms else float("nan"), bound,
                          f"{100 * bound / ms:.0f}%" if ms == ms else "-"))
     return rows
+
+
+def blocked_timing_operands(op: ops.SpaceToDepthConv2dOp) -> tuple:
+    """Device tensors for timing an op.space_to_depth_conv2d (the f32 NCHW image, OHWI
+    filter, bias, NHWC output), its FLOPs (the conv's on the blocked tensor) and the bytes
+    it moves once (the image, not the blocked tensor)."""
+    import torch
+
+    n, c, h, w = op.input.type.get_shape()
+    k, r, s, cb = op.filter.type.get_shape()
+    _, p, q, _ = op.output.type.get_shape()
+    x = torch.rand(n, c, h, w, device="cuda", dtype=torch.float32) * 2 - 1
+    weight = torch.randn(k, r, s, cb, device="cuda", dtype=torch.float16) * (2 / (r * s * cb)) ** 0.5
+    bias = torch.randn(k, device="cuda", dtype=torch.float16) * 0.1
+    out = torch.empty(n, p, q, k, device="cuda", dtype=torch.float16)
+    return x, weight, bias, out, 2 * n * p * q * k * r * s * cb, 4 * x.numel() + 2 * (weight.numel() + k + out.numel())
 
 
 def main() -> int:
@@ -184,6 +226,12 @@ def main() -> int:
                 text, conv = pooled_text(batch, **shape), f"{label} N{batch}"
                 timed = [case for mode in halo_conv_kernels.MODES
                          if (case := halo_case(conv, text, mode=mode, pooled=True)) is not None]
+                _, timed_lowered = lower_cases(timed)
+                plans.append((conv, timed_lowered))
+            for label, shape in BLOCKED_STEMS.items():
+                text, conv = blocked_stem_text(n=batch, **shape), f"{label} N{batch}"
+                timed = [case for mode in halo_conv_kernels.MODES
+                         if (case := halo_case(conv, text, mode=mode, blocked=True)) is not None]
                 _, timed_lowered = lower_cases(timed)
                 plans.append((conv, timed_lowered))
     if args.list:

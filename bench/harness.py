@@ -64,6 +64,9 @@ class Case:
     fuse_pool: bool = False
     """Whether fuse-conv-pool runs after the choice (a halo conv and the 2x2 max pool after
     it become one op.conv2d_max_pool)."""
+    fuse_blocking: bool = False
+    """Whether fuse-conv-space-to-depth runs after the choice (a halo conv and the
+    op.space_to_depth before it become one op.space_to_depth_conv2d)."""
     # filled by lower()
     op_module: object = None
     cutlass_module: object = None
@@ -97,6 +100,10 @@ def lower(case: Case) -> Case:
         from boltir.backends.cuda.passes.fuse_conv_pool import FuseConvPoolPass
 
         FuseConvPoolPass().apply(ctx, module)
+    if case.fuse_blocking:
+        from boltir.backends.cuda.passes.fuse_conv_space_to_depth import FuseConvSpaceToDepthPass
+
+        FuseConvSpaceToDepthPass().apply(ctx, module)
     LowerOpToCutlassPass().apply(ctx, module)
     verify_module(module)
     entry = find_entry(module)

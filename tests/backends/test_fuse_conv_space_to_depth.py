@@ -29,30 +29,8 @@ from boltir.ir import make_context, parse_module
 from boltir.passes import statistics
 from tests.backends.test_halo_conv_kernels import replay
 from tests.passes.equivalence import assert_equivalent
-from tests.support.op_modules import tensor
+from tests.support.op_modules import blocked_stem_text as stem_text
 from tests.support.own_kernel_units import SM90A, assert_unit_compiles
-
-
-def stem_text(n=1, c=3, h=16, w=30, pads=(3, 3, 3, 3), k=64, r=4, channels=16, image="f32", element="f16",
-              layout="NCHW", users=1, residual=False) -> str:
-    """An image blocked 2×2 by op.space_to_depth (padded, channels up to `channels`), then a
-    conv (bias, ReLU): ResNet-50's stem after the space-to-depth rewrite, small."""
-    top, left, bottom, right = pads
-    bh, bw = (h + top + bottom) // 2, (w + left + right) // 2
-    x = tensor((n, c, h, w) if layout == "NCHW" else (n, h, w, c), image)
-    blocked = tensor((n, bh, bw, channels), element)
-    f, b = tensor((k, r, r, channels), element), tensor((k,), element)
-    out = tensor((n, bh - r + 1, bw - r + 1, k), element)
-    args = f"%x: {x}, %f: {f}, %b: {b}" + (f", %res: {out}" if residual else "")
-    epilogue = "bias, relu, residual = add" if residual else "bias, relu"
-    operands = "%0, %f bias %b" + (" residual %res" if residual else "")
-    types = f"{blocked}, {f}, {b}" + (f", {out}" if residual else "")
-    results, returned = (f"({out}, {blocked})", f"%1, %0 : {out}, {blocked}") if users == 2 else (out, f"%1 : {out}")
-    return (f"func.func @main({args}) -> {results} {{\n"
-            f"  %0 = op.space_to_depth %x {{blocksize = 2 : i64, layout = \"{layout}\", pads = array<i64: "
-            f"{', '.join(map(str, pads))}>}} : {x} -> {blocked}\n"
-            f"  %1 = op.conv2d {operands} {{epilogue = #op.epilogue<{epilogue}>}} : ({types}) -> {out}\n"
-            f"  func.return {returned}\n}}\n")
 
 
 def halo_marked(text: str, tile=(8, 2, 1)):

@@ -99,3 +99,25 @@ def b2b_conv_text(n: int, h: int, w: int, c: int, k0: int, k1: int, r: int = 3, 
         f"epilogue1 = #op.epilogue<{epilogue1}>}}"
     )
     return _module(args, op, tensor((n, p, q, k1), "f16"))
+
+
+def blocked_stem_text(n=1, c=3, h=16, w=30, pads=(3, 3, 3, 3), k=64, r=4, channels=16, image="f32", element="f16",
+                      layout="NCHW", users=1, residual=False) -> str:
+    """An image blocked 2×2 by op.space_to_depth (padded, channels up to `channels`), then a
+    conv (bias, ReLU): ResNet-50's stem after the space-to-depth rewrite, small."""
+    top, left, bottom, right = pads
+    bh, bw = (h + top + bottom) // 2, (w + left + right) // 2
+    x = tensor((n, c, h, w) if layout == "NCHW" else (n, h, w, c), image)
+    blocked = tensor((n, bh, bw, channels), element)
+    f, b = tensor((k, r, r, channels), element), tensor((k,), element)
+    out = tensor((n, bh - r + 1, bw - r + 1, k), element)
+    args = f"%x: {x}, %w: {f}, %b: {b}" + (f", %res: {out}" if residual else "")
+    epilogue = "bias, relu, residual = add" if residual else "bias, relu"
+    operands = "%0, %w bias %b" + (" residual %res" if residual else "")
+    types = f"{blocked}, {f}, {b}" + (f", {out}" if residual else "")
+    results, returned = (f"({out}, {blocked})", f"%1, %0 : {out}, {blocked}") if users == 2 else (out, f"%1 : {out}")
+    return (f"func.func @main({args}) -> {results} {{\n"
+            f"  %0 = op.space_to_depth %x {{blocksize = 2 : i64, layout = \"{layout}\", pads = array<i64: "
+            f"{', '.join(map(str, pads))}>}} : {x} -> {blocked}\n"
+            f"  %1 = op.conv2d {operands} {{epilogue = #op.epilogue<{epilogue}>}} : ({types}) -> {out}\n"
+            f"  func.return {returned}\n}}\n")
