@@ -21,7 +21,7 @@ from boltir.backends.cuda.codegen.generator import NVCC_FLAGS
 from boltir.backends.cuda.passes.fuse_conv_pool import FuseConvPoolPass
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
-from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
+from boltir.backends.cuda.select.choice import KERNEL_ATTR
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
 from boltir.ir import make_context, parse_module
@@ -29,6 +29,7 @@ from boltir.passes import statistics
 from tests.backends.test_halo_conv_kernels import replay
 from tests.passes.equivalence import assert_equivalent
 from tests.support.op_modules import tensor
+from tests.support import own_kernel_units
 from tests.support.own_kernel_units import SM90A, assert_unit_compiles
 
 
@@ -52,12 +53,7 @@ def block_text(n=1, h=8, w=16, c=64, k=64, pool="max", window=2, stride=2, pads=
 
 
 def halo_marked(text: str, tile=(16, 2, 1)):
-    """The module with its conv chosen for the halo conv (a small shape the heuristic's
-    tiles-per-multiprocessor rule would give CUTLASS)."""
-    module = parse_module(text)
-    conv = next(o for o in module.walk() if isinstance(o, ops.Conv2dOp))
-    conv.attributes[KERNEL_ATTR] = KernelChoice(hc.FAMILY, "sm90", hc.HaloTile(*tile).as_tile(), (8, 8, 8)).to_attr()
-    return module
+    return own_kernel_units.halo_marked(text, tile)
 
 
 def fused(module):

@@ -23,23 +23,19 @@ from boltir.backends.cuda.codegen.generator import NVCC_FLAGS
 from boltir.backends.cuda.passes.fuse_conv_space_to_depth import FuseConvSpaceToDepthPass
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
-from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
+from boltir.backends.cuda.select.choice import KERNEL_ATTR
 from boltir.dialects import op as ops
 from boltir.ir import make_context, parse_module
 from boltir.passes import statistics
 from tests.backends.test_halo_conv_kernels import replay
 from tests.passes.equivalence import assert_equivalent
 from tests.support.op_modules import blocked_stem_text as stem_text
+from tests.support import own_kernel_units
 from tests.support.own_kernel_units import SM90A, assert_unit_compiles
 
 
 def halo_marked(text: str, tile=(8, 2, 1)):
-    """The module with its conv chosen for the halo conv (small shapes the heuristic would
-    give CUTLASS)."""
-    module = parse_module(text)
-    conv = next(o for o in module.walk() if isinstance(o, ops.Conv2dOp))
-    conv.attributes[KERNEL_ATTR] = KernelChoice(hc.FAMILY, "sm90", hc.HaloTile(*tile).as_tile(), (8, 8, 8)).to_attr()
-    return module
+    return own_kernel_units.halo_marked(text, tile)
 
 
 def fused(module):

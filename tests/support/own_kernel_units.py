@@ -36,6 +36,17 @@ def mark(op, generator, tile, arch: str = "sm80", alignment=(8, 8, 8)):
     return op
 
 
+def halo_marked(text: str, tile: tuple):
+    """The module of `text` with its (first) conv chosen for the halo conv with `tile`
+    (columns, rows, mode): small shapes the heuristic would give CUTLASS."""
+    from boltir.backends.cuda.codegen import halo_conv_kernels as hc
+    from boltir.ir import parse_module
+
+    module = parse_module(text)
+    mark(the_conv(module), hc, hc.HaloTile(*tile), "sm90")
+    return module
+
+
 def selected(text: str, arch: str = "sm90", **options):
     """The module after select-kernels (heuristic, `options`) and lower-op-to-cutlass, and the stats."""
     from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
