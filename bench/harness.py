@@ -169,6 +169,8 @@ class BoundKernel:
     def __init__(self, library: KernelLibrary, case: Case, inputs: dict[str, "object"]):
         import torch
 
+        from tests.support.torch_arrays import to_torch
+
         self.library, self.case = library, case
         entry = find_entry(case.cutlass_module)
         # inputs keyed by the arguments' SSA names (x, w, bias) or their input names (arg0...)
@@ -176,7 +178,9 @@ class BoundKernel:
                     for arg, name in zip(entry.body.block.args, input_names(entry), strict=True)}
         arguments = launch_arguments(case.op)
         out_type = case.op.output.type
-        self.output = torch.empty(tuple(out_type.get_shape()), dtype=inputs[next(iter(inputs))].dtype, device="cuda")
+        # the result's own element type: an op.space_to_depth_conv2d reads an f32 image and writes f16
+        dtype = to_torch(np.empty((0,), numpy_dtype(out_type.element_type))).dtype
+        self.output = torch.empty(tuple(out_type.get_shape()), dtype=dtype, device="cuda")
         self.pointers = []
         for value in arguments.operands[:-1]:
             self.pointers.append(None if value is None else inputs[by_value[value]].data_ptr())

@@ -291,27 +291,26 @@ def register_operand(weight: np.ndarray, block: int, tap: int, kk: int, s: int) 
 
 def deposit_blocked_patch(smem, patch: int, op: ops.SpaceToDepthConv2dOp, x: np.ndarray, image: int, h0: int, w0: int,
                           pr: int, pc: int, swz) -> None:
-    """The template's fetch_image and deposit_image for one tile: item i is patch pixel
-    (row, column) and block row dy, column fastest; its BLOCK × IMG_C image values (zero
-    outside the image and the blocked tensor) go, rounded to f16, two to a 4-byte store, to
-    channels dy · SPAN onward of its pixel. Channels past BLOCK · SPAN keep the buffer's
-    zeros."""
+    """The template's block_patch for one tile: patch pixel i (row i / PC, column i % PC)
+    takes its BLOCK² · IMG_C image values in channel order (dy · BLOCK + dx) · IMG_C + c,
+    zero outside the image and the blocked tensor, rounded to f16, then zeros up to C, in
+    16-byte chunks at their swizzled places."""
     n, h, w, c = op.blocked_shape()
     _, ic, ih, iw = x.shape
     block = op.prop_value("blocksize")
     top, left, _, _ = op.prop_value("image_pads")
-    span = block * ic
-    for i in range(pr * pc * block):
-        column, rest = i % pc, i // pc
-        dy, row = rest % block, rest // block
+    for i in range(pr * pc):
+        row, column = divmod(i, pc)
         hh, ww = h0 + row, w0 + column
-        y = hh * block + dy - top
-        live = 0 <= hh < h and 0 <= ww < w and 0 <= y < ih
-        values = [x[image, ch, y, ww * block + dx - left] if live and 0 <= ww * block + dx - left < iw else 0.0
-                  for dx in range(block) for ch in range(ic)]
-        for e in range(span // 2):
-            dst = patch + swz((row * pc + column) * 2 * c + (dy * span + 2 * e) * 2)
-            smem[dst:dst + 4] = np.array(values[2 * e:2 * e + 2], np.float32).astype(np.float16).view(np.uint8)
+        values = np.zeros(c, np.float32)
+        for dy in range(block):
+            for dx in range(block):
+                y, xx = hh * block + dy - top, ww * block + dx - left
+                if 0 <= hh < h and 0 <= ww < w and 0 <= y < ih and 0 <= xx < iw:
+                    values[(dy * block + dx) * ic:(dy * block + dx + 1) * ic] = x[image, :, y, xx]
+        for chunk in range(c // 8):
+            dst = patch + swz(i * 2 * c + chunk * 16)
+            smem[dst:dst + 16] = values[chunk * 8:chunk * 8 + 8].astype(np.float16).view(np.uint8)
 
 
 def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
