@@ -16,15 +16,12 @@ extent), whether a bias is read, and the schedule:
   with twice the work between the two products' softmax;
 - "locked" ("wide" with the example's kIsMainloopLocked option: the two MMA warp groups
   take turns at the softmax; D = 64 only);
-- "wide3" ("wide" with three MMA warp groups on 192-query tiles, as FlashAttention-3 tiles
-  D = 64: two warp groups' products keep the tensor cores busy while the third computes its
-  exponentials; D = 64 only);
 - "overlap" ("wide"'s tiles and persistent kernel with our own mainloop,
   `templates/boltir_attention_sm90_overlap.h`: each key step's softmax runs while the
   previous step's P·V product does, inside a warp group; D = 64 only).
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
-example's); 64 × 128 for "tma" (the example's), 128 × 128 for "wide" and 192 × 128 for
-"wide3". The problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
+example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
+problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
 masks and scales share an instance.
 
 **Launch.** The same ABI as the family's other kernels (`attention_kernels.PROBLEM_FIELDS`).
@@ -55,7 +52,6 @@ HEAD_DIMS = (64, 128)
 TILES = {64: (128, 64), 128: (128, 128)}
 """The example's tiles: head dim -> (queries, keys)."""
 WIDE_TILES = {64: (128, 128)}
-THREE_GROUP_TILES = {64: (192, 128)}
 PINGPONG = "cutlass::gemm::KernelTmaWarpSpecializedPingpong"
 
 
@@ -89,8 +85,6 @@ SCHEDULES = {
                        ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",)),
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
-    "wide3": Schedule(PINGPONG, "persistent on 192-query x 128-key tiles, three MMA warp groups", THREE_GROUP_TILES,
-                      ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kNumMmaWarpGroups, cute::Int<3>>",)),
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"

@@ -46,7 +46,7 @@ struct TileState {
   uint16_t batch, head;
 };
 
-constexpr int kMaxThreads = 512;  ///< a load warp group and up to three MMA warp groups ("wide3")
+constexpr int kMaxThreads = 384;  ///< a load warp group and two MMA warp groups
 
 struct BlockState {
   FusionArguments arguments;
