@@ -29,3 +29,15 @@ def test_the_heuristic_build_takes_no_recorded_kernel():
     heuristic = build_pipeline("sm90-heuristic", HEURISTIC_DB)
     assert "select-kernels{selector=heuristic " in heuristic and "tuning_db" not in heuristic
     assert build_pipeline("sm90", HEURISTIC_DB) is None  # boltir.compiler's default: selector=db
+
+
+def test_the_unfused_stem_build_leaves_out_only_the_stems_fusion():
+    """`sm90-unfusedstem`: the default pipeline less fuse-conv-space-to-depth (the blocked
+    stem's space-to-depth kernel and its halo conv as two launches), the baseline of the fusion."""
+    import boltir.compiler
+    from bench.models import HEURISTIC_DB, build_pipeline
+
+    default = boltir.compiler.full_pipeline(dtype="f16", arch="sm90", cutlass=3, selector="db", tuning_db=HEURISTIC_DB)
+    unfused = build_pipeline("sm90-unfusedstem", HEURISTIC_DB)
+    assert "fuse-conv-space-to-depth" in default.split(",") and "fuse-conv-space-to-depth" not in unfused.split(",")
+    assert unfused.split(",") == [step for step in default.split(",") if step != "fuse-conv-space-to-depth"]
