@@ -32,6 +32,7 @@ from boltir.backends.cuda.codegen.cutlass_common import (
     gemm_batching,
 )
 from boltir.backends.cuda.codegen.epilogues import plan_epilogue
+from boltir.backends.cuda.launch_costs import launch_cost
 from boltir.backends.cuda.select.choice import UNFUSE, KernelChoice
 from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
@@ -275,19 +276,15 @@ def narrow_window_problem(op: ops.Conv2dOp, arch: str) -> stream_conv_kernels.St
     window larger than 1x1 where the heuristic gives it the op, else None: one the kernel
     takes (stride 1, no padding), on at most STREAM_WINDOW_CHANNELS input channels, that
     moves POINTWISE_MIN_BYTES or more and is bound by DRAM rather than by the tensor cores
-    on the target (ResNet-50's blocked stem, 4x4 on 16 channels to 64, is not: the halo
-    conv's)."""
+    on the target, by the roofline's counts (`launch_costs`; ResNet-50's blocked stem, 4x4
+    on 16 channels to 64, is not: the halo conv's)."""
     if stream_conv_kernels.conv_reason(op) is not None:
         return None
-    k, r, s, c = tensor_shape(op.filter.type)
+    _, r, s, c = tensor_shape(op.filter.type)
     if r * s == 1 or c > STREAM_WINDOW_CHANNELS:
         return None
-    n, h, w, _ = tensor_shape(op.input.type)
-    _, p, q, _ = tensor_shape(op.output.type)
-    moved = 2 * (n * h * w * c + n * p * q * k * (2 if op.residual is not None else 1) + k * r * s * c)
-    target = get_target(arch)
-    flops = 2 * n * p * q * k * r * s * c
-    if moved < POINTWISE_MIN_BYTES or flops / target.peak_flops("f16") >= moved / target.dram_bytes_per_second:
+    cost, target = launch_cost(op), get_target(arch)
+    if cost.bytes < POINTWISE_MIN_BYTES or cost.flops / target.peak_flops("f16") >= cost.bytes / target.dram_bytes_per_second:
         return None
     return stream_conv_kernels.default_tile(op)
 
