@@ -38,9 +38,10 @@ def halo_marked(text: str, tile=(8, 2, 1)):
     return own_kernel_units.halo_marked(text, tile)
 
 
-def fused(module):
+def fused(module, min_tiles: int = 0):
+    """The module after the pass (`min_tiles` 0: the small test shapes fuse too)."""
     with statistics.collecting() as collected:
-        FuseConvSpaceToDepthPass().apply(make_context(), module)
+        FuseConvSpaceToDepthPass(min_tiles=min_tiles).apply(make_context(), module)
     return module, collected.get("fuse-conv-space-to-depth", "space-to-depth blockings fused into the halo conv")
 
 
@@ -69,7 +70,8 @@ def test_the_op_takes_the_blocked_shape_and_the_filters_element_type():
 ])
 def test_a_halo_conv_and_its_blocked_input_become_one_op_computing_the_same(text, tile, rng):
     before = halo_marked(text, tile)
-    after = assert_equivalent(before, [FuseConvSpaceToDepthPass(), LowerOpToCutlassPass()], rng, tolerance=1e-12)
+    after = assert_equivalent(before, [FuseConvSpaceToDepthPass(min_tiles=0), LowerOpToCutlassPass()], rng,
+                              tolerance=1e-12)
     assert [o.name for o in after.walk() if o.name.startswith("op.") and o.name != "op.constant"] == [
         "op.space_to_depth_conv2d"]
     assert hc.supports(next(o for o in after.walk() if isinstance(o, ops.SpaceToDepthConv2dOp)))
@@ -92,14 +94,19 @@ def test_cutlass_convs_keep_their_blocked_input():
     assert count == 0 and any(isinstance(o, ops.SpaceToDepthOp) for o in module.walk())
 
 
-def test_resnet50s_stem_is_fused_at_batch_32_and_1():
-    for n in (32, 1):
-        module = parse_module(stem_text(n=n, h=224, w=224))
-        with statistics.collecting() as collected:
-            for step in (SelectKernelsPass(arch="sm90", selector="heuristic"), FuseConvSpaceToDepthPass(), LowerOpToCutlassPass()):
-                step.apply(make_context(), module)
-        assert collected.get("fuse-conv-space-to-depth", "space-to-depth blockings fused into the halo conv") == 1, n
-        assert collected.get("lower-op-to-cutlass", "halo_conv kernels (op.space_to_depth_conv2d kept)") == 1
+@pytest.mark.parametrize(("n", "fuses"), [(32, True), (10, True), (9, False), (1, False)])
+def test_resnet50s_stem_is_fused_where_each_cta_walks_two_tiles(n, fuses):
+    """112 rows of 112 pixels in 56 two-row tiles an image: 560 tiles at batch 10 are at
+    least 2 for each of the H200's 264 CTAs (528); 504 at batch 9 and 56 at batch 1 are not,
+    and keep the space-to-depth kernel."""
+    module = parse_module(stem_text(n=n, h=224, w=224))
+    with statistics.collecting() as collected:
+        for step in (SelectKernelsPass(arch="sm90", selector="heuristic"), FuseConvSpaceToDepthPass(), LowerOpToCutlassPass()):
+            step.apply(make_context(), module)
+    assert collected.get("fuse-conv-space-to-depth", "space-to-depth blockings fused into the halo conv") == int(fuses)
+    kept = "halo_conv kernels (op.space_to_depth_conv2d kept)" if fuses else "halo_conv kernels (op.conv2d kept)"
+    assert collected.get("lower-op-to-cutlass", kept) == 1
+    assert any(isinstance(o, ops.SpaceToDepthOp) for o in module.walk()) is not fuses
 
 
 def test_the_default_pipeline_runs_the_pass():
