@@ -8,16 +8,12 @@ the pooled fallback. bench/check_halo_conv.py runs the pooled kernel on a GPU.""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import numpy as np
 import pytest
 
 import boltir
 from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen import halo_conv_kernels as hc
-from boltir.backends.cuda.codegen.generator import NVCC_FLAGS
 from boltir.backends.cuda.passes.fuse_conv_pool import FuseConvPoolPass
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
@@ -30,7 +26,7 @@ from tests.backends.test_halo_conv_kernels import replay
 from tests.passes.equivalence import assert_equivalent
 from tests.support.op_modules import tensor
 from tests.support import own_kernel_units
-from tests.support.own_kernel_units import SM90A, assert_unit_compiles
+from tests.support.own_kernel_units import SM90A, assert_fallback_compiles, assert_unit_compiles
 
 
 def block_text(n=1, h=8, w=16, c=64, k=64, pool="max", window=2, stride=2, pads="0, 0, 0, 0", users=1, residual=False) -> str:
@@ -172,10 +168,4 @@ def test_the_pooled_units_compile_with_nvcc(tmp_path):
     op = pooled_op(tile=(16, 2, 1), h=8, w=32)
     assert_unit_compiles(hc, [op], tmp_path, SM90A)
     plain = pooled_op(tile=(16, 2, 3), h=8, w=32)
-    del plain.attributes[KERNEL_ATTR]
-    source = tmp_path / "fallback.cu"
-    source.write_text(compute_kernels.emit_translation_unit([plain]))
-    result = subprocess.run([shutil.which("nvcc"), *NVCC_FLAGS, "-c", str(source), "-o", str(tmp_path / "fallback.o")],
-                            capture_output=True, text=True)
-    log = result.stdout + result.stderr
-    assert result.returncode == 0 and "warning" not in log.lower(), log[-4000:]
+    assert_fallback_compiles(plain, tmp_path)

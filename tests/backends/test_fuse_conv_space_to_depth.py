@@ -9,9 +9,6 @@ bench/check_halo_conv.py runs the kernel on a GPU."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import numpy as np
 import pytest
 
@@ -19,7 +16,6 @@ import boltir
 from boltir.backends.cuda import roofline
 from boltir.backends.cuda.codegen import compute_kernels
 from boltir.backends.cuda.codegen import halo_conv_kernels as hc
-from boltir.backends.cuda.codegen.generator import NVCC_FLAGS
 from boltir.backends.cuda.passes.fuse_conv_space_to_depth import FuseConvSpaceToDepthPass
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
@@ -31,7 +27,7 @@ from tests.backends.test_halo_conv_kernels import replay
 from tests.passes.equivalence import assert_equivalent
 from tests.support.op_modules import blocked_stem_text as stem_text
 from tests.support import own_kernel_units
-from tests.support.own_kernel_units import SM90A, assert_unit_compiles
+from tests.support.own_kernel_units import SM90A, assert_fallback_compiles, assert_unit_compiles
 
 
 def halo_marked(text: str, tile=(8, 2, 1)):
@@ -196,10 +192,4 @@ def test_the_units_compile_with_nvcc(tmp_path):
     ops_ = [fused_op(stem_text(n=32, h=224, w=224), (112, 2, 1)), fused_op(stem_text(image="f16"), (8, 2, 2))]
     assert_unit_compiles(hc, ops_, tmp_path, SM90A)
     plain = fused_op()
-    del plain.attributes[KERNEL_ATTR]
-    source = tmp_path / "fallback.cu"
-    source.write_text(compute_kernels.emit_translation_unit([plain]))
-    result = subprocess.run([shutil.which("nvcc"), *NVCC_FLAGS, "-c", str(source), "-o", str(tmp_path / "fallback.o")],
-                            capture_output=True, text=True)
-    log = result.stdout + result.stderr
-    assert result.returncode == 0 and "warning" not in log.lower(), log[-4000:]
+    assert_fallback_compiles(plain, tmp_path)

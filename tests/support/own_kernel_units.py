@@ -83,3 +83,22 @@ def assert_unit_compiles(generator, op_list: list, directory: Path, gencode: str
         for op in op_list:
             for name in (generator.kernel_name(op), generator.kernel_name(op) + "_workspace_size"):
                 assert re.search(rf"\bT {name}$", symbols, re.MULTILINE), f"{name} is not defined"
+
+
+def assert_fallback_compiles(op, directory: Path) -> None:
+    """The plain fallback unit of `op` (its kernel choice removed first) compiles with nvcc,
+    with no error and no warning; skipped where nvcc is not found."""
+    from boltir.backends.cuda.codegen import compute_kernels
+    from boltir.backends.cuda.codegen.generator import NVCC_FLAGS
+    from boltir.backends.cuda.select.choice import KERNEL_ATTR
+
+    nvcc = os.environ.get("BOLTIR_NVCC") or shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not on PATH (set BOLTIR_NVCC)")
+    op.attributes.pop(KERNEL_ATTR, None)
+    source = directory / "fallback.cu"
+    source.write_text(compute_kernels.emit_translation_unit([op]))
+    result = subprocess.run([nvcc, *NVCC_FLAGS, "-c", str(source), "-o", str(directory / "fallback.o")],
+                            capture_output=True, text=True)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0 and "warning" not in log.lower(), log[-4000:]
