@@ -17,7 +17,12 @@ default, `narrow_convs=halo`; a KernelChoice of family "halo_conv", arch "sm90",
 `lower-op-to-cutlass` leaves such an op.conv2d at the op level, its choice attached, and
 this generator computes it. It also computes `op.conv2d_max_pool` (fuse-conv-pool: such a
 conv with two-row tiles and the 2×2 max pool after it): the tile's two staged rows leave
-as one row of their maxima, and the launcher's P and Q stay the conv's.
+as one row of their maxima, and the launcher's P and Q stay the conv's. And it computes
+`op.space_to_depth_conv2d` (fuse-conv-space-to-depth: such a conv whose input is an
+NCHW image's space-to-depth blocking): the patch comes from the image itself, each pixel's
+BLOCK² · IMG_C values loaded into registers two tiles ahead and stored blocked (rounded,
+zeros up to C) in 16-byte chunks after the products of the tile before are issued; the
+launcher takes the image pointer and the blocked tensor's N, H, W and C (modes 1 and 2).
 
 **The kernel** (sm_90a). Persistent CTAs of `rows` warpgroups (as many as stay resident:
 two a multiprocessor where the shared memory allows); CTA b keeps the filter of
