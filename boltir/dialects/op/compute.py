@@ -307,9 +307,13 @@ class SpaceToDepthConv2dOp(ConvBase):
             result_types=[TensorType(filter.type.element_type, shape)],
         )
 
+    def image_dims(self) -> tuple[int, int, int]:
+        """The image's (C, H, W), whatever its layout."""
+        x = tensor_shape(self.input.type)
+        return (x[1], x[2], x[3]) if self.prop_value("image_layout") == "NCHW" else (x[3], x[1], x[2])
+
     def image_channels(self) -> int:
-        shape = tensor_shape(self.input.type)
-        return shape[1] if self.prop_value("image_layout") == "NCHW" else shape[3]
+        return self.image_dims()[0]
 
     def blocked_channels(self) -> int:
         """C·b²: the blocked tensor's channels that hold image values (the rest are zero)."""

@@ -545,9 +545,8 @@ def _conv_context(op: ops.Conv2dOp | ops.Conv2dMaxPoolOp | ops.SpaceToDepthConv2
 
 def _image_geometry(op: ops.SpaceToDepthConv2dOp) -> dict:
     """The image an op.space_to_depth_conv2d blocks: sizes (NCHW or NHWC), pads, block."""
-    x = tensor_shape(op.input.type)
     nchw = op.prop_value("image_layout") == "NCHW"
-    c, h, w = (x[1], x[2], x[3]) if nchw else (x[3], x[1], x[2])
+    c, h, w = op.image_dims()
     top, left, _, _ = op.prop_value("image_pads")
     return {"nchw": nchw, "c": c, "h": h, "w": w, "top": top, "left": left, "block": op.prop_value("blocksize")}
 

@@ -66,7 +66,6 @@ from boltir.backends.cuda.codegen.own_kernels import (
     HALF_ELEMENTS,
     OwnTile,
     TiledFamily,
-    conv_launch_arguments,
     conv_problem,
     element_name,
     nhwc_conv_reason,
@@ -315,7 +314,7 @@ def _image_context(op: Operation) -> dict:
     """The image's sizes, element type, block and pads where the kernel blocks it."""
     if not blocks_image(op):
         return {"image": False}
-    n, c, h, w = tensor_shape(op.input.type)
+    c, h, w = op.image_dims()
     top, left, _, _ = op.prop_value("image_pads")
     return {"image": True, "image_element": IMAGE_ELEMENTS[element_name(op.input)], "image_c": c, "image_h": h,
             "image_w": w, "image_top": top, "image_left": left, "block": op.prop_value("blocksize")}
