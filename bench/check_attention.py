@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import StringAttr
 
 from bench.check_compute_kernels import relative_error
 from boltir.backends.cuda.codegen import attention_kernels as ak
-from boltir.backends.cuda.codegen.generator import CompileJob
+from boltir.backends.cuda.codegen.generator import CompileJob, unit_job
 from boltir.backends.cuda.toolchain.nvcc import build_shared_library
 from boltir.dtypes import numpy_dtype
 from boltir.interp import run
@@ -231,7 +231,7 @@ def build_library(built: list[Case], path: str) -> Path:
     jobs: dict[str, CompileJob] = {}
     for case in built:
         name = ak.kernel_name(case.op)
-        jobs.setdefault(name, CompileJob(name, ak.emit_translation_unit([case.op]), ak.unit_arch([case.op])))
+        jobs.setdefault(name, unit_job(name, ak, [case.op], ak.unit_arch([case.op])))
     return build_shared_library(list(jobs.values()), path, progress="always")
 
 

@@ -15,7 +15,7 @@ import sys
 import time
 from collections import Counter
 
-from boltir.backends.cuda.codegen.generator import CompileJob
+from boltir.backends.cuda.codegen.generator import unit_job
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.toolchain.nvcc import compile_objects_keep_going
 from boltir.ir import make_context
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         found = share(found, part, parts, key=lambda name: (family_of(*found[name]), name))
         chosen &= set(found)
         print(f"part {part}/{parts}: {len(found)} of {total} instances", flush=True)
-    jobs = [CompileJob(name, generator.emit_translation_unit([op]), generator.kernel_arch(op))
+    jobs = [unit_job(name, generator, [op], generator.kernel_arch(op))
             for name, (generator, op) in found.items()]
     families = [family_of(generator, op) for generator, op in found.values()]
     print(f"{len(jobs)} distinct instances ({len(chosen)} chosen by the heuristic), "

@@ -28,7 +28,7 @@ from xdsl.dialects import func
 
 from boltir.backends.cuda.codegen import cutlass_kernels, depthwise_kernels, skinny_gemm_kernels, splitk_conv_kernels
 from boltir.backends.cuda.codegen.tiled_families import generator_computing
-from boltir.backends.cuda.codegen.generator import CompileJob
+from boltir.backends.cuda.codegen.generator import CompileJob, unit_job
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
 from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
@@ -128,7 +128,7 @@ def build_library(cases: list[Case], path: Path | str) -> KernelLibrary:
         generator = generator_of(case.op)
         name = generator.kernel_name(case.op)
         if name not in jobs:
-            jobs[name] = CompileJob(name, generator.emit_translation_unit([case.op]), generator.kernel_arch(case.op))
+            jobs[name] = unit_job(name, generator, [case.op], generator.kernel_arch(case.op))
     return KernelLibrary(build_shared_library(list(jobs.values()), path, progress="always"))
 
 

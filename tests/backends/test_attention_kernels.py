@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from boltir.backends.cuda.codegen import attention_kernels as ak
-from boltir.backends.cuda.codegen.generator import CompileJob
+from boltir.backends.cuda.codegen.generator import CompileJob, unit_job
 from boltir.backends.cuda.codegen.host_program import GENERATORS, build_program
 from boltir.diagnostics import BoltError
 from boltir.ir import make_context
@@ -418,6 +418,23 @@ def test_a_unit_of_hopper_and_example_41_instances_is_sm90():
     assert ak.unit_arch(ops_) == "sm90" and ak.unit_arch(ops_[1:]) == "sm80"
 
 
+def test_hopper_units_compile_with_fast_math_as_cutlass_builds_example_88():
+    """Example 88's softmax calls exp2f: with --use_fast_math (its CMake's flag) that is
+    MUFU.EX2 alone. The units without a Hopper instance keep boltir's flags, and a model's
+    build (the host program) and the tuner pass the unit's flags to nvcc."""
+    hopper, other = _sm90(_op("BHSD")[1]), _op("BSHD")[1]
+    assert ak.unit_flags([hopper, other]) == ("--use_fast_math",) and ak.unit_flags([other]) == ()
+    job = unit_job("u", ak, [hopper], "sm90")
+    assert job.flags[-1] == "--use_fast_math" and unit_job("u", ak, [other], "sm80").flags[-1] != "--use_fast_math"
+    module, _ = attention_module("BHSD", 2, 4, 128, 128, 64)
+    for op in module.walk():
+        if type(op) in ak.FAMILIES:
+            _sm90(op)
+    PlanMemoryPass().apply(make_context(), module)
+    (unit,) = [u for u in build_program(module).units if "attention" in u.name]
+    assert "--use_fast_math" in unit.flags
+
+
 @pytest.mark.slow
 def test_nvcc_compiles_a_hopper_instance(tmp_path, monkeypatch):
     """A Hopper instance with a padding mask (example 88's headers, our fusion and
@@ -431,7 +448,7 @@ def test_nvcc_compiles_a_hopper_instance(tmp_path, monkeypatch):
     monkeypatch.setenv("BOLTIR_CACHE_DIR", str(tmp_path / "cache"))
     op = _sm90(_op("BS3HD", (2, 1, 1, "k"))[1])
     name = ak.kernel_name(op)
-    (obj,) = nvcc.compile_objects([CompileJob(name, ak.emit_translation_unit([op]), ak.unit_arch([op]))], progress=False)
+    (obj,) = nvcc.compile_objects([unit_job(name, ak, [op], ak.unit_arch([op]))], progress=False)
     if shutil.which("nm"):
         symbols = subprocess.run(["nm", str(obj)], check=False, capture_output=True, text=True).stdout
         for symbol in (name, f"{name}_workspace_size"):

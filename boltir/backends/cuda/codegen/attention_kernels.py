@@ -489,6 +489,20 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
     )
 
 
+FAST_MATH_FLAGS = ("--use_fast_math",)
+"""The Hopper units' flags: CUTLASS builds example 88 with them. Its softmax's exp2f is then
+MUFU.EX2 alone; without them nvcc adds the subnormal range's compare and two multiplies to
+each exponential, at head dim 64 as many instructions as the rest of the softmax's, which
+shares the multiprocessor's issue slots with the products (probabilities under 2^-126
+flush to 0, as they do when rounded to f16)."""
+
+
+def unit_flags(module_or_ops: ModuleOp | Iterable[Operation]) -> tuple[str, ...]:
+    """nvcc's flags for `emit_translation_unit`'s unit after boltir's own: FAST_MATH_FLAGS
+    where it holds a Hopper instance."""
+    return FAST_MATH_FLAGS if any(is_sm90(op) for op in attention_ops(module_or_ops)) else ()
+
+
 def unit_arch(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
     """The arch of `emit_translation_unit`'s unit: sm90 (sm_90a only) if an op of it is in a Hopper build."""
     return "sm90" if any(kernel_arch(op) == "sm90" for op in attention_ops(module_or_ops)) else "sm80"

@@ -133,6 +133,15 @@ class KernelGenerator(Protocol):
 
     def emit_translation_unit(self, module_or_ops: ModuleOp | Iterable[Operation]) -> str: ...
 
+    # Optional: `unit_flags(ops)`, nvcc flags the unit of these ops needs after boltir's own
+    # (`unit_job` reads it; a generator without it needs none).
+
+
+def unit_job(name: str, generator: KernelGenerator, op_list: list[Operation], arch: str) -> CompileJob:
+    """The CompileJob of `generator`'s unit for `op_list`, with the flags it asks for."""
+    flags = getattr(generator, "unit_flags", None)
+    return CompileJob(name, generator.emit_translation_unit(op_list), arch, flags(op_list) if flags is not None else ())
+
 
 KERNEL_ATTR = "kernel"
 """An op's kernel choice, as select-kernels writes it (select/choice.py's KERNEL_ATTR, read

@@ -33,7 +33,7 @@ from boltir.backends.cuda.codegen import (
     data_kernels,
     tiled_families,
 )
-from boltir.backends.cuda.codegen.generator import CompileJob, KernelGenerator, render
+from boltir.backends.cuda.codegen.generator import CompileJob, KernelGenerator, render, unit_job
 from boltir.diagnostics import BoltError, format_location
 from boltir.dialects import op as ops
 from boltir.dialects.graph import tensor_shape
@@ -204,7 +204,7 @@ class _ProgramBuilder:
             call = f"{name}({', '.join(ptrs)}, stream)"
         if name not in self.sources:
             arch = instance_arch(generator, op) or self.arch
-            self.sources[name] = CompileJob(name, generator.emit_translation_unit([op]), arch)
+            self.sources[name] = unit_job(name, generator, [op], arch)
         generation = None
         if generator is cutlass_kernels:
             generation = "3.x" if cutlass_kernels.kernel_arch(op) == "sm90" else "2.x"

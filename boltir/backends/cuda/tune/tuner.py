@@ -64,7 +64,7 @@ from xdsl.ir import Block, Operation, Region
 
 from boltir.backends.cuda.codegen import cutlass_kernels
 from boltir.backends.cuda.codegen.cutlass_common import FAMILIES
-from boltir.backends.cuda.codegen.generator import CompileJob, render
+from boltir.backends.cuda.codegen.generator import CompileJob, render, unit_job
 from boltir.backends.cuda.codegen.host_program import launcher_declaration
 from boltir.backends.cuda.codegen.tiled_families import generator_computing
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
@@ -336,9 +336,8 @@ class Tuner:
         @functools.cache  # a unit's source is asked for again (compiling, then its members)
         def job_of(names: tuple[str, ...], prefix: str) -> CompileJob:
             generator = generator_of(instances[names[0]])
-            return CompileJob(f"{prefix}{names[0]}" + (f"_and_{len(names) - 1}" if len(names) > 1 else ""),
-                              generator.emit_translation_unit([instances[n] for n in names]),
-                              generator.kernel_arch(instances[names[0]]))
+            return unit_job(f"{prefix}{names[0]}" + (f"_and_{len(names) - 1}" if len(names) > 1 else ""), generator,
+                            [instances[n] for n in names], generator.kernel_arch(instances[names[0]]))
 
         def unit(names: list[str], prefix: str = "tune_") -> CompileJob:
             return job_of(tuple(names), prefix)
