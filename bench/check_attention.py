@@ -11,7 +11,7 @@ memory-efficient, cuDNN, math; a backend that refuses a case is skipped). Both s
 timed as CUDA-graph replays (`bench.kernels.graph_time_ms`). Prints the correctness table,
 then the timing table last; exits 1 if a case fails.
 
-    source bench/setup_gpu.sh && python3 -m bench.check_attention [--only TEXT] [--no-timing]
+    source bench/setup_gpu.sh && python3 -m bench.check_attention [--only TEXT] [--no-timing] [--no-unit-flags]
     python3 -m bench.check_attention --build-only      # compile the library; no GPU
 
 TFLOP/s counts 4·B·H·Sq·Sk·D (two products; the causal half is not discounted), for the
@@ -226,12 +226,14 @@ def timing_cases() -> list[Case]:
 # ------------------------------------------------------------------------- kernels
 
 
-def build_library(built: list[Case], path: str) -> Path:
-    """One unit per distinct instance (they compile in parallel)."""
+def build_library(built: list[Case], path: str, unit_flags: bool = True) -> Path:
+    """One unit per distinct instance (they compile in parallel); without `unit_flags`, on
+    boltir's flags alone (no `ak.unit_flags`: a baseline for what those flags change)."""
     jobs: dict[str, CompileJob] = {}
     for case in built:
         name = ak.kernel_name(case.op)
-        jobs.setdefault(name, unit_job(name, ak, [case.op], ak.unit_arch([case.op])))
+        job = unit_job(name, ak, [case.op], ak.unit_arch([case.op]))
+        jobs.setdefault(name, job if unit_flags else replace(job, extra_flags=()))
     return build_shared_library(list(jobs.values()), path, progress="always")
 
 
@@ -429,6 +431,8 @@ def main() -> int:
     parser.add_argument("--no-timing", action="store_true", help="check correctness only")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--library", default="/tmp/boltir-check/attention.so")
+    parser.add_argument("--no-unit-flags", action="store_true",
+                        help="compile without the units' own flags (the Hopper units' --use_fast_math): a baseline")
     args = parser.parse_args()
     texts = args.only.split(",") if args.only else []
     chosen = lambda label: not texts or any(text in label for text in texts)  # noqa: E731
@@ -436,7 +440,7 @@ def main() -> int:
     timed_cases = [] if args.no_timing else [c.make() for c in timing_cases() if chosen(c.label)]
     Path(args.library).parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    path = build_library(checked + timed_cases, args.library)
+    path = build_library(checked + timed_cases, args.library, unit_flags=not args.no_unit_flags)
     print(f"built {len({ak.kernel_name(c.op) for c in checked + timed_cases})} instances in {time.monotonic() - start:.0f} s", flush=True)
     if args.build_only:
         return 0
@@ -460,7 +464,8 @@ def main() -> int:
             traceback.print_exc()
         torch.cuda.empty_cache()
 
-    print(f"\nGPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; reference: the op-level interpreter; seed {args.seed}")
+    print(f"\nGPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; reference: the op-level interpreter; seed {args.seed}"
+          + ("; units WITHOUT their own flags (baseline)" if args.no_unit_flags else ""))
     print_table(("case", "instance", "rel err", "bar", "result"), rows)
     failed = sum(row[-1] != "pass" for row in rows)
     print(f"\n{len(rows) - failed} passed, {failed} failed")
