@@ -363,11 +363,15 @@ def test_the_tma_and_wide_schedules_take_head_dim_64_only(schedule):
     (8, 12, 128, 64, "tma"),      # GPT-2's prefill at b8: 96 tiles
     (11, 12, 128, 64, "wide"),    # 132 tiles: a wave
     (32, 12, 128, 64, "wide"),
-    (32, 12, 197, 64, "wide"),    # ViT-B/16
+    (32, 12, 197, 64, "wide"),    # ViT-B/16: two key steps
+    (32, 12, 512, 64, "overlap"),  # four key steps: the softmax under the previous product
+    (32, 12, (512, "mask"), 64, "locked"),  # four, with a bias: the warp groups take turns
+    (32, 12, (128, "mask"), 64, "wide"),
     (32, 12, 128, 128, "persistent"),  # D = 128: the example's tiles
 ])
 def test_select_kernels_picks_the_hopper_schedule(batch, heads, seq, dim, schedule):
-    op = attention_module("BHSD", batch, heads, seq, seq, dim)[1]
+    seq, bias = seq if isinstance(seq, tuple) else (seq, None)
+    op = attention_module("BHSD", batch, heads, seq, seq, dim, bias=(batch, 1, 1, seq) if bias else None)[1]
     ak.mark_target(op, "sm90", sms=132)
     assert ak.sm90_schedule(op) == schedule and ak.is_sm90(op)
 

@@ -269,16 +269,28 @@ def mark_target(op: Operation, arch: str, cutlass: int = 3, sms: int = 0) -> Non
         op.attributes[KERNEL_ARCH_ATTR] = StringAttr("sm90" if schedule == sm90.DEFAULT_SCHEDULE else f"sm90:{schedule}")
 
 
+LONG_KEY_STEPS = 4
+"""128-key steps from which a D = 64 attention takes "overlap" (no bias) or "locked" (a bias)."""
+
+
 def hopper_schedule(op: ops.AttentionOp, sms: int) -> str:
-    """The Hopper schedule for D = 64, from the H200's timings (bench/RESULTS.md, sixth
-    session): where the 128-query tiles are fewer than the multiprocessors (BERT at batch 1,
-    GPT-2's prefill at batch 8), "tma"'s 64-query tiles, twice the blocks; else "wide"'s
-    128-key steps. Other head dims: the persistent schedule on the example's tiles."""
-    (b, h, sq, d), _, _ = op.head_shapes()
+    """The Hopper schedule for D = 64, from the timings on a Hopper (bench/RESULTS.md,
+    sixteenth session, fast math): where the 128-query tiles are fewer than the
+    multiprocessors (BERT at batch 1, GPT-2's prefill at batch 8), "tma"'s 64-query tiles,
+    twice the blocks; with LONG_KEY_STEPS key steps or more (sequence 512), "overlap"
+    (each step's softmax under the previous step's P·V product), or "locked" with a bias
+    (the warp groups take turns at the softmax, whose bias loads then do not collide);
+    else "wide"'s 128-key steps. Other head dims: the persistent schedule on the
+    example's tiles."""
+    (b, h, sq, d), (_, _, sk, _), _ = op.head_shapes()
     if sm90.schedule_reason("wide", d) or sm90.schedule_reason("tma", d):
         return sm90.DEFAULT_SCHEDULE
-    query_tiles = b * h * -(-sq // sm90.tile(d, "wide")[0])
-    return "tma" if query_tiles < sms else "wide"
+    queries, keys = sm90.tile(d, "wide")
+    if b * h * -(-sq // queries) < sms:
+        return "tma"
+    if -(-sk // keys) >= LONG_KEY_STEPS:
+        return "locked" if op.bias is not None else "overlap"
+    return "wide"
 
 
 def _target(op: Operation) -> tuple[str, str]:
