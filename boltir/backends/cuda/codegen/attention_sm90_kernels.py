@@ -18,9 +18,7 @@ extent), whether a bias is read, and the schedule:
   take turns at the softmax; D = 64 only);
 - "overlap" ("wide"'s tiles and persistent kernel with our own mainloop,
   `templates/boltir_attention_sm90_overlap.h`: each key step's softmax runs while the
-  previous step's P·V product does, inside a warp group; D = 64 only);
-- "overlap_locked" ("overlap" with the example's kIsMainloopLocked option: the warp groups
-  also take turns at the softmax; D = 64 only).
+  previous step's P·V product does, inside a warp group; D = 64 only).
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -72,9 +70,6 @@ class Schedule:
     own_mainloop: bool = False
 
 
-LOCKED = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>"
-"""The example's option: the MMA warp groups' softmax steps one at a time (its order barrier)."""
-
 SCHEDULES = {
     "persistent": Schedule(PINGPONG, "persistent: one block per SM walks the tiles", TILES),
     "cooperative": Schedule("cutlass::gemm::KernelTmaWarpSpecializedCooperative", "cooperative: one block per query tile",
@@ -86,13 +81,10 @@ SCHEDULES = {
     # the warp groups' softmax steps one at a time, so that one warp group's softmax runs
     # while the other's products do (FlashAttention-3's ping-pong)
     "locked": Schedule(PINGPONG, "persistent on 128-key tiles, the two MMA warp groups taking turns at the softmax",
-                       WIDE_TILES, (LOCKED,)),
+                       WIDE_TILES,
+                       ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",)),
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
-    # both: inside a warp group the softmax runs under the previous product, and the two warp
-    # groups take turns at it (FlashAttention-3's intra- and inter-warp-group overlap)
-    "overlap_locked": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, the two MMA warp groups taking turns "
-                               "at the softmax", WIDE_TILES, (LOCKED,), own_mainloop=True),
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"

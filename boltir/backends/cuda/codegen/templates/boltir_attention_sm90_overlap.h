@@ -208,11 +208,7 @@ struct OverlappedMainloop : Base {
       if (step >= unmasked) {
         Fusion{}.before_softmax(scores, tPcP, problem_size);
       }
-      // with the example's kIsMainloopLocked option the warp groups take turns here, as its own
-      // mainloop does: one warp group's exponentials run while the other's products do
-      if constexpr (Base::kIsMainloopLocked) math_wg_order_barrier.wait();
       exponentiate(scores, state, correction, scale_log2);
-      if constexpr (Base::kIsMainloopLocked) math_wg_order_barrier.arrive();
       Tensor p_next = cutlass::fmha::collective::make_acc_into_op<Element>(scores, typename TiledMmaPV::LayoutA_TV{});
 
       warpgroup_wait<0>();
