@@ -25,7 +25,7 @@ of 20 replays / 10); TFLOP/s and the share of the roofline bound (sm90's GpuTarg
 the pooled 224² conv in each mode (its pool2d launch gone; the bound's bytes are the pooled
 output's).
 
-    source bench/setup_gpu.sh && python3 -m bench.check_halo_conv [--only TEXT] [--no-timing] [--list] [--build-only]
+    source bench/setup_gpu.sh && python3 -m bench.check_halo_conv [--only TEXT] [--no-timing] [--timing-only TEXT] [--list] [--build-only]
 """
 
 from __future__ import annotations
@@ -208,6 +208,7 @@ def main() -> int:
     parser.add_argument("--list", action="store_true", help="lower every case and print its kernel; no GPU")
     parser.add_argument("--build-only", action="store_true", help="compile the kernels (correctness and timing) and stop")
     parser.add_argument("--no-timing", action="store_true")
+    parser.add_argument("--timing-only", help="time the convs whose label contains this text (or one of these, comma-separated)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--library", default="/tmp/boltir-check/halo_conv.so")
     args = parser.parse_args()
@@ -234,6 +235,9 @@ def main() -> int:
                          if (case := halo_case(conv, text, mode=mode, blocked=True)) is not None]
                 _, timed_lowered = lower_cases(timed)
                 plans.append((conv, timed_lowered))
+    if args.timing_only:
+        texts = args.timing_only.split(",")
+        plans = [(conv, timed) for conv, timed in plans if any(text in conv for text in texts)]
     if args.list:
         for case in lowered + [c for _, cs in plans for c in cs]:
             print(f"{case.label:70s} {describe_choice(case)}")

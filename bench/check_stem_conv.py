@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench.harness import conv_timing_operands
+from bench.harness import conv_timing_operands, profile_launches
 from boltir.backends.cuda.codegen import cutlass_kernels, stem_conv_kernels
 from boltir.backends.cuda.codegen.generator import CompileJob
 from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
@@ -147,8 +147,12 @@ def check(library: KernelLibrary, case: Case, rng) -> float:
 
 
 def graph_ms(launch, stream, repeats: int = 10, samples: int = 20) -> float:
-    """One launch's time: `repeats` launches captured in a CUDA graph, median replay / repeats."""
+    """One launch's time: `repeats` launches captured in a CUDA graph, median replay / repeats
+    (NaN, two plain launches, under harness.PROFILE_ENV)."""
     import torch
+
+    if profile_launches(launch, stream):
+        return float("nan")
 
     with torch.cuda.stream(stream):
         launch()  # warm-up (and the launcher's one-time occupancy query) outside the capture

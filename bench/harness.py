@@ -43,6 +43,28 @@ from boltir.ir import make_context, parse_module, verify_module
 
 SMS = 132  # the H200 the kernels run on
 
+PROFILE_ENV = "BOLTIR_BENCH_PROFILE"
+"""Set (to anything), the kernel benches' timing helpers launch each kernel PROFILE_LAUNCHES
+times, plainly (no graph, no warm-up), and time nothing: a profiler run (`ncu -k
+regex:...`) then sees two launches of each timed kernel, not hundreds of graph replays."""
+PROFILE_LAUNCHES = 2
+
+
+def profile_launches(launch, stream=None) -> bool:
+    """Under PROFILE_ENV, launches `launch()` PROFILE_LAUNCHES times on `stream` and returns
+    True (the caller times nothing); else False."""
+    import os
+
+    if not os.environ.get(PROFILE_ENV):
+        return False
+    import torch
+
+    with torch.cuda.stream(stream) if stream is not None else torch.cuda.stream(torch.cuda.current_stream()):
+        for _ in range(PROFILE_LAUNCHES):
+            launch()
+    torch.cuda.synchronize()
+    return True
+
 
 @dataclass
 class Case:

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.harness import BoundKernel, Case, build_library, describe_choice, generator_of, lower
+from bench.harness import BoundKernel, Case, build_library, describe_choice, generator_of, lower, profile_launches
 from bench.kernels import INNER, REPEATS, WARMUP, relative, rotations_for
 from boltir.backends.cuda.codegen import stream_conv_kernels
 from boltir.backends.cuda.select.candidates import candidates
@@ -164,7 +164,9 @@ def device_ms(torch, stream, fn, rotations: int) -> tuple[float, str]:
     """Device time per call of fn(i): INNER calls (or one per input set, if more) captured
     once as a CUDA graph on `stream`, the median of REPEATS replays; host-issued calls
     where capture fails. Every input set is used in each replay, so that the sets
-    together outgrow the L2."""
+    together outgrow the L2. Under harness.PROFILE_ENV: two plain calls, NaN."""
+    if profile_launches(lambda: fn(0), stream):
+        return float("nan"), "profile"
     calls = max(INNER, rotations)
     with torch.cuda.stream(stream):
         for i in range(max(WARMUP, rotations)):

@@ -46,3 +46,26 @@ def test_where_wrong_points_at_the_columns_a_misaligned_window_breaks():
     assert lines[0].endswith("1 never written")
     assert lines[1].startswith("column mod 8: 0: 0%, 1: 0%, 2: 0%, 3: 100%, 4: 0%")
     assert lines[2] == "row in tile: 0: 13%, 1: 12%"
+
+
+def test_timing_only_keeps_the_named_convs(monkeypatch, capsys):
+    """--timing-only (comma-separated texts) times only the convs it names; with --only
+    matching no case, --list shows just their kernels (what a profiler run launches)."""
+    import sys
+
+    from bench import check_halo_conv
+
+    monkeypatch.setattr(sys, "argv", ["check_halo_conv", "--only", "no such case", "--list", "--timing-only",
+                                      "vgg16 3x3 64->64 224² N32,vgg16 stem 3x3 16->64 224² N32"])
+    assert check_halo_conv.main() == 0
+    listed = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert {label.rsplit(" ", 1)[0] for label in listed} == {"vgg16 3x3 64->64 224² N32", "vgg16 stem 3x3 16->64 224² N32"}
+    assert len(listed) == 2 * (len(halo_conv_kernels.MODES) + 1)  # every mode and CUTLASS's (or our stem's) choice
+
+
+def test_profile_mode_is_off_unless_asked(monkeypatch):
+    from bench.harness import PROFILE_ENV, profile_launches
+
+    monkeypatch.delenv(PROFILE_ENV, raising=False)
+    calls = []
+    assert profile_launches(lambda: calls.append(1)) is False and not calls
