@@ -90,10 +90,11 @@ def test_a_windows_taps_count_in_the_registers():
     """The blocked stem: 4 taps x 1 chunk x 4 n8 tiles x 2 = 32 filter words. 3x3 taps of 16
     channels to 64: 9 x 8 x 2 = 144 words on one warp, 72 on two. 3x3 taps of 64 channels:
     two units' A fragments alone are 288 words, so no tile fits (the heuristic passes)."""
-    assert pk.default_tile(conv_of(**BLOCKED_STEM)) == pk.StreamTile(1, 1, 4)
+    assert pk.default_tile(conv_of(**BLOCKED_STEM)) == pk.StreamTile(2, 1, 4)  # a window: two fragments a unit
+    assert pk.tile_reason(conv_of(**BLOCKED_STEM), pk.StreamTile(1, 1, 4)) is None
     nine = conv_of(**{**BLOCKED_STEM, "r": 3, "s": 3, "k": 64})
     assert "3x3 taps of 16 input channels hold 144 filter words" in pk.tile_reason(nine, pk.StreamTile(1, 1, 4))
-    assert pk.default_tile(nine) == pk.StreamTile(1, 2, 4)
+    assert pk.default_tile(nine) == pk.StreamTile(1, 2, 4)  # two fragments a unit do not fit it
     assert pk.default_tile(conv_of(**{**BLOCKED_STEM, "r": 3, "s": 3, "c": 64})) is None
 
 

@@ -155,13 +155,23 @@ def tile_reason(op: ops.Conv2dOp, tile: StreamTile) -> str | None:
 # ------------------------------------------------------------------ the heuristic
 
 
+WINDOW_FRAGMENTS = 2
+"""Fragments a unit for a window larger than 1x1 where they fit: MobileNetV2's blocked stem
+(2x2 on 16 channels) ran 8% faster with two than with one on both the H100 and the H200
+(bench/RESULTS.md, sixteenth session); 1x1 convs keep one."""
+
+
 def default_tile(op: ops.Conv2dOp) -> StreamTile | None:
     """The fewest slices whose registers fit (the input is read by fewer warps), one
-    fragment a unit, 4 warps a CTA; None where no slicing fits."""
+    fragment a unit (WINDOW_FRAGMENTS for a window, where they fit), 4 warps a CTA; None
+    where no slicing fits."""
+    r, s = tensor_shape(op.filter.type)[1:3]
+    fragments = dict.fromkeys((WINDOW_FRAGMENTS if r * s > 1 else 1, 1))
     for slices in SLICES:
-        tile = StreamTile(1, slices, 4 if slices <= 4 else 8)
-        if tile_reason(op, tile) is None:
-            return tile
+        for count in fragments:
+            tile = StreamTile(count, slices, 4 if slices <= 4 else 8)
+            if tile_reason(op, tile) is None:
+                return tile
     return None
 
 
