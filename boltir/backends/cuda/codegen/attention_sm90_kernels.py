@@ -18,9 +18,7 @@ extent), whether a bias is read, and the schedule:
   take turns at the softmax; D = 64 only);
 - "overlap" ("wide"'s tiles and persistent kernel with our own mainloop,
   `templates/boltir_attention_sm90_overlap.h`: each key step's softmax runs while the
-  previous step's P·V product does, inside a warp group; D = 64 only);
-- "overlap_deep" ("overlap" with 8 K/V pipeline stages, the example's 5, and each row's
-  maximum and sum in four independent chains; D = 64 only).
+  previous step's P·V product does, inside a warp group; D = 64 only).
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -70,8 +68,6 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
-    chains: int = 1
-    """Our mainloop's independent partial maxima and sums a row (1: one serial chain)."""
 
 
 SCHEDULES = {
@@ -89,11 +85,6 @@ SCHEDULES = {
                        ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",)),
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
-    # "overlap" with a deeper K/V pipeline (8 stages, the example's 5) and its rows' maxima
-    # and sums in four independent chains (shorter dependent chains before the exponentials)
-    "overlap_deep": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, 8 K/V stages, four reduction chains",
-                             WIDE_TILES, ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesKV, cute::Int<8>>",),
-                             own_mainloop=True, chains=4),
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
@@ -178,7 +169,7 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
     chosen = SCHEDULES[schedule]
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
-                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop, chains=chosen.chains,
+                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

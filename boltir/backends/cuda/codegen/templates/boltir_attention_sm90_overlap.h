@@ -23,7 +23,7 @@
 namespace boltir {
 namespace attention_sm90 {
 
-template <class Base, class Fusion, int kChains = 1>
+template <class Base, class Fusion>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
@@ -47,19 +47,12 @@ struct OverlappedMainloop : Base {
   CUTLASS_DEVICE static void reduce_max(AccQK &acc_qk_mn, State &row_max) {
     auto const target = cutlass::fmha::collective::reduction_target_n(TiledMmaQK{});
     constexpr int kRank = decltype(cute::rank(target))::value;
-    // kChains independent partial maxima a row: a dependent chain kChains times shorter
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < cute::size<0>(acc_qk_mn); i++) {
-      float partial[kChains];
-      CUTLASS_PRAGMA_UNROLL
-      for (int c = 0; c < kChains; c++) partial[c] = row_max(i);
       CUTLASS_PRAGMA_UNROLL
       for (int j = 0; j < cute::size<1>(acc_qk_mn); j++) {
-        partial[j % kChains] = ::fmaxf(partial[j % kChains], acc_qk_mn(i, j));
+        row_max(i) = ::fmaxf(row_max(i), acc_qk_mn(i, j));
       }
-      CUTLASS_PRAGMA_UNROLL
-      for (int c = 1; c < kChains; c++) partial[0] = ::fmaxf(partial[0], partial[c]);
-      row_max(i) = partial[0];
     }
     cute::for_each(cute::make_seq<kRank>{}, [&](auto r) {
       CUTLASS_PRAGMA_UNROLL
@@ -92,15 +85,13 @@ struct OverlappedMainloop : Base {
       float const before = previous(i) == -INFINITY ? current : previous(i);
       correction(i) = ::exp2f((before - current) * scale_log2);
       float const offset = current * scale_log2;
-      float sums[kChains] = {};
+      float sum = 0.0f;
       CUTLASS_PRAGMA_UNROLL
       for (int j = 0; j < cute::size<1>(acc_qk_mn); j++) {
         acc_qk_mn(i, j) = ::exp2f(acc_qk_mn(i, j) * scale_log2 - offset);
-        sums[j % kChains] += acc_qk_mn(i, j);
+        sum += acc_qk_mn(i, j);
       }
-      CUTLASS_PRAGMA_UNROLL
-      for (int c = 1; c < kChains; c++) sums[0] += sums[c];
-      row_sum(i) = row_sum(i) * correction(i) + sums[0];
+      row_sum(i) = row_sum(i) * correction(i) + sum;
     }
   }
 
