@@ -83,6 +83,24 @@ def halo_case(label: str, text: str, element: str = "f16", tile: halo_conv_kerne
                 fuse_pool=pooled, fuse_blocking=blocked)
 
 
+def more_warps(conv: str, text: str, pooled: bool = False) -> list[Case]:
+    """The timed conv on three and four warpgroups, mode 1, at the default tile's columns
+    where the shared memory takes them, else at half (a pooled conv: whole pooled rows):
+    12 or 16 warps a multiprocessor where the default tile has 8."""
+    op = next(o for o in parse_module(text).walk() if isinstance(o, ops.Conv2dOp))
+    wide = halo_conv_kernels.default_tile(op).columns
+    out = []
+    for rows in (3, 4):
+        if pooled and rows % halo_conv_kernels.POOL:
+            continue
+        for columns in (wide, max(8, wide // 2 // 8 * 8)):
+            tile = halo_conv_kernels.HaloTile(columns, rows)
+            if (case := halo_case(f"{conv} {tile.describe()}", text, tile=tile, pooled=pooled)) is not None:
+                out.append(case)
+                break
+    return out
+
+
 def pooled_text(n: int, h: int, w: int, c: int, k: int, element: str = "f16") -> str:
     """A 3x3 conv (bias, ReLU) and a 2x2 max pool at stride 2 after it (VGG-16's stage ends)."""
     conv = conv_text(n, h, w, c, k, 3, 3, element=element)
@@ -117,6 +135,8 @@ def cases() -> list[Case]:
             (1, 10, 30, 192, 4, 4, {"pad": 1}, (32, 1)),                  # 4x4 (an even window), three blocks
             (1, 9, 21, 64, 7, 7, {"pad": 3, "c": 16}, (24, 2)),          # 16 channels (32-byte rows), 7x7
             (2, 11, 13, 128, 3, 3, {"c": 32}, (16, 2)),                   # 32 channels (64-byte rows)
+            (2, 13, 27, 64, 3, 3, {}, (16, 3)),                           # three warpgroups, partial tiles
+            (1, 14, 40, 128, 3, 3, {}, (16, 4)),                          # four, a partial row tile, two blocks
         ]
         for n, h, w, k, r, s, extra, tile in shapes:
             extra = dict(extra)
@@ -126,7 +146,9 @@ def cases() -> list[Case]:
                 text = conv_text(n, h, w, c, k, r, s, element=element, **extra)
                 out.append(halo_case(label, text, element, halo_conv_kernels.HaloTile(*tile) if tile else None, mode))
         for n, h, w, c, k, element, tile in [(2, 224, 224, 64, 64, "f16", None), (1, 8, 40, 64, 128, "f16", (16, 2)),
-                                             (2, 6, 24, 32, 64, "bf16", (16, 2)), (1, 10, 20, 16, 64, "f16", (8, 2))]:
+                                             (2, 6, 24, 32, 64, "bf16", (16, 2)), (1, 10, 20, 16, 64, "f16", (8, 2)),
+                                             (2, 10, 40, 64, 128, "f16", (16, 4)),  # two pooled rows a tile, the last partial
+                                             (1, 224, 224, 64, 64, "f16", (56, 4))]:
             label = f"pooled {element} 3x3 {n}x{h}x{w}x{c}->{k} + maxpool"
             out.append(halo_case(label, pooled_text(n, h, w, c, k, element), element,
                                  halo_conv_kernels.HaloTile(*tile) if tile else None, mode, pooled=True))
@@ -220,6 +242,7 @@ def main() -> int:
             for label, shape in MODEL_CONVS.items():
                 text, conv = conv_text(batch, **shape), f"{label} N{batch}"
                 timed = [case for mode in halo_conv_kernels.MODES if (case := halo_case(conv, text, mode=mode)) is not None]
+                timed += more_warps(conv, text)
                 timed.append(Case(f"{conv} cutlass", text, target="sm90"))
                 _, timed_lowered = lower_cases(timed)
                 plans.append((conv, timed_lowered))
@@ -227,6 +250,7 @@ def main() -> int:
                 text, conv = pooled_text(batch, **shape), f"{label} N{batch}"
                 timed = [case for mode in halo_conv_kernels.MODES
                          if (case := halo_case(conv, text, mode=mode, pooled=True)) is not None]
+                timed += more_warps(conv, text, pooled=True)
                 _, timed_lowered = lower_cases(timed)
                 plans.append((conv, timed_lowered))
             for label, shape in BLOCKED_STEMS.items():

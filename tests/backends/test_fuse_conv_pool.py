@@ -135,13 +135,14 @@ def test_the_instance_pools_two_rows_and_takes_the_convs_integers():
 
 def test_a_one_row_tile_cannot_pool():
     op = pooled_op()
-    assert "a pooled conv needs tiles of 2 rows" in hc.tile_reason(op, hc.HaloTile(16, 1))
+    assert "a pooled conv needs tiles of a multiple of 2 rows" in hc.tile_reason(op, hc.HaloTile(16, 1))
 
 
 @pytest.mark.parametrize(("shape", "tile"), [
     ({"n": 1, "h": 4, "w": 16, "c": 64, "k": 128}, (16, 2, 1)),  # two channel blocks
     ({"n": 2, "h": 6, "w": 24, "c": 64, "k": 64}, (16, 2, 1)),   # a partial last column tile, two images
     ({"n": 1, "h": 4, "w": 16, "c": 64, "k": 64}, (16, 2, 3)),   # overlapped epilogues (same stores)
+    ({"n": 2, "h": 6, "w": 16, "c": 64, "k": 64}, (8, 4, 1)),    # two pooled rows a tile, the last tile's second past P
 ])
 def test_the_pooled_store_replayed_matches_the_interpreter(rng, shape, tile):
     op = pooled_op(tile, **shape)
@@ -167,5 +168,7 @@ def test_the_plain_fallback_pools_too():
 def test_the_pooled_units_compile_with_nvcc(tmp_path):
     op = pooled_op(tile=(16, 2, 1), h=8, w=32)
     assert_unit_compiles(hc, [op], tmp_path, SM90A)
+    four = pooled_op(tile=(8, 4, 1), h=8, w=32)  # two pooled rows a tile, 512 threads
+    assert_unit_compiles(hc, [four], tmp_path, SM90A)
     plain = pooled_op(tile=(16, 2, 3), h=8, w=32)
     assert_fallback_compiles(plain, tmp_path)

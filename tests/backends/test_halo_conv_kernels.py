@@ -91,13 +91,44 @@ def test_shared_memory_counts_filter_two_patches_staging_bias_and_slack():
 
 
 @pytest.mark.parametrize(("tile", "reason"), [
-    ((112, 3), "3 rows a tile"),
+    ((112, 5), "5 rows a tile"),
+    ((112, 3), "270848 bytes of shared memory"),  # three rows at 112 columns: patches of 5 x 114 pixels
+    ((56, 4, 2), "4 warpgroups leave 128 registers a thread; the tile needs about 224"),  # the filter's 144
+    ((56, 3, 3), "mode 3 with 3 warpgroups"),
     ((100, 2), "100 columns a tile"),
     ((136, 2), "136 columns a tile"),
     ((112, 2, 7), "mode 7"),
 ])
 def test_tiles_it_cannot_run_say_why(tile, reason):
     assert reason in hc.tile_reason(conv_of(**VGG_224), hc.HaloTile(*tile))
+
+
+def test_three_and_four_rows_at_half_the_columns():
+    """More warps a multiprocessor: four warpgroups of 56 columns fit VGG-16's 224² conv in
+    193 KiB (9 taps x 8 KiB; 2 x (6 x 58 pixels x 128 B, rounded to 44 KiB); 4 x 56 x 144 B),
+    in the 128 registers a thread that 512 threads leave (28 accumulators)."""
+    op = conv_of(**VGG_224)
+    assert hc.tile_reason(op, hc.HaloTile(56, 4)) is None and hc.tile_reason(op, hc.HaloTile(56, 3)) is None
+    assert hc.shared_bytes(op, hc.HaloTile(56, 4)) == 9 * 8192 + 2 * 45056 + 4 * 56 * 144 + 256 + 1024
+    assert hc.thread_registers(op, hc.HaloTile(56, 4)) == 28 + hc.BASE_REGISTERS
+    assert hc.tiles(op, hc.HaloTile(56, 4)) == 32 * 56 * 4  # 224 rows in fours, 224 columns in 56s
+
+
+def test_a_pooled_tile_is_whole_pooled_rows():
+    from bench.check_halo_conv import pooled_text
+    from boltir.backends.cuda.passes.fuse_conv_pool import FuseConvPoolPass
+    from boltir.ir import make_context, parse_module
+    from tests.support.own_kernel_units import mark, the_conv
+
+    for rows, fused in ((4, True), (3, False), (2, True), (1, False)):
+        module = parse_module(pooled_text(2, 16, 16, 64, 64))
+        mark(the_conv(module), hc, hc.HaloTile(8, rows), "sm90")
+        FuseConvPoolPass().apply(make_context(), module)
+        pooled = [op for op in module.walk() if isinstance(op, hc.ops.Conv2dMaxPoolOp)]
+        assert bool(pooled) == fused, rows
+        if pooled:
+            assert hc.tile_reason(pooled[0], hc.HaloTile(8, rows)) is None
+            assert "multiple of 2 rows" in hc.tile_reason(pooled[0], hc.HaloTile(8, 3))
 
 
 def test_the_filter_in_registers_takes_at_most_a_3x3_on_64_channels():
@@ -392,14 +423,15 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
                         out[image, pp, qq, block * 64 + piece * 8:block * 64 + piece * 8 + 8] = \
                             smem[at:at + 16].view(np.float16).astype(np.float32)
             rows_at = filter_bytes + 2 * patch_bytes
-            for i in range((columns // pool) * 8 if pool > 1 else 0):
-                pixel, piece = divmod(i, 8)
-                qq = q0 // pool + pixel
-                if qq < q // pool:
+            pieces = (columns // pool) * 8
+            for i in range((rows // pool) * pieces if pool > 1 else 0):
+                pair, (pixel, piece) = i // pieces, divmod(i % pieces, 8)
+                qq, pooled_row = q0 // pool + pixel, p0 // pool + pair
+                if pooled_row < p // pool and qq < q // pool:
                     taps = [smem[at:at + 16].view(np.float16).astype(np.float32) for at in
-                            (rows_at + row * columns * stage_pitch + (pool * pixel + dq) * stage_pitch + piece * 16
-                             for row in range(pool) for dq in range(pool))]
-                    out[image, p0 // pool, qq, block * 64 + piece * 8:block * 64 + piece * 8 + 8] = np.max(taps, axis=0)
+                            (rows_at + (pool * pair + row) * columns * stage_pitch + (pool * pixel + dq) * stage_pitch
+                             + piece * 16 for row in range(pool) for dq in range(pool))]
+                    out[image, pooled_row, qq, block * 64 + piece * 8:block * 64 + piece * 8 + 8] = np.max(taps, axis=0)
             buffer ^= 1
     return out
 
@@ -424,6 +456,8 @@ def replay_case(rng, shape: dict, tile: tuple, **knobs) -> tuple[np.ndarray, np.
     ({"n": 2, "h": 5, "w": 16, "c": 64, "k": 128, "r": 3, "s": 3}, (16, 2, 2)),  # the filter in registers
     ({"n": 1, "h": 7, "w": 19, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0}, (16, 2, 2)),
     ({"n": 1, "h": 5, "w": 16, "c": 64, "k": 64, "r": 3, "s": 3}, (16, 2, 3)),  # overlapped (same addressing)
+    ({"n": 2, "h": 5, "w": 16, "c": 64, "k": 64, "r": 3, "s": 3}, (16, 3)),  # three warpgroups, a partial row tile
+    ({"n": 1, "h": 6, "w": 16, "c": 64, "k": 128, "r": 3, "s": 3}, (8, 4)),  # four, a partial row tile, two blocks
 ])
 def test_the_kernel_replayed_matches_the_interpreter(rng, shape, tile):
     got, expected = replay_case(rng, shape, tile)
@@ -446,6 +480,7 @@ def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
     shapes = [(VGG_224, (112, 2)), ({**VGG_112, "element": "bf16"}, (112, 2, 2)),
               ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2)), (RESNET_56, (56, 1)),
               (RESNET_STEM, (112, 2)), ({**RESNET_56, "c": 32}, (56, 2)), (VGG_224, (112, 2, 2)), (RESNET_STEM, (112, 2, 2)),
-              (VGG_224, (112, 2, 3)), ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2, 3))]
+              (VGG_224, (112, 2, 3)), ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2, 3)),
+              (VGG_224, (56, 4)), (RESNET_56, (56, 3))]  # four and three warpgroups: 128 and 168 registers a thread
     op_list = [marked(conv_of(**shape), hc.HaloTile(*tile)) for shape, tile in shapes]
     assert_unit_compiles(hc, op_list, tmp_path, SM90A)

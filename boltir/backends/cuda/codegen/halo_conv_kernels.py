@@ -16,16 +16,20 @@ default, `narrow_convs=halo`; a KernelChoice of family "halo_conv", arch "sm90",
 `threadblock`); `narrow_convs=cutlass` keeps CUTLASS's (and our stem kernel's).
 `lower-op-to-cutlass` leaves such an op.conv2d at the op level, its choice attached, and
 this generator computes it. It also computes `op.conv2d_max_pool` (fuse-conv-pool: such a
-conv with two-row tiles and the 2×2 max pool after it): the tile's two staged rows leave
-as one row of their maxima, and the launcher's P and Q stay the conv's. And it computes
+conv with tiles of an even number of rows and the 2×2 max pool after it): the tile's
+staged rows leave in pairs, each pair as one row of their maxima, and the launcher's P and
+Q stay the conv's. And it computes
 `op.space_to_depth_conv2d` (fuse-conv-space-to-depth: such a conv whose input is an
 NCHW image's space-to-depth blocking): the patch comes from the image itself, each pixel's
 BLOCK² · IMG_C values loaded into registers two tiles ahead and stored blocked (rounded,
 zeros up to C) in 16-byte chunks after the products of the tile before are issued; the
 launcher takes the image pointer and the blocked tensor's N, H, W and C (modes 1 and 2).
 
-**The kernel** (sm_90a). Persistent CTAs of `rows` warpgroups (as many as stay resident:
-two a multiprocessor where the shared memory allows); CTA b keeps the filter of
+**The kernel** (sm_90a). Persistent CTAs of `rows` warpgroups, one to four (as many CTAs
+as stay resident: two a multiprocessor where the shared memory allows; three and four rows,
+at half the columns where the shared memory needs it, put 12 or 16 warps on a
+multiprocessor where the default two-row tile has 8: the tuner's candidates and
+bench.check_halo_conv time them, the heuristic keeps two); CTA b keeps the filter of
 output-channel block b mod K/64 in shared memory (R·S taps of 64 output channels × C,
 K-major, swizzled) and walks output tiles of `rows` rows × `columns` pixels. A tile's input
 patch, (rows + R − 1) × (columns + S − 1) pixels of 2·C bytes, arrives by cp.async into one
@@ -94,8 +98,18 @@ BLOCK_K = 64
 MAX_WINDOW = 7
 """Taps are 64 × 2·C bytes of shared memory each (8 KiB at C = 64, where the shared memory
 allows 5×5); tile_reason counts them."""
-ROWS = (1, 2)
-"""Output rows a tile: one warpgroup each."""
+ROWS = (1, 2, 3, 4)
+"""Output rows a tile: one warpgroup each. Three and four (at half the columns, where the
+shared memory allows) put 12 or 16 warps on a multiprocessor instead of 8."""
+REGISTER_FILE = 65536
+"""32-bit registers a multiprocessor: a CTA of `rows` warpgroups has 512 / rows a thread."""
+BASE_REGISTERS = 52
+"""A thread's registers beside its accumulators and filter fragments (addresses, epilogue
+values, loop state): ptxas's count less the accumulators, 43 to 52 on VGG-16's 224² conv."""
+MAX_OVERLAPPED_ROWS = 2
+"""Mode 3 takes at most this many warpgroups: its two accumulator sets and epilogues spilled
+in the 168 registers a thread that three leave (VGG-16's 224² conv at 56 columns; two
+warpgroups' thread took 212 there, 191 at 112 columns)."""
 MAX_COLUMNS = 128
 """Output pixels a warpgroup's row: wgmma's N (a multiple of 8), columns / 2 f32
 accumulators a thread."""
@@ -235,8 +249,8 @@ def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
     """Why `tile` cannot compute the op (which conv_reason accepts), or None."""
     if tile.rows not in ROWS:
         return f"{tile.rows} rows a tile: the kernel takes {' or '.join(map(str, ROWS))} (a warpgroup each)"
-    if pooled(op) and tile.rows != POOL:
-        return f"a pooled conv needs tiles of {POOL} rows (one pooled row a tile), not {tile.rows}"
+    if pooled(op) and tile.rows % POOL:
+        return f"a pooled conv needs tiles of a multiple of {POOL} rows (whole pooled rows), not {tile.rows}"
     if tile.columns % 8 or not 8 <= tile.columns <= MAX_COLUMNS:
         return f"{tile.columns} columns a tile: wgmma's N is a multiple of 8 from 8 to {MAX_COLUMNS}"
     if tile.mode not in MODES:
@@ -246,9 +260,20 @@ def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
     if tile.filter_in_registers and filter_registers(op) > MAX_FILTER_REGISTERS:
         return (f"the filter in registers takes {filter_registers(op)} a thread: at most {MAX_FILTER_REGISTERS} "
                 "(mode 2)")
+    if tile.overlapped and tile.rows > MAX_OVERLAPPED_ROWS:
+        return f"mode 3 with {tile.rows} warpgroups: its two accumulator sets take at most {MAX_OVERLAPPED_ROWS}"
+    if (need := thread_registers(op, tile)) > (have := min(255, REGISTER_FILE // (128 * tile.rows))):
+        return f"{tile.rows} warpgroups leave {have} registers a thread; the tile needs about {need}"
     if (need := shared_bytes(op, tile)) > SHARED_LIMIT:
         return f"{need} bytes of shared memory: a block takes at most {SHARED_LIMIT}"
     return None
+
+
+def thread_registers(op: ops.Conv2dOp, tile: HaloTile) -> int:
+    """About the registers a thread of the tile needs: its accumulators (twice in mode 3),
+    its filter fragments (mode 2) and BASE_REGISTERS."""
+    accumulators = tile.columns // 2 * (2 if tile.overlapped else 1)
+    return accumulators + (filter_registers(op) if tile.filter_in_registers else 0) + BASE_REGISTERS
 
 
 def tiles(op: ops.Conv2dOp, tile: HaloTile) -> int:

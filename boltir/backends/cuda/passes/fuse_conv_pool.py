@@ -1,12 +1,12 @@
 """fuse-conv-pool: a conv on our halo conv whose only user is a 2×2 max pool at stride 2
-becomes one `op.conv2d_max_pool`: the kernel pools its tile's two output rows in its
+becomes one `op.conv2d_max_pool`: the kernel pools its tile's output rows in pairs in its
 epilogue and writes a quarter of the bytes, and the pool's launch, which read the conv's
 whole output back, is gone (VGG-16's first stage: a 205 MB conv output at batch 32).
 
 Requires: select-kernels ran (the conv's `kernel` attribute names its family and tile);
 before lower-op-to-cutlass and plan-memory.
-Guarantees: an NHWC `op.conv2d` with no residual whose choice is `halo_conv` with two-row
-tiles, whose result has one use, that use an NHWC `op.pool2d` of kind max with a 2×2
+Guarantees: an NHWC `op.conv2d` with no residual whose choice is `halo_conv` with tiles
+of an even number of rows, whose result has one use, that use an NHWC `op.pool2d` of kind max with a 2×2
 window at stride 2, no padding, dilation 1 and no ceil mode, over an even height and
 width, becomes an `op.conv2d_max_pool` (pool 2) with the conv's operands, epilogue and
 kernel choice, and the pool's result type; the pool is erased. Anything else is unchanged;
@@ -36,7 +36,7 @@ def fusable_pool(conv: ops.Conv2dOp) -> ops.Pool2dOp | None:
     if KERNEL_ATTR not in conv.attributes or conv.residual is not None or conv.prop_value("layout") != "NHWC":
         return None
     choice = KernelChoice.from_attr(conv.attributes[KERNEL_ATTR])
-    if choice.family != halo_conv_kernels.FAMILY or halo_conv_kernels.HaloTile.of(choice.tile).rows != POOL:
+    if choice.family != halo_conv_kernels.FAMILY or halo_conv_kernels.HaloTile.of(choice.tile).rows % POOL:
         return None
     uses = list(conv.output.uses)
     if len(uses) != 1 or not isinstance(pool := uses[0].operation, ops.Pool2dOp):
