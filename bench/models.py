@@ -353,6 +353,41 @@ def other_build(name: str, batch: int, model, work: Path, build: str, device_inp
     return f"{build} {ms:.3f} (err {error:.1e})"
 
 
+FLOOR_TBPS, FLOOR_BYTES, FLOOR_CHANNELS = 2.5, 16e6, 96
+"""Issue 15's floor for memory-bound convs: those with at most 96 channels on one side, or
+depthwise, that move 16 MB or more, at 2.5 TB/s or more."""
+
+
+def conv_floor_rows(launches, target) -> list[tuple]:
+    """The profile's launches that issue 15's memory-bound conv floor covers: convs (the
+    manifest's `conv` channels) with FLOOR_CHANNELS or fewer on one side or depthwise,
+    moving FLOOR_BYTES or more, whose roofline bound is their bytes; each with its TB/s in
+    the model and alone and whether the in-model figure meets FLOOR_TBPS."""
+    rows = []
+    for launch in launches:
+        conv = launch.conv
+        if conv is None or launch.bytes is None or launch.bytes < FLOOR_BYTES:
+            continue
+        if not (conv["depthwise"] or min(conv["in"], conv["out"]) <= FLOOR_CHANNELS):
+            continue
+        if launch.flops / target.peak_flops("f16") > launch.bytes / target.dram_bytes_per_second:
+            continue  # compute-bound: the TFLOP/s floors judge it
+        tbps = launch.bytes / (launch.ms * 1e-3) / 1e12
+        alone = launch.bytes / (launch.alone_ms * 1e-3) / 1e12 if launch.alone_ms else float("nan")
+        shape = "depthwise " + str(conv["in"]) if conv["depthwise"] else f"{conv['in']} -> {conv['out']}"
+        rows.append((launch.index, launch.kernel, shape, f"{launch.bytes / 1e6:.1f}", f"{launch.ms:.4f}", f"{tbps:.2f}",
+                     f"{alone:.2f}", "met" if tbps >= FLOOR_TBPS else "MISSED"))
+    return rows
+
+
+def print_conv_floor(name: str, launches, target) -> None:
+    rows = conv_floor_rows(launches, target)
+    if rows:
+        print(f"issue 15's memory-bound convs in {name} (<= {FLOOR_CHANNELS} channels on a side or depthwise, "
+              f">= {FLOOR_BYTES / 1e6:.0f} MB, TB/s over the bytes moved once; floor {FLOOR_TBPS} in the model):")
+        print_table(("#", "kernel", "channels", "MB", "ms", "TB/s", "alone TB/s", "floor"), rows)
+
+
 def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[str], compiles: int = 2) -> tuple:
     import torch
 
@@ -375,6 +410,7 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     print(f"profile of {name} b{batch} (launches timed inside a captured graph; % bound: the roofline bound over the time):")
     launches = compiled.profile(**device_inputs, alone=True)
     print(format_profile(launches, top=8), format_profile_by_family(launches), sep="\n", flush=True)
+    print_conv_floor(f"{name} b{batch}", launches, get_target(BUILDS[builds[0]][0]))
     plot_launches(launches, get_target(BUILDS[builds[0]][0]), "f16", f"{name} b{batch}",
                   Path(os.environ.get("OUT", ".")) / f"{name}_b{batch}_roofline.png")
     graph_ms = replay_ms(compiled, device_inputs)

@@ -41,6 +41,7 @@ from boltir.backends.cuda.codegen.host_program import GENERATORS, Program, build
 from boltir.backends.cuda.passes.lower_op_to_cutlass import FAMILIES_OF
 from boltir.backends.cuda.roofline import (
     RooflineRow,
+    conv_channels,
     launch_cost,
     launch_element,
     module_roofline,
@@ -378,6 +379,8 @@ def build_manifest(built: BuiltModel, *, arch: str, dtype: str, collected) -> di
                   **({"cutlass": step.generation} if step.generation else {}),
                   # the roofline's counts: the runtime's profile sets each launch against its bound
                   "flops": cost.flops, "bytes": cost.bytes, "element": launch_element(step.op)}
+        if (channels := conv_channels(step.op)) is not None:
+            launch["conv"] = {"in": channels[0], "out": channels[1], "depthwise": channels[2]}
         if compile_fallback is not None:
             launch["compile_fallback"] = {"instance": compile_fallback.instance, "error": compile_fallback.error}
         launches.append(launch)

@@ -64,6 +64,8 @@ class LaunchTime:
     alone_ms: float | None = None
     """The launch's median time when replayed alone, back to back on the model's buffers
     (`profile(alone=True)`); None when not measured."""
+    conv: dict | None = None
+    """A conv's channels from the manifest: {"in", "out", "depthwise"}; None for other ops."""
 
     @property
     def tflops_per_second(self) -> float | None:
@@ -302,7 +304,8 @@ class CompiledModel:
             timed_alone.restype = ctypes.c_int
             self._check(timed_alone(self.context, inputs, repeats, ALONE_INNER, times, None), "profiling alone: ")
             alone_medians = medians()
-        return [LaunchTime(i, launch["op"], launch["kernel"], launch["family"], ms, *bound, alone_ms=alone_ms)
+        return [LaunchTime(i, launch["op"], launch["kernel"], launch["family"], ms, *bound, alone_ms=alone_ms,
+                           conv=launch.get("conv"))
                 for i, (launch, ms, bound, alone_ms) in enumerate(zip(launches, in_model, launch_bounds(self.manifest),
                                                                       alone_medians))]
 

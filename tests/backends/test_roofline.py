@@ -18,7 +18,7 @@ import pytest
 
 from boltir import compiler
 from boltir.backends.cuda.codegen.host_program import build_program
-from boltir.backends.cuda.roofline import launch_cost, module_roofline
+from boltir.backends.cuda.roofline import conv_channels, launch_cost, module_roofline
 from boltir.builder import ModelBuilder
 from boltir.dialects import graph
 from boltir.dialects import op as ops
@@ -82,6 +82,38 @@ def test_a_depthwise_conv(depthwise, op, family):
     assert row.flops == 2 * (112 * 112 * 32) * 9 == 7_225_344
     assert row.bytes == 2 * (401_408 + 32 * 9 + 32 + 401_408) == 1_606_272
     assert row.bound_seconds == pytest.approx(1_606_272 / 2.039e12)  # memory-bound on the A100
+
+
+def launched_ops(text: str, arch: str = "sm90", cutlass: int = 3, depthwise: str = "direct") -> list:
+    """The ops a one-op module launches after the backend pipeline (as lowered_rows)."""
+    pipeline = ",".join(compiler.backend_passes(arch, cutlass, "heuristic"))
+    pipeline = pipeline.replace("select-kernels{", f"select-kernels{{depthwise={depthwise} ")
+    module = compiler.lower(parse_module(text), arch=arch, dtype="f16", pipeline=pipeline).module
+    return [step.op for step in build_program(module).steps]
+
+
+@pytest.mark.parametrize(("text", "kwargs", "channels"), [
+    (conv_text(2, 56, 56, 64, 64, 3, 3), {}, (64, 64, False)),                          # op.conv2d on the halo conv
+    (conv_text(2, 14, 14, 256, 512, 3, 3), {}, (256, 512, False)),                      # cutlass.conv2d_fprop
+    (conv_text(1, 112, 112, 32, 32, 3, 3, depthwise=True), {}, (32, 32, True)),         # our depthwise kernel
+    (conv_text(1, 112, 112, 32, 32, 3, 3, depthwise=True), {"arch": "sm80", "cutlass": 2, "depthwise": "cutlass"},
+     (32, 32, True)),                                                                     # CUTLASS's
+    (gemm_text(128, 256, 512), {}, None),
+])
+def test_a_launchs_conv_channels(text, kwargs, channels):
+    """What issue 15's memory-bound conv floor reads from the manifest: (input channels,
+    output channels, depthwise) of a conv launch, None for other ops."""
+    (op,) = launched_ops(text, **kwargs)
+    assert conv_channels(op) == channels
+
+
+def test_conv_channels_reads_oihw_filters_and_groups():
+    text = conv_text(1, 8, 8, 32, 64, 3, 3).replace('filter_layout = "OHWI"', 'filter_layout = "OIHW"')
+    text = text.replace("tensor<64x3x3x32xf16>", "tensor<64x32x3x3xf16>")
+    assert conv_channels(only_op(text)) == (32, 64, False)
+    grouped = conv_text(1, 8, 8, 32, 64, 3, 3).replace("tensor<64x3x3x32xf16>", "tensor<64x3x3x8xf16>")
+    grouped = grouped.replace('filter_layout = "OHWI"', 'filter_layout = "OHWI", groups = 4')
+    assert conv_channels(only_op(grouped)) == (32, 64, False)
 
 
 def test_a_data_kernel():
@@ -238,6 +270,10 @@ def test_the_manifest_carries_each_launchs_counts(small_resnet):
     rows = module_roofline(lowered.module, SM90)
     assert [(launch["flops"], launch["bytes"], launch["element"]) for launch in manifest["launches"]] == \
         [(r.flops, r.bytes, r.element) for r in rows]
+    # each conv's channels, for the memory-bound conv floor (bench/models.py)
+    convs = [(launch["op"], launch.get("conv")) for launch in manifest["launches"]]
+    assert all((c is not None) == ("conv" in op and "b2b" not in op) for op, c in convs), convs
+    assert ("cutlass.conv2d_fprop", {"in": 16, "out": 32, "depthwise": False}) in convs  # the second stage's first conv
     bounds = launch_bounds(manifest)
     assert [b[2] for b in bounds] == pytest.approx([r.bound_seconds * 1e3 for r in rows])
 

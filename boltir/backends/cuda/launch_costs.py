@@ -3,6 +3,7 @@ by counting rules (`RULES`), which the roofline (`roofline.py`) and the kernel s
 (whether an op is bound by DRAM or by the tensor cores) both read.
 
     launch_cost(op)        # LaunchCost(flops, bytes, note)
+    conv_channels(op)      # (input channels, output channels, depthwise) of a conv, else None
 
 The rules: one entry per op class, a FLOP rule and a byte rule.
 
@@ -215,6 +216,27 @@ RULES: dict[type, Rule] = {
     ops.SliceOp: (no_flops, reads_what_it_writes),
     ops.GatherOp: (no_flops, gather_bytes),
 }
+
+
+CONVS = (cutlass.Conv2dFpropOp, cutlass.DepthwiseConv2dFpropOp, ops.Conv2dOp, ops.Conv2dMaxPoolOp,
+         ops.SpaceToDepthConv2dOp)
+"""The single convs a launch runs (not back-to-back pairs or transposed convs)."""
+
+
+def conv_channels(op: Operation) -> tuple[int, int, bool] | None:
+    """(input channels, output channels, depthwise) of a launch's conv, from its filter (K ×
+    R × S × C/groups in OHWI, K × C/groups × R × S in OIHW; CUTLASS's are OHWI) and groups;
+    None for any other op. The roofline's floors read it: issue 15's memory-bound convs are
+    those with few channels on one side, or depthwise."""
+    if not isinstance(op, CONVS):
+        return None
+    shape = tensor_shape(op.filter.type)
+    oihw = isinstance(op, ops.ConvBase) and op.prop_value("filter_layout") == "OIHW"
+    per_group = shape[1] if oihw else shape[-1]
+    if isinstance(op, cutlass.DepthwiseConv2dFpropOp):
+        return shape[0], shape[0], True
+    groups = op.prop_value("groups") if isinstance(op, ops.ConvBase) else 1
+    return per_group * groups, shape[0], per_group == 1 and groups == shape[0] > 1
 
 
 def launch_cost(op: Operation) -> LaunchCost:
