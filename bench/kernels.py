@@ -38,6 +38,7 @@ from bench.harness import (
     describe_choice,
     hopper,
     lower,
+    profile_launches,
 )
 from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels
 from boltir.backends.cuda.select.candidates import candidates
@@ -282,9 +283,12 @@ def time_ms(fn, rotations: int = 1) -> float:
 def graph_time_ms(fn, rotations: int = 1) -> float:
     """Device time per call: INNER calls of fn(i) (i rotating) captured once as a CUDA
     graph, then the median over REPEATS replays, each timed with CUDA events. This is how
-    boltir's profiler times its candidates, so host-side launch cost counts on neither side."""
+    boltir's profiler times its candidates, so host-side launch cost counts on neither side.
+    Under harness.PROFILE_ENV: two plain calls, NaN."""
     import torch
 
+    if profile_launches(lambda: fn(0)):
+        return float("nan")
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up off the capture (cuBLAS handles, workspaces)

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Nsight Compute on the kernels issues 15 and 16 still miss (VGG-16's 224² halo convs in every
+# mode and tile, MobileNetV2's 28² depthwise conv in every timed tile, the Hopper attention at
+# b32 h12 s512 d64 in every schedule), under BOLTIR_BENCH_PROFILE: each kernel launched twice,
+# plainly. One report per family in $OUT (ncu_halo.txt, ncu_dw.txt, ncu_attention.txt);
+# NCU_ONLY=halo,dw,attention picks some.
+#   run: bash bench/ncu_kernels.sh      carry: [".whl"]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source bench/setup_gpu.sh || exit 1
+OUT="${OUT:-/tmp/boltir-out}"
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+HALO="vgg16 3x3 64->64 224² N32,vgg16 stem 3x3 16->64 224² N32"
+sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats
+          --section ComputeWorkloadAnalysis)
+only="${NCU_ONLY:-halo,dw,attention}"
+profile() {  # name, kernel regex, command...
+  local name="$1" regex="$2"
+  shift 2
+  BOLTIR_BENCH_PROFILE=1 ncu --clock-control none --kernel-name-base demangled -k "regex:$regex" "${sections[@]}" \
+    "$@" > "$OUT/ncu_$name.txt" 2>&1
+  echo "$name: rc $?, $(grep -c '^==PROF== Profiling' "$OUT/ncu_$name.txt") launches profiled"
+}
+if [[ ",$only," == *,halo,* ]]; then
+  python3 -m bench.check_halo_conv --only none --timing-only "$HALO" --build-only > /dev/null
+  profile halo boltir_halo_conv python3 -m bench.check_halo_conv --only none --timing-only "$HALO"
+fi
+if [[ ",$only," == *,dw,* ]]; then
+  python3 -m bench.check_depthwise --timing --only 28x28x192 --build-only > /dev/null
+  profile dw boltir_depthwise python3 -m bench.check_depthwise --timing --only 28x28x192
+fi
+if [[ ",$only," == *,attention,* ]]; then
+  ATTENTION="b32 h12 s512 d64 BHSD"
+  python3 -m bench.check_attention --only "$ATTENTION" --build-only > /dev/null
+  profile attention "fmha|attention|boltir" python3 -m bench.check_attention --only "$ATTENTION"
+fi
