@@ -142,14 +142,14 @@ def cases() -> list[Case]:
             extra = dict(extra)
             c = extra.pop("c", 64)
             for element in ("f16", "bf16"):
-                label = f"{element} {r}x{s} {n}x{h}x{w}x{c}->{k} {extra or ''}"
+                label = f"{element} {r}x{s} {n}x{h}x{w}x{c}->{k} {extra or ''}" + (f" tile {tile[0]}x{tile[1]}" if tile else "")
                 text = conv_text(n, h, w, c, k, r, s, element=element, **extra)
                 out.append(halo_case(label, text, element, halo_conv_kernels.HaloTile(*tile) if tile else None, mode))
         for n, h, w, c, k, element, tile in [(2, 224, 224, 64, 64, "f16", None), (1, 8, 40, 64, 128, "f16", (16, 2)),
                                              (2, 6, 24, 32, 64, "bf16", (16, 2)), (1, 10, 20, 16, 64, "f16", (8, 2)),
                                              (2, 10, 40, 64, 128, "f16", (16, 4)),  # two pooled rows a tile, the last partial
                                              (1, 224, 224, 64, 64, "f16", (56, 4))]:
-            label = f"pooled {element} 3x3 {n}x{h}x{w}x{c}->{k} + maxpool"
+            label = f"pooled {element} 3x3 {n}x{h}x{w}x{c}->{k} + maxpool" + (f" tile {tile[0]}x{tile[1]}" if tile else "")
             out.append(halo_case(label, pooled_text(n, h, w, c, k, element), element,
                                  halo_conv_kernels.HaloTile(*tile) if tile else None, mode, pooled=True))
         for n, h, w, pads, k, image, element, tile in [
