@@ -5,11 +5,11 @@
 // MobileNetV2's stem after space-to-depth-stem: a 2x2 conv of stride 1 on the 16 channels
 // that the space_to_depth kernel writes, already padded. At batch 32 it moves 39 MB for 1.6
 // GFLOP, so on sm90 it runs on our streaming conv, its whole epilogue in the kernel; the
-// conv stays an op.conv2d with its choice.
+// conv stays an op.conv2d with its choice: two fragments a unit, as for every window.
 // CHECK-LABEL: func.func @mobilenet_stem
 // CHECK:       op.conv2d %x, %w bias %b
 // CHECK-SAME:  epilogue = #op.epilogue<bias, clip(0.0, 6.0)>
-// CHECK-SAME:  kernel = {family = "stream_conv", arch = "sm80", threadblock = array<i64: 1, 1, 4>
+// CHECK-SAME:  kernel = {family = "stream_conv", arch = "sm80", threadblock = array<i64: 2, 1, 4>
 // STEM-LABEL:  func.func @mobilenet_stem
 // STEM:        kernel = {family = "stem_conv"
 // OPTION:      {{^}}error: narrow_windows must be one of stream, stem; got 'wide'{{$}}
