@@ -226,8 +226,8 @@ CONVS = (cutlass.Conv2dFpropOp, cutlass.DepthwiseConv2dFpropOp, ops.Conv2dOp, op
 def conv_channels(op: Operation) -> tuple[int, int, bool] | None:
     """(input channels, output channels, depthwise) of a launch's conv, from its filter (K ×
     R × S × C/groups in OHWI, K × C/groups × R × S in OIHW; CUTLASS's are OHWI) and groups;
-    None for any other op. The roofline's floors read it: issue 15's memory-bound convs are
-    those with few channels on one side, or depthwise."""
+    None for any other op. The benches' floor for memory-bound convs reads it from the
+    manifest: those with few channels on one side, or depthwise."""
     if not isinstance(op, CONVS):
         return None
     shape = tensor_shape(op.filter.type)

@@ -279,8 +279,8 @@ def hopper_schedule(op: ops.AttentionOp, sms: int) -> str:
     multiprocessors (BERT at batch 1, GPT-2's prefill at batch 8), "tma"'s 64-query tiles,
     twice the blocks; with LONG_KEY_STEPS key steps or more (sequence 512), "overlap"
     (each step's softmax under the previous step's P·V product), or "locked" with a bias
-    (the warp groups take turns at the softmax, whose bias loads then do not collide);
-    else "wide"'s 128-key steps. Other head dims: the persistent schedule on the
+    (the warp groups take turns at the softmax; the fastest there); else "wide"'s 128-key
+    steps. Other head dims: the persistent schedule on the
     example's tiles."""
     (b, h, sq, d), (_, _, sk, _), _ = op.head_shapes()
     if sm90.schedule_reason("wide", d) or sm90.schedule_reason("tma", d):
@@ -503,10 +503,9 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
 
 FAST_MATH_FLAGS = ("--use_fast_math",)
 """The Hopper units' flags: CUTLASS builds example 88 with them. Its softmax's exp2f is then
-MUFU.EX2 alone; without them nvcc adds the subnormal range's compare and two multiplies to
-each exponential, at head dim 64 as many instructions as the rest of the softmax's, which
-shares the multiprocessor's issue slots with the products (probabilities under 2^-126
-flush to 0, as they do when rounded to f16)."""
+PTX's ex2.approx.ftz.f32; without them ex2.approx.f32, which keeps subnormal results at the
+cost of instructions around the MUFU.EX2 (every schedule ran 2-7% slower so,
+bench/RESULTS.md). Probabilities under 2^-126 flush to 0, as they do when rounded to f16."""
 
 
 def unit_flags(module_or_ops: ModuleOp | Iterable[Operation]) -> tuple[str, ...]:

@@ -99,8 +99,8 @@ MAX_WINDOW = 7
 """Taps are 64 × 2·C bytes of shared memory each (8 KiB at C = 64, where the shared memory
 allows 5×5); tile_reason counts them."""
 ROWS = (1, 2, 3, 4)
-"""Output rows a tile: one warpgroup each. Three and four (at half the columns, where the
-shared memory allows) put 12 or 16 warps on a multiprocessor instead of 8."""
+"""Output rows a tile: one warpgroup each. Three and four (at half the columns where the
+shared memory needs it) put 12 or 16 warps on a multiprocessor instead of 8."""
 REGISTER_FILE = 65536
 """32-bit registers a multiprocessor: a CTA of `rows` warpgroups has 512 / rows a thread."""
 BASE_REGISTERS = 52
