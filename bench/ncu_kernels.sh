@@ -12,8 +12,11 @@ OUT="${OUT:-/tmp/boltir-out}"
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 HALO="vgg16 3x3 64->64 224² N32,vgg16 stem 3x3 16->64 224² N32"
+# the sections, and each stall reason's warps per issued instruction (what WarpStateStats's
+# text page leaves out: the sixteenth session's reports had no stall breakdown)
 sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats
-          --section ComputeWorkloadAnalysis)
+          --section ComputeWorkloadAnalysis --section SchedulerStats
+          --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$")
 only="${NCU_ONLY:-halo,dw,attention}"
 profile() {  # name, kernel regex, command...
   local name="$1" regex="$2"
