@@ -2,8 +2,8 @@
 # Nsight Compute on the kernels issues 15 and 16 still miss (VGG-16's 224² halo convs in every
 # mode and tile, MobileNetV2's 28² depthwise conv in every timed tile, the Hopper attention at
 # b32 h12 s512 d64 in every schedule), under BOLTIR_BENCH_PROFILE: each kernel launched twice,
-# plainly. One report per family in $OUT (ncu_halo.txt, ncu_dw.txt, ncu_attention.txt);
-# NCU_ONLY=halo,dw,attention picks some.
+# plainly, and a plain copy of the depthwise conv's bytes for its floor. One report each in $OUT
+# (ncu_halo.txt, ncu_dw.txt, ncu_copy.txt, ncu_attention.txt); NCU_ONLY=halo,dw,copy,attention picks some.
 #   run: bash bench/ncu_kernels.sh      carry: [".whl"]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ HALO="vgg16 3x3 64->64 224² N32,vgg16 stem 3x3 16->64 224² N32"
 sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats
           --section ComputeWorkloadAnalysis --section SchedulerStats
           --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$")
-only="${NCU_ONLY:-halo,dw,attention}"
+only="${NCU_ONLY:-halo,dw,copy,attention}"
 profile() {  # name, kernel regex, command...
   local name="$1" regex="$2"
   shift 2
@@ -32,6 +32,10 @@ fi
 if [[ ",$only," == *,dw,* ]]; then
   python3 -m bench.check_depthwise --timing --only 28x28x192 --build-only > /dev/null
   profile dw boltir_depthwise python3 -m bench.check_depthwise --timing --only 28x28x192
+fi
+if [[ ",$only," == *,copy,* ]]; then  # the depthwise conv's bytes as a plain copy: its floor under the same profiler
+  profile copy "copy|elementwise" python3 -c "import torch; x = torch.empty(32 * 28 * 28 * 192, dtype=torch.float16, device='cuda'); \
+y = torch.empty_like(x); [y.copy_(x) for _ in range(2)]; torch.cuda.synchronize()"
 fi
 if [[ ",$only," == *,attention,* ]]; then
   ATTENTION="b32 h12 s512 d64 BHSD"
