@@ -331,6 +331,8 @@ def fastest_correct_mode(rows, timing) -> int | None:
         if not kernel.startswith("halo_conv"):
             return None
         tile = kernel.split()[-1]
+        if int(tile.split("x")[1].split("m")[0]) > 2:
+            return None  # more_warps' three- and four-row tiles: not a mode's default tile
         return int(tile.split("m")[1]) if "m" in tile else 1
 
     correct = [mode for mode in halo_conv_kernels.MODES

@@ -28,6 +28,8 @@ def test_the_mode_left_for_later_stages_is_the_fastest_correct_one():
     assert fastest_correct_mode(rows, timing) == 3  # mode 2 is faster but wrong
     failed = [*rows[:2], ("a m3", "k", "2e-1", "<", "FAIL")]
     assert fastest_correct_mode(failed, timing) == 1
+    # more_warps' four-row tile is no mode's default: mode 1 keeps one time a conv
+    assert fastest_correct_mode(failed, [*timing, timed("vgg", "halo_conv 56x4", 0.01)]) == 1
     timing[-1] = timed("stem", "halo_conv 112x2m3", float("nan"))  # failed to run on one conv
     assert fastest_correct_mode(rows, timing) == 1
     assert fastest_correct_mode([("a m1", "k", "-", "?", "FAIL")], timing) is None

@@ -150,8 +150,10 @@ def test_halo_mode_reaches_the_choice():
     assert hc.marked_tile(the_conv(module)) == hc.HaloTile(112, 2, 2)
     module, _ = selected(conv_text(**VGG_224), halo_mode=3)  # narrow_convs=halo is the default
     assert hc.marked_tile(the_conv(module)) == hc.HaloTile(112, 2, 3)
-    with pytest.raises(BoltError, match="halo_mode must be one of 1, 2, 3; got 4"):
-        make_selector("heuristic", narrow_convs="halo", halo_mode=4)
+    module, _ = selected(conv_text(**VGG_224), halo_mode=4)
+    assert hc.marked_tile(the_conv(module)) == hc.HaloTile(112, 2, 4)
+    with pytest.raises(BoltError, match="halo_mode must be one of 1, 2, 3, 4; got 5"):
+        make_selector("heuristic", narrow_convs="halo", halo_mode=5)
 
 
 def test_a_large_window_runs_out_of_shared_memory():
@@ -456,6 +458,7 @@ def replay_case(rng, shape: dict, tile: tuple, **knobs) -> tuple[np.ndarray, np.
     ({"n": 2, "h": 5, "w": 16, "c": 64, "k": 128, "r": 3, "s": 3}, (16, 2, 2)),  # the filter in registers
     ({"n": 1, "h": 7, "w": 19, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0}, (16, 2, 2)),
     ({"n": 1, "h": 5, "w": 16, "c": 64, "k": 64, "r": 3, "s": 3}, (16, 2, 3)),  # overlapped (same addressing)
+    ({"n": 1, "h": 5, "w": 24, "c": 64, "k": 64, "r": 3, "s": 3}, (24, 2, 4)),  # stmatrix staging (same layout)
     ({"n": 2, "h": 5, "w": 16, "c": 64, "k": 64, "r": 3, "s": 3}, (16, 3)),  # three warpgroups, a partial row tile
     ({"n": 1, "h": 6, "w": 16, "c": 64, "k": 128, "r": 3, "s": 3}, (8, 4)),  # four, a partial row tile, two blocks
 ])
@@ -481,6 +484,8 @@ def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
               ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2)), (RESNET_56, (56, 1)),
               (RESNET_STEM, (112, 2)), ({**RESNET_56, "c": 32}, (56, 2)), (VGG_224, (112, 2, 2)), (RESNET_STEM, (112, 2, 2)),
               (VGG_224, (112, 2, 3)), ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2, 3)),
-              (VGG_224, (56, 4)), (RESNET_56, (56, 3))]  # four and three warpgroups: 128 and 168 registers a thread
+              (VGG_224, (56, 4)), (RESNET_56, (56, 3)),  # four and three warpgroups: 128 and 168 registers a thread
+              (VGG_224, (112, 2, 4)), ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2, 4)),
+              ({**RESNET_56, "element": "bf16"}, (24, 1, 4))]  # stmatrix: x4 pairs, an odd block count's x2
     op_list = [marked(conv_of(**shape), hc.HaloTile(*tile)) for shape, tile in shapes]
     assert_unit_compiles(hc, op_list, tmp_path, SM90A)

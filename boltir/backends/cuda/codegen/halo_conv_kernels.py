@@ -44,7 +44,9 @@ memory in 16-byte stores. One CTA barrier and one warpgroup barrier a tile. In m
 (`MODES`) the filter block is not in shared memory but in the warpgroups' registers,
 loaded once per CTA as wgmma's register-A fragments: each product then reads only its
 window from shared memory. In mode 3 a warpgroup keeps two sets of accumulators and runs
-each tile's epilogue while the next tile's products are in flight.
+each tile's epilogue while the next tile's products are in flight. Mode 4 is mode 1 whose
+epilogue stages its row with `stmatrix.trans` (each n8 block's two 8×8 fragment matrices
+written as 16-byte pixel rows) instead of one two-byte store a value.
 
 The descriptors' base-offset field is 0 for every window, though a window starts at any
 pixel, not at a swizzle pattern's start: the buffers are 1024-byte aligned, and the
@@ -120,12 +122,14 @@ SHARED_LIMIT = 227 * 1024
 """The H100's / H200's shared memory a block may ask for."""
 
 
-MODES = (1, 2, 3)
+MODES = (1, 2, 3, 4)
 """A tile's `mode`, its schedule (1-based, as a tile's integers are positive): the filter
 block in shared memory, every wgmma reading both operands there (1); in the registers of
 the warpgroups, loaded once per CTA (2: wgmma's register-A form, which halves the
-shared-memory reads of the products); or in shared memory with two sets of accumulators,
-each tile's epilogue running under the next tile's products (3)."""
+shared-memory reads of the products); in shared memory with two sets of accumulators,
+each tile's epilogue running under the next tile's products (3); or mode 1 with the staged
+row written by `stmatrix.trans` (4: a warp's accumulators leave as 16-byte pixel rows,
+COLUMNS / 16 instructions a thread instead of COLUMNS / 2 two-byte stores)."""
 MAX_FILTER_REGISTERS = 160
 """A thread's registers for the filter in mode 2 (4 a tap and k16 step), at most:
 with the accumulators (columns / 2) and addressing, a thread stays under 255."""
@@ -147,6 +151,11 @@ class HaloTile(OwnTile):
     @property
     def overlapped(self) -> bool:
         return self.mode == 3
+
+    @property
+    def matrix_stores(self) -> bool:
+        """The epilogue stages its row with stmatrix (mode 4)."""
+        return self.mode == 4
 
 
 
@@ -323,7 +332,7 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
         "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "k": k, "p": p, "q": q, "r": r, "s": s,
         "pad_h": pad_h, "pad_w": pad_w, "columns": tile.columns, "rows": tile.rows,
         "filter_in_registers": tile.filter_in_registers, "filter_bytes": filter_bytes(op, tile),
-        "overlapped": tile.overlapped,
+        "overlapped": tile.overlapped, "matrix_stores": tile.matrix_stores,
         "tiles": tiles(op, tile), "patch_bytes": patch_bytes(op, tile), "shared_bytes": shared_bytes(op, tile),
         "element": ELEMENTS[element], "mma_type": element, "swizzle_mode": SWIZZLE_MODE[c],
         "index_t": "int" if max(n * h * w * c, n * p * q * k, k * r * s * c) < compute_kernels.INT_LIMIT else "long long",

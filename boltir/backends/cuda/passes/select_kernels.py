@@ -21,7 +21,8 @@ run on our wgmma conv with its halo in shared memory on sm90 (`narrow_convs=halo
 codegen/halo_conv_kernels.py, where heuristic.halo_conv_problem says so);
 `narrow_convs=cutlass` keeps CUTLASS's; `halo_mode` is its schedule
 (halo_conv_kernels.MODES: 1, the fastest on the H200, keeps the filter in shared memory; 2
-in registers; 3 overlaps each tile's epilogue with the next tile's products). Memory-bound
+in registers; 3 overlaps each tile's epilogue with the next tile's products; 4 is 1 with
+its staged output written by stmatrix). Memory-bound
 1x1 convs with fewer than 64 channels on one side (MobileNet's expand and project convs)
 run on our streaming 1x1 conv on sm90 (`narrow_pointwise=stream`,
 codegen/stream_conv_kernels.py, where heuristic.narrow_pointwise_problem says so);
@@ -168,7 +169,8 @@ class SelectKernelsPass(ModulePass):
     narrow_convs: str = "halo"
     """Whose kernel the heuristic gives stride-1 convs on 16-64 channels on sm90: "cutlass" or "halo" (ours)."""
     halo_mode: int = 1
-    """The mode of our halo conv (halo_conv_kernels.MODES: 1 filter in shared memory, 2 in registers, 3 overlapped epilogues)."""
+    """The mode of our halo conv (halo_conv_kernels.MODES: 1 filter in shared memory, 2 in registers, 3 overlapped
+    epilogues, 4 as 1 with stmatrix staging)."""
     narrow_pointwise: str = "stream"
     """Whose kernel the heuristic gives memory-bound 1x1 convs with a narrow side on sm90: "stream" (ours) or "cutlass"."""
     narrow_windows: str = "stream"
