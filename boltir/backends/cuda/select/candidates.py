@@ -322,7 +322,7 @@ def splitk_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> li
     return _own_tiles(op, base, variants, splitk_conv_kernels.tile_reason, found)[:MAX_SPLITK]
 
 
-MAX_HALO = 6
+MAX_HALO = 8
 """At most this many of our halo conv's tiles, beside CUTLASS's."""
 
 
