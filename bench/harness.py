@@ -59,7 +59,7 @@ def profile_launches(launch, stream=None) -> bool:
         return False
     import torch
 
-    with torch.cuda.stream(stream) if stream is not None else torch.cuda.stream(torch.cuda.current_stream()):
+    with torch.cuda.stream(stream or torch.cuda.current_stream()):
         for _ in range(PROFILE_LAUNCHES):
             launch()
     torch.cuda.synchronize()

@@ -410,8 +410,9 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     print(f"profile of {name} b{batch} (launches timed inside a captured graph; % bound: the roofline bound over the time):")
     launches = compiled.profile(**device_inputs, alone=True)
     print(format_profile(launches, top=8), format_profile_by_family(launches), sep="\n", flush=True)
-    print_conv_floor(f"{name} b{batch}", launches, get_target(BUILDS[builds[0]][0]))
-    plot_launches(launches, get_target(BUILDS[builds[0]][0]), "f16", f"{name} b{batch}",
+    target = get_target(BUILDS[builds[0]][0])
+    print_conv_floor(f"{name} b{batch}", launches, target)
+    plot_launches(launches, target, "f16", f"{name} b{batch}",
                   Path(os.environ.get("OUT", ".")) / f"{name}_b{batch}_roofline.png")
     graph_ms = replay_ms(compiled, device_inputs)
     compiled.close()
