@@ -84,21 +84,11 @@ def halo_case(label: str, text: str, element: str = "f16", tile: halo_conv_kerne
 
 
 def more_warps(conv: str, text: str, pooled: bool = False) -> list[Case]:
-    """The timed conv on three and four warpgroups, mode 1, at the default tile's columns
-    where the shared memory takes them, else at half (a pooled conv: whole pooled rows):
-    12 or 16 warps a multiprocessor where the default tile has 8."""
+    """The timed conv on the tuner's three- and four-warpgroup tiles
+    (`halo_conv_kernels.more_warps_tiles`; `pooled`: whole pooled rows)."""
     op = next(o for o in parse_module(text).walk() if isinstance(o, ops.Conv2dOp))
-    wide = halo_conv_kernels.default_tile(op).columns
-    out = []
-    for rows in (3, 4):
-        if pooled and rows % halo_conv_kernels.POOL:
-            continue
-        for columns in (wide, max(8, wide // 2 // 8 * 8)):
-            tile = halo_conv_kernels.HaloTile(columns, rows)
-            if (case := halo_case(f"{conv} {tile.describe()}", text, tile=tile, pooled=pooled)) is not None:
-                out.append(case)
-                break
-    return out
+    return [case for tile in halo_conv_kernels.more_warps_tiles(op, pooled_rows=pooled)
+            if (case := halo_case(f"{conv} {tile.describe()}", text, tile=tile, pooled=pooled)) is not None]
 
 
 def pooled_text(n: int, h: int, w: int, c: int, k: int, element: str = "f16") -> str:

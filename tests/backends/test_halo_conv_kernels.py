@@ -114,6 +114,23 @@ def test_three_and_four_rows_at_half_the_columns():
     assert hc.tiles(op, hc.HaloTile(56, 4)) == 32 * 56 * 4  # 224 rows in fours, 224 columns in 56s
 
 
+def test_the_bench_and_the_tuner_take_the_same_more_warps_tiles():
+    """One rule (`more_warps_tiles`): the default columns where they fit, else half; whole
+    pooled rows for a conv a pool joins. The tuner's candidates and check_halo_conv's timed
+    cases both take it."""
+    from bench.check_halo_conv import more_warps, pooled_text
+
+    op = conv_of(**VGG_224)
+    assert hc.more_warps_tiles(op) == [hc.HaloTile(56, 3), hc.HaloTile(56, 4)]  # 112 columns: 270848 bytes
+    assert hc.more_warps_tiles(op, pooled_rows=True) == [hc.HaloTile(56, 4)]
+    assert hc.more_warps_tiles(conv_of(**RESNET_STEM)) == [hc.HaloTile(112, 3), hc.HaloTile(112, 4)]
+    found = candidates(op, "sm90", sms=132, halo_mode=1)
+    tiles = [hc.HaloTile.of(c.tile) for c in found.choices if c.family == "halo_conv"]
+    assert set(hc.more_warps_tiles(op)) <= set(tiles) and hc.HaloTile(56, 2) in tiles
+    text = pooled_text(32, 224, 224, 64, 64)
+    assert [case.label.split()[-2] for case in more_warps("pooled", text, pooled=True)] == ["56x4"]
+
+
 def test_a_pooled_tile_is_whole_pooled_rows():
     from bench.check_halo_conv import pooled_text
     from boltir.backends.cuda.passes.fuse_conv_pool import FuseConvPoolPass

@@ -309,6 +309,33 @@ def default_tile(op: ops.Conv2dOp, mode: int = 1) -> HaloTile:
     return HaloTile(columns, 1, mode)
 
 
+MORE_WARPS_ROWS = (3, 4)
+"""The tiles of more warps a multiprocessor than the default two warpgroups."""
+
+
+def half_columns(tile: HaloTile) -> int:
+    """Half the tile's columns, rounded down to wgmma's multiple of 8 (at least 8)."""
+    return max(8, tile.columns // 2 // 8 * 8)
+
+
+def more_warps_tiles(op: Operation, pooled_rows: bool | None = None) -> list[HaloTile]:
+    """Mode 1 on three and four warpgroups (12 or 16 warps a multiprocessor where the
+    default tile has 8): at the default tile's columns where the shared memory and the
+    registers take them, else at half. `pooled_rows` asks for whole pooled rows where the
+    op is still the conv that a pool will join (default: whether the op is pooled)."""
+    wide = default_tile(op)
+    whole_pooled = pooled(op) if pooled_rows is None else pooled_rows
+    out = []
+    for rows in MORE_WARPS_ROWS:
+        if whole_pooled and rows % POOL:
+            continue
+        for columns in dict.fromkeys((wide.columns, half_columns(wide))):
+            if tile_reason(op, tile := HaloTile(columns, rows)) is None:
+                out.append(tile)
+                break
+    return out
+
+
 # ---------------------------------------------------------------------- instances
 
 

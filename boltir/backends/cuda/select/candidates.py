@@ -327,16 +327,16 @@ MAX_HALO = 8
 
 
 def halo_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
-    """Our halo conv's tiles: the heuristic's, then its other schedules (modes), one to four
-    rows, half the columns, and half the columns at twice the rows (more warps a
-    multiprocessor in the same shared memory; those its rules take)."""
+    """Our halo conv's tiles: the heuristic's, then its other schedules (modes), one and two
+    rows, three and four warpgroups (`halo_conv_kernels.more_warps_tiles`: more warps a
+    multiprocessor in the same shared memory), and half the columns (those its rules take)."""
     tile = halo_conv_kernels.HaloTile.of(base.tile)
-    half = max(8, tile.columns // 2 // 8 * 8)
     variants = [tile]
     variants += [dataclasses.replace(tile, mode=mode) for mode in halo_conv_kernels.MODES]
-    variants += [dataclasses.replace(tile, rows=rows) for rows in halo_conv_kernels.ROWS]
-    variants.append(dataclasses.replace(tile, columns=half))
-    variants.append(dataclasses.replace(tile, columns=half, rows=min(max(halo_conv_kernels.ROWS), 2 * tile.rows)))
+    variants += [dataclasses.replace(tile, rows=rows) for rows in halo_conv_kernels.ROWS
+                 if rows not in halo_conv_kernels.MORE_WARPS_ROWS]
+    variants += halo_conv_kernels.more_warps_tiles(op)
+    variants.append(dataclasses.replace(tile, columns=halo_conv_kernels.half_columns(tile)))
     return _own_tiles(op, base, variants, halo_conv_kernels.tile_reason, found)[:MAX_HALO]
 
 
