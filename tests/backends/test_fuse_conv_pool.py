@@ -24,28 +24,23 @@ from boltir.ir import make_context, parse_module
 from boltir.passes import statistics
 from tests.backends.test_halo_conv_kernels import replay
 from tests.passes.equivalence import assert_equivalent
-from tests.support.op_modules import tensor
+from tests.support.op_modules import conv_args, conv_line, tensor, two_ops_text
 from tests.support import own_kernel_units
 from tests.support.own_kernel_units import SM90A, assert_fallback_compiles, assert_unit_compiles
 
 
 def block_text(n=1, h=8, w=16, c=64, k=64, pool="max", window=2, stride=2, pads="0, 0, 0, 0", users=1, residual=False) -> str:
-    """A 3×3 conv (bias, ReLU) and a pool after it (VGG-16's stage ends)."""
+    """A 3×3 conv (bias, ReLU) and a pool after it (VGG-16's stage ends). `users=2`: the
+    conv's result is returned too."""
     x, f, b = tensor((n, h, w, c), "f16"), tensor((k, 3, 3, c), "f16"), tensor((k,), "f16")
     conv = tensor((n, h, w, k), "f16")
     pad = int(pads.split(",")[0])
     ph, pw = (h + 2 * pad - window) // stride + 1, (w + 2 * pad - window) // stride + 1
     pooled = tensor((n, ph, pw, k), "f16")
-    args = f"%x: {x}, %f: {f}, %b: {b}" + (f", %r: {conv}" if residual else "")
-    epilogue = "bias, relu, residual = add" if residual else "bias, relu"
-    operands = "%x, %f bias %b" + (" residual %r" if residual else "")
-    types = f"{x}, {f}, {b}" + (f", {conv}" if residual else "")
-    results, returned = (f"({pooled}, {conv})", f"%1, %0 : {pooled}, {conv}") if users == 2 else (pooled, f"%1 : {pooled}")
-    return (f"func.func @main({args}) -> {results} {{\n"
-            f"  %0 = op.conv2d {operands} {{pads = array<i64: 1, 1, 1, 1>, epilogue = #op.epilogue<{epilogue}>}} : ({types}) -> {conv}\n"
-            f"  %1 = op.pool2d %0 {{kind = \"{pool}\", kernel_shape = array<i64: {window}, {window}>, "
-            f"strides = array<i64: {stride}, {stride}>, pads = array<i64: {pads}>}} : {conv} -> {pooled}\n"
-            f"  func.return {returned}\n}}\n")
+    pool_line = (f"op.pool2d %0 {{kind = \"{pool}\", kernel_shape = array<i64: {window}, {window}>, "
+                 f"strides = array<i64: {stride}, {stride}>, pads = array<i64: {pads}>}} : {conv} -> {pooled}")
+    return two_ops_text(conv_args(x, f, b, conv, residual), conv_line("%x", x, f, b, conv, residual, "pads = array<i64: 1, 1, 1, 1>, "),
+                        conv, pool_line, pooled, users)
 
 
 def halo_marked(text: str, tile=(16, 2, 1)):

@@ -101,23 +101,40 @@ def b2b_conv_text(n: int, h: int, w: int, c: int, k0: int, k1: int, r: int = 3, 
     return _module(args, op, tensor((n, p, q, k1), "f16"))
 
 
+def conv_args(x: str, filter_type: str, bias_type: str, out: str, residual: bool) -> str:
+    """The parameters `%x, %w, %b[, %res]` of a conv_line module."""
+    return f"%x: {x}, %w: {filter_type}, %b: {bias_type}" + (f", %res: {out}" if residual else "")
+
+
+def conv_line(input_: str, input_type: str, filter_type: str, bias_type: str, out: str, residual: bool,
+              attrs: str = "") -> str:
+    """An op.conv2d of `input_` with `%w`, bias `%b`, ReLU and (`residual`) `%res` added."""
+    epilogue = "bias, relu, residual = add" if residual else "bias, relu"
+    operands = f"{input_}, %w bias %b" + (" residual %res" if residual else "")
+    types = f"{input_type}, {filter_type}, {bias_type}" + (f", {out}" if residual else "")
+    return f"op.conv2d {operands} {{{attrs}epilogue = #op.epilogue<{epilogue}>}} : ({types}) -> {out}"
+
+
+def two_ops_text(args: str, first: str, first_type: str, second: str, second_type: str, users: int = 1) -> str:
+    """`func.func @main(args)`: %0 = first, %1 = second (which reads %0); it returns %1, and
+    %0 too where `users` is 2 (%0's second user)."""
+    results, returned = ((f"({second_type}, {first_type})", f"%1, %0 : {second_type}, {first_type}") if users == 2
+                         else (second_type, f"%1 : {second_type}"))
+    return f"func.func @main({args}) -> {results} {{\n  %0 = {first}\n  %1 = {second}\n  func.return {returned}\n}}\n"
+
+
 def blocked_stem_text(n=1, c=3, h=16, w=30, pads=(3, 3, 3, 3), k=64, r=4, channels=16, image="f32", element="f16",
                       layout="NCHW", users=1, residual=False) -> str:
     """An image blocked 2×2 by op.space_to_depth (padded, channels up to `channels`), then a
-    conv (bias, ReLU): ResNet-50's stem after the space-to-depth rewrite, small."""
+    conv (bias, ReLU): ResNet-50's stem after the space-to-depth rewrite, small. `users=2`:
+    the blocked tensor is returned too."""
     top, left, bottom, right = pads
     bh, bw = (h + top + bottom) // 2, (w + left + right) // 2
     x = tensor((n, c, h, w) if layout == "NCHW" else (n, h, w, c), image)
     blocked = tensor((n, bh, bw, channels), element)
     f, b = tensor((k, r, r, channels), element), tensor((k,), element)
     out = tensor((n, bh - r + 1, bw - r + 1, k), element)
-    args = f"%x: {x}, %w: {f}, %b: {b}" + (f", %res: {out}" if residual else "")
-    epilogue = "bias, relu, residual = add" if residual else "bias, relu"
-    operands = "%0, %w bias %b" + (" residual %res" if residual else "")
-    types = f"{blocked}, {f}, {b}" + (f", {out}" if residual else "")
-    results, returned = (f"({out}, {blocked})", f"%1, %0 : {out}, {blocked}") if users == 2 else (out, f"%1 : {out}")
-    return (f"func.func @main({args}) -> {results} {{\n"
-            f"  %0 = op.space_to_depth %x {{blocksize = 2 : i64, layout = \"{layout}\", pads = array<i64: "
-            f"{', '.join(map(str, pads))}>}} : {x} -> {blocked}\n"
-            f"  %1 = op.conv2d {operands} {{epilogue = #op.epilogue<{epilogue}>}} : ({types}) -> {out}\n"
-            f"  func.return {returned}\n}}\n")
+    blocking = (f"op.space_to_depth %x {{blocksize = 2 : i64, layout = \"{layout}\", pads = array<i64: "
+                f"{', '.join(map(str, pads))}>}} : {x} -> {blocked}")
+    return two_ops_text(conv_args(x, f, b, out, residual), blocking, blocked,
+                        conv_line("%0", blocked, f, b, out, residual), out, users)
