@@ -135,6 +135,7 @@ def representative_ops() -> dict[str, object]:
         "softmax stream": softmax((2, 40000), "f32"),
         "softmax strided": softmax((4, 17, 33), "f32", axis=1),
         "layer_norm lanes": layer_norm((256, 768), bias=(768,)),
+        "layer_norm lanes no bias": layer_norm((64, 1024), "bf16", scale_element="f32"),
         "layer_norm broadcast": layer_norm((6, 5, 7), "f32", scale=(7,), bias=(5, 1), axis=1),
         "layer_norm stream": layer_norm((4, 20000), "bf16", bias=(20000,), scale_element="f32"),
         "reduce inner": reduce((16, 128, 64), (0, 2), "mean", "bf16"),
@@ -341,7 +342,18 @@ def test_layer_norm_broadcast_scale_index():
     assert [bias(j) for j in range(35)] == [j // 7 for j in range(35)]
     assert "load<T_scale, V>" not in source
     full = ck.emit_instance(layer_norm((4, 8, 32), scale=(8, 32), axis=1)).source
-    assert "load<T_scale, V>(scale + e, gamma)" in full
+    assert "fetch<T_scale, V>(scale + e)" in full and "affine_at" not in full  # issued with the row's loads
+
+
+def test_layer_norm_loads_scale_and_bias_with_the_row():
+    """In the register modes the row's scale and bias loads issue with its own, before the
+    reductions; streamed rows and broadcast operands read them after."""
+    source = ck.emit_instance(layer_norm((256, 768), bias=(768,))).source
+    body = source[source.index("__global__"):]
+    assert body.index("beta_words[it] = fetch<T_bias, V>(bias + e)") < body.index("group_reduce")
+    assert "widen<T_scale, V>(gamma_words[it], gamma)" in body
+    for streamed in (layer_norm((4, 20000), "bf16", bias=(20000,)), layer_norm((6, 5, 7), "f32", scale=(7,), bias=(5, 1), axis=1)):
+        assert "fetch<" not in ck.emit_instance(streamed).source.split("__global__")[1]
 
 
 def test_epilogue_function_follows_apply_epilogue():
@@ -404,7 +416,7 @@ COMPILE_UNITS = {
     "reductions": ["max pool NHWC", "avg pool NCHW count_include_pad", "global avg pool NHWC", "global max pool NCHW",
                    "reduce inner", "reduce outer", "cumsum rows", "cumsum strided"],
     "rows": ["softmax lanes", "softmax block", "softmax stream", "softmax strided", "layer_norm lanes",
-             "layer_norm broadcast", "layer_norm stream"],
+             "layer_norm lanes no bias", "layer_norm broadcast", "layer_norm stream"],
     "fallbacks": ["gemm", "gemm residual", "conv2d", "conv2d NCHW groups", "conv_transpose2d", "b2b_gemm", "b2b_conv2d"],
 }
 

@@ -476,6 +476,7 @@ def _layer_norm_context(op: ops.LayerNormOp) -> dict:
         "rows": rows, "length": length, "plan": plan, **_row_launch(rows, plan),
         "epsilon": f32_literal(op.prop_value("epsilon")), "has_bias": op.bias is not None,
         "scale_full": scale_full, "scale_index": scale_index, "bias_full": bias_full, "bias_index": bias_index,
+        "prefetch": plan.mode != "stream" and scale_full and (op.bias is None or bias_full),
     }
 
 
