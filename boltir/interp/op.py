@@ -215,6 +215,18 @@ class OpFunctions(InterpreterFunctions):
         out = conv2d(first, w1, layout, filter_layout, (1, 1), (0, 0, 0, 0), (1, 1), 1, op.epilogue1, bias1, None, out_shape)
         return (finish(op, out),)
 
+    @impl(ops.DepthwisePointwiseConv2dOp)
+    def run_depthwise_pointwise_conv2d(self, interpreter: Interpreter, op: ops.DepthwisePointwiseConv2dOp, args: tuple):
+        x, w0, w1 = args[:3]
+        bias0, bias1, residual = optional_operands(op, args, ("bias0", "bias1", "residual"))
+        strides, pads, dilations, groups = op.window()
+        first = conv2d(x, w0, "NHWC", "OHWI", strides, pads, dilations, groups, op.epilogue0, bias0, None,
+                       op.intermediate_shape())
+        first = finish(op, first)  # rounded to the element type, as the depthwise op's result
+        out = conv2d(first, w1, "NHWC", "OHWI", (1, 1), (0, 0, 0, 0), (1, 1), 1, op.epilogue1, bias1, residual,
+                     op.output.type.get_shape())
+        return (finish(op, out),)
+
     @impl(ops.Pool2dOp)
     def run_pool2d(self, interpreter: Interpreter, op: ops.Pool2dOp, args: tuple):
         layout, kind = op.prop_value("layout"), op.kind.data

@@ -152,6 +152,14 @@ def b2b_conv_flops(op: ops.B2bConv2dOp | cutlass.B2bConv2dOp) -> int:
                 + elements(op.output) * math.prod(tensor_shape(op.filter1.type)[1:]))
 
 
+def depthwise_pointwise_flops(op: ops.DepthwisePointwiseConv2dOp) -> int:
+    """The depthwise conv (R·S taps an intermediate element) and the 1×1 conv (C a output
+    element)."""
+    _, r, s, _ = tensor_shape(op.filter0.type)
+    c = tensor_shape(op.input.type)[3]
+    return 2 * (math.prod(op.intermediate_shape()) * r * s + elements(op.output) * c)
+
+
 def pool_flops(op: ops.Pool2dOp) -> int:
     """One operation per tap: the window over each output, or every input for global pooling."""
     if op.kind.data.startswith("global"):
@@ -193,6 +201,7 @@ RULES: dict[type, Rule] = {
     ops.B2bGemmOp: (b2b_gemm_flops, every_tensor_once),
     cutlass.B2bConv2dOp: (b2b_conv_flops, every_tensor_once),
     ops.B2bConv2dOp: (b2b_conv_flops, every_tensor_once),
+    ops.DepthwisePointwiseConv2dOp: (depthwise_pointwise_flops, every_tensor_once),  # the intermediate stays on the chip
     # the compute kernels
     ops.Pool2dOp: (pool_flops, every_tensor_once),
     ops.SoftmaxOp: (per_element(SOFTMAX_FLOPS), every_tensor_once),

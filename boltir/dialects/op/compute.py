@@ -520,6 +520,78 @@ class B2bConv2dOp(B2bConvOperands):
         self.check_epilogues(k0, k1, TensorType(self.output.type.element_type, first))
 
 
+@irdl_op_definition
+class DepthwisePointwiseConv2dOp(B2bEpilogues, SlidingWindowBase):
+    """A depthwise conv, then a 1×1 conv of its output (MobileNet's inverted residual after
+    its expansion): `epilogue1(conv1x1(round(epilogue0(depthwise(input, filter0))), filter1))`,
+    the intermediate rounded to the element type as the two ops' would be. NHWC with OHWI
+    filters: filter0 is C × R × S × 1 (groups = C), filter1 K × 1 × 1 × C; the window
+    (strides, pads, dilations) is the depthwise conv's. The second epilogue may add a
+    residual (the block's skip connection); the first takes none. One kernel keeps the
+    intermediate, the block's widest tensor, on the chip. `fuse-depthwise-pointwise` makes
+    it; only kernels that run both convs compute it."""
+
+    name = "op.depthwise_pointwise_conv2d"
+    input = operand_def(TensorType)
+    filter0 = operand_def(TensorType)
+    filter1 = operand_def(TensorType)
+    bias0 = opt_operand_def(TensorType)
+    bias1 = opt_operand_def(TensorType)
+    residual = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    REQUIRED: ClassVar = ("input", "filter0", "filter1")
+    OPTIONAL: ClassVar = ("bias0", "bias1", "residual")
+
+    def __init__(self, input, filter0, filter1, *, bias0=None, bias1=None, residual=None, strides=(1, 1),
+                 pads=(0, 0, 0, 0), dilations=(1, 1), epilogue0, epilogue1):
+        super().__init__(
+            operands=[input, filter0, filter1, [bias0] if bias0 is not None else [], [bias1] if bias1 is not None else [],
+                      [residual] if residual is not None else []],
+            properties={"strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations),
+                        "epilogue0": epilogue0, "epilogue1": epilogue1},
+            result_types=[TensorType(input.type.element_type, self.output_shape(input, filter0, filter1, strides, pads, dilations))],
+        )
+
+    @staticmethod
+    def output_shape(input, filter0, filter1, strides, pads, dilations) -> Shape:
+        x = tensor_shape(input.type)
+        first, _ = conv_output_shape(x, tensor_shape(filter0.type), "NHWC", "OHWI", strides, pads, dilations, x[3])
+        return first[:3] + (tensor_shape(filter1.type)[0],)
+
+    def window(self) -> tuple:
+        """The depthwise conv's (strides, pads, dilations, groups = C)."""
+        return (self.prop_value("strides"), self.prop_value("pads"), self.prop_value("dilations"),
+                tensor_shape(self.input.type)[3])
+
+    def intermediate_shape(self) -> Shape:
+        """The depthwise conv's output (N, P, Q, C): the tensor the kernel keeps on the chip."""
+        return tuple(tensor_shape(self.output.type)[:3]) + (tensor_shape(self.input.type)[3],)
+
+    def verify_(self) -> None:
+        static_tensors(self)
+        strides, pads, dilations, groups = self.window()
+        shapes.check_window(strides, pads, dilations)
+        if any(value.type.get_num_dims() != 4 for value in (self.input, self.filter0, self.filter1)):
+            raise VerifyException("expects a 4-D input and 4-D filters")
+        same_element_type([self.input, self.filter0, self.filter1], "the input and the filters")
+        c = tensor_shape(self.input.type)[3]
+        k0, _, _, per_group = tensor_shape(self.filter0.type)
+        if k0 != c or per_group != 1:
+            raise VerifyException(f"the first filter must be depthwise ({c}xRxSx1 for {c} channels), got {self.filter0.type}")
+        k, r1, s1, c1 = tensor_shape(self.filter1.type)
+        if (r1, s1) != (1, 1) or c1 != c:
+            raise VerifyException(f"the second filter must be 1x1 over {c} channels (Kx1x1x{c}), got {self.filter1.type}")
+        conv_output_shape(tensor_shape(self.input.type), tensor_shape(self.filter0.type), "NHWC", "OHWI", strides, pads,
+                          dilations, groups)
+        shape = self.output_shape(self.input, self.filter0, self.filter1, strides, pads, dilations)
+        expect_type("result", self.output.type, TensorType(self.output.type.element_type, shape))
+        if self.epilogue0.residual_kind != "none":
+            raise VerifyException("the depthwise conv's epilogue takes no residual")
+        intermediate = TensorType(self.output.type.element_type, self.intermediate_shape())
+        check_epilogue_operands(self.epilogue0, self.bias0, None, c, intermediate)
+        check_epilogue_operands(self.epilogue1, self.bias1, self.residual, k, self.output.type)
+
+
 # ------------------------------------------------------------------------- pooling
 
 POOL_KINDS = ("max", "avg", "global_avg", "global_max")

@@ -90,6 +90,7 @@ FAMILIES: dict[type, str] = {
     ops.ConvTranspose2dOp: "conv_transpose2d_fallback",
     ops.B2bGemmOp: "b2b_gemm_fallback",
     ops.B2bConv2dOp: "b2b_conv2d_fallback",
+    ops.DepthwisePointwiseConv2dOp: "b2b_conv2d_fallback",
 }
 FALLBACK_FAMILIES = frozenset(f for f in FAMILIES.values() if f.endswith("_fallback"))
 
@@ -597,8 +598,11 @@ def _b2b_gemm_context(op: ops.B2bGemmOp) -> dict:
     }
 
 
-def _b2b_conv_context(op: ops.B2bConv2dOp) -> dict:
-    layout, filter_layout = op.prop_value("layout"), op.prop_value("filter_layout")
+def _b2b_conv_context(op: ops.B2bConv2dOp | ops.DepthwisePointwiseConv2dOp) -> dict:
+    """Also an op.depthwise_pointwise_conv2d's: a depthwise first conv (NHWC, OHWI) and a
+    residual in the second epilogue."""
+    depthwise = isinstance(op, ops.DepthwisePointwiseConv2dOp)
+    layout, filter_layout = ("NHWC", "OHWI") if depthwise else (op.prop_value("layout"), op.prop_value("filter_layout"))
     g = _conv_geometry(layout, tensor_shape(op.input.type), tensor_shape(op.output.type))
     f0 = tensor_shape(op.filter0.type)
     k0 = f0[0]
@@ -614,6 +618,7 @@ def _b2b_conv_context(op: ops.B2bConv2dOp) -> dict:
         "epilogue0": epilogue_function("epilogue0", op.epilogue0),
         "epilogue1": epilogue_function("epilogue1", op.epilogue1),
         "has_bias0": op.bias0 is not None, "has_bias1": op.bias1 is not None,
+        "depthwise": depthwise, "has_residual": depthwise and op.residual is not None,
         "threads": (threads := min(256, max(32, _round_up(max(k0, g["k"]), 32)))), "grid": g["n"] * g["p"] * g["q"], "block": threads,
     }
 

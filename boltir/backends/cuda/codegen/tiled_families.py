@@ -9,6 +9,7 @@ from xdsl.ir import Operation
 
 from boltir.backends.cuda.codegen import (
     depthwise_kernels,
+    depthwise_pointwise_kernels,
     halo_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
@@ -17,7 +18,7 @@ from boltir.backends.cuda.codegen import (
 )
 
 GENERATORS = (depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels, splitk_conv_kernels, halo_conv_kernels,
-              stream_conv_kernels)
+              stream_conv_kernels, depthwise_pointwise_kernels)
 BY_FAMILY = {generator.FAMILY: generator for generator in GENERATORS}
 """family name (a KernelChoice's) -> its generator module."""
 

@@ -23,7 +23,9 @@ Guarantees:
   1x1 conv for narrow channel counts ("stream_conv"), for codegen/stream_conv_kernels.py;
 - an op.conv2d_max_pool (fuse-conv-pool) and an op.space_to_depth_conv2d
   (fuse-conv-space-to-depth) stay, their halo_conv choice attached, for
-  codegen/halo_conv_kernels.py;
+  codegen/halo_conv_kernels.py; an op.depthwise_pointwise_conv2d
+  (fuse-depthwise-pointwise) stays, its depthwise_pointwise choice attached, for
+  codegen/depthwise_pointwise_kernels.py;
 - --pass-stats counts the instances of each family by CUTLASS generation (2.x, 3.x);
 - the module computes the same function.
 """
@@ -40,6 +42,7 @@ from xdsl.passes import ModulePass
 
 from boltir.backends.cuda.codegen import (
     depthwise_kernels,
+    depthwise_pointwise_kernels,
     halo_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
@@ -214,6 +217,7 @@ FAMILIES_OF: dict[type, tuple[str, ...]] = {
     ops.SpaceToDepthConv2dOp: (halo_conv_kernels.FAMILY,),
     ops.B2bGemmOp: ("b2b_gemm",),
     ops.B2bConv2dOp: ("b2b_conv2d",),
+    ops.DepthwisePointwiseConv2dOp: (depthwise_pointwise_kernels.FAMILY,),
 }
 """The template families that can compute each op-level op."""
 

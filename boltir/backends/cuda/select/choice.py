@@ -23,7 +23,7 @@ KERNEL_ATTR = "kernel"
 
 
 FAMILIES = ("gemm", "conv2d_fprop", "depthwise_conv2d_fprop", "b2b_gemm", "b2b_conv2d", "depthwise_direct",
-            "skinny_gemm", "stem_conv", "splitk_conv", "halo_conv", "stream_conv")
+            "skinny_gemm", "stem_conv", "splitk_conv", "halo_conv", "stream_conv", "depthwise_pointwise")
 """The template families a choice can name; "depthwise_direct" is our own depthwise conv
 kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, channels)."""
 # "skinny_gemm" is our own GEMM for few rows (codegen/skinny_gemm_kernels.py), its tile a
@@ -37,6 +37,9 @@ kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, cha
 # "stream_conv" is our own streaming conv for narrow channel counts, 1x1 or a small window
 # (codegen/stream_conv_kernels.py), its tile (16-pixel fragments a unit, warps sharing a
 # unit, warps a CTA).
+# "depthwise_pointwise" is our own kernel for a depthwise conv and the 1x1 conv after it
+# (codegen/depthwise_pointwise_kernels.py), its tile (output rows a CTA, output pixels a
+# depthwise thread item, warps a CTA).
 
 
 CUTLASS_3X_FAMILIES = ("gemm", "conv2d_fprop")

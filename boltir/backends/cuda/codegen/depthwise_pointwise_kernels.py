@@ -1,0 +1,262 @@
+"""Our depthwise-then-pointwise conv (family `depthwise_pointwise`): one kernel for an
+`op.depthwise_pointwise_conv2d`, a depthwise conv and the 1×1 conv of its output (MobileNet's
+inverted residual after its expansion), both epilogues fused, the second with the block's
+residual. The depthwise conv's output is the block's widest tensor (6× the block's
+channels); the two-kernel path writes it to DRAM and reads it back, this one keeps it in
+shared memory.
+
+    reason = conv_reason(op)          # None where the kernel computes this op
+    tile = default_tile(op)           # PairTile
+    source = emit_translation_unit([op])
+
+**Which ops.** `fuse-depthwise-pointwise` makes the op where `pair_reason` accepts the two
+convs and gives it this family's choice (an "sm80" one: plain CUDA with mma.sync and
+cp.async, built for sm80 and sm90 alike). `lower-op-to-cutlass` leaves it at the op level;
+this generator computes it. NHWC, OHWI filters, one element type (f16 or bf16), C a
+multiple of 16, K a multiple of 8, any depthwise window of at most MAX_WINDOW a side, any
+strides, pads and dilations.
+
+**The kernel.** One CTA per `rows` output rows of one image, in three steps:
+1. cp.async copies the input band those rows' windows cover (all C channels, the padding
+   as zeros) into shared memory, and the depthwise taps go there as f32, tap-major.
+2. The depthwise conv: a thread item is one 8-channel vector of a strip of `columns`
+   output pixels of a row; it reads each band column under the strip once (16 bytes) and
+   adds it into every output of the strip whose window holds it (the sliding window along
+   W). epilogue0 runs in f32 and rounds once, and the 8 channels go to the A tile in shared
+   memory: the tile's pixels × C, rows `a_pitch` bytes apart.
+3. The 1×1 conv: warp items of one 16-pixel fragment and `warp_tiles` n8 tiles, mma.sync
+   m16n8k16 with f32 accumulators. As in `stream_conv_kernels`, the reduction's order
+   inside a k16 chunk is the kernel's to choose: lane t's A and B registers are channels
+   4t .. 4t + 3 of the chunk, so A comes from shared memory and B (the 1×1 filter, K × C)
+   from the L1 in one 8-byte load each. `a_pitch` is 32 or 96 bytes past a multiple of 128,
+   so a half warp's four A rows fall in distinct banks. epilogue1 (bias, residual,
+   activation) runs on the accumulators and each thread stores its two channels.
+
+**Launcher ABI**: the CUTLASS conv launchers' shape, with both filters and biases:
+
+    int NAME(const void *input, const void *filter0, const void *bias0, const void *filter1,
+             const void *bias1, const void *residual, void *output, int n, int h, int w,
+             int c, int k, int r, int s, int p, int q, int pad_h, int pad_w, int stride_h,
+             int stride_w, int dilation_h, int dilation_w, void *workspace,
+             size_t workspace_bytes, cudaStream_t stream);
+    size_t NAME_workspace_size(<the same 15 ints>);   // 0: no workspace
+
+`k` is the 1×1 conv's output channels, r × s the depthwise window. 2002 when the integers
+are not the instance's problem, 2003 for a null bias or residual that an epilogue reads, 1
+for a misaligned pointer (input 16 bytes, filter1 8, output and residual 4); else 0, or
+1000 + the launch's cudaError_t.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+
+from boltir.backends.cuda.codegen import compute_kernels
+from boltir.backends.cuda.codegen.generator import LaunchArguments
+from boltir.backends.cuda.codegen.own_kernels import HALF_ELEMENTS, OwnTile, TiledFamily, element_name, same_element_reason
+from boltir.dialects import op as ops
+from boltir.dialects.common import tensor_shape
+
+FAMILY = "depthwise_pointwise"
+FAMILIES: dict[type, str] = {ops.DepthwisePointwiseConv2dOp: FAMILY}
+
+ELEMENTS = HALF_ELEMENTS
+VECTOR = 8
+"""Channels a depthwise thread item holds: one 16-byte vector."""
+MAX_WINDOW = 7
+"""The depthwise window's side at most (a row's taps are in registers)."""
+MAX_CHANNELS = 1024
+MAX_OUTPUT_CHANNELS = 512
+ROWS = (1, 2, 4, 8)
+COLUMNS = (1, 2, 4, 8)
+WARPS = (4, 8)
+MAX_WARP_TILES = 8
+"""n8 tiles a warp item holds at most: 32 f32 accumulators."""
+SHARED_LIMIT = 227 * 1024
+TWO_CTAS = SHARED_LIMIT // 2
+"""Shared memory a tile may take for two CTAs to share a multiprocessor (the heuristic's bound)."""
+MAX_TILE_PIXELS = 64
+"""The heuristic's output pixels a tile at most (four m16 fragments), above one row."""
+
+
+@dataclass(frozen=True)
+class PairTile(OwnTile):
+    """`rows` output rows a CTA; `columns` output pixels a depthwise thread item; `warps`
+    warps a CTA."""
+
+    rows: int
+    columns: int
+    warps: int
+
+
+# ------------------------------------------------------------- what is supported
+
+
+def conv_reason(op: Operation) -> str | None:
+    """Why the kernel does not compute this op (whatever its tile), or None."""
+    if not isinstance(op, ops.DepthwisePointwiseConv2dOp):
+        return f"'{op.name}' is not an op.depthwise_pointwise_conv2d"
+    n, h, w, c = tensor_shape(op.input.type)
+    k, _, _, _ = tensor_shape(op.filter1.type)
+    _, r, s, _ = tensor_shape(op.filter0.type)
+    if max(r, s) > MAX_WINDOW:
+        return f"a {r}x{s} depthwise window: the kernel takes at most {MAX_WINDOW} a side"
+    if c % 16 or c > MAX_CHANNELS:
+        return f"{c} channels: the kernel takes a multiple of 16 up to {MAX_CHANNELS}"
+    if k % 8 or k > MAX_OUTPUT_CHANNELS:
+        return f"{k} output channels: the kernel takes a multiple of 8 up to {MAX_OUTPUT_CHANNELS}"
+    reason = same_element_reason(op, ELEMENTS, "input", "the input",
+                                 ("filter0", "filter1", "bias0", "bias1", "residual", "output"))
+    if reason is not None:
+        return reason
+    if not n * h * w * c or not math.prod(tensor_shape(op.output.type)):
+        return "an empty input or output"
+    return None
+
+
+def pair_reason(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp) -> str | None:
+    """Why the two op.conv2d (a depthwise conv whose result the 1×1 conv reads as its input)
+    cannot become one op.depthwise_pointwise_conv2d that this kernel computes, or None."""
+    for conv in (depthwise, pointwise):
+        if conv.prop_value("layout") != "NHWC" or conv.prop_value("filter_layout") != "OHWI":
+            return "the kernel takes NHWC inputs and OHWI filters"
+    c = tensor_shape(depthwise.input.type)[3]
+    if not depthwise.prop_value("groups") == c == tensor_shape(depthwise.output.type)[3] or tensor_shape(
+            depthwise.filter.type)[3] != 1:
+        return "the first conv is not depthwise"
+    if depthwise.residual is not None:
+        return "the depthwise conv adds a residual"
+    if pointwise.input is not depthwise.output:
+        return "the 1x1 conv does not read the depthwise conv's result as its input"
+    if (tuple(tensor_shape(pointwise.filter.type)[1:3]) != (1, 1) or pointwise.prop_value("groups") != 1
+            or tuple(pointwise.prop_value("strides")) != (1, 1) or any(pointwise.prop_value("pads"))
+            or tuple(pointwise.prop_value("dilations")) != (1, 1)):
+        return "the second conv is not a 1x1 stride-1 unpadded conv"
+    return conv_reason(fused_op(depthwise, pointwise))
+
+
+def fused_op(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp) -> ops.DepthwisePointwiseConv2dOp:
+    """The op.depthwise_pointwise_conv2d that computes the pair (not inserted anywhere)."""
+    strides, pads, dilations, _ = depthwise.window()
+    return ops.DepthwisePointwiseConv2dOp(
+        depthwise.input, depthwise.filter, pointwise.filter, bias0=depthwise.bias, bias1=pointwise.bias,
+        residual=pointwise.residual, strides=strides, pads=pads, dilations=dilations, epilogue0=depthwise.epilogue,
+        epilogue1=pointwise.epilogue)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A tile's sizes: the input band it copies, its A tile, its shared memory."""
+
+    band_rows: int
+    band_columns: int
+    tile_pixels: int
+    """The A tile's rows: rows × Q rounded up to a multiple of 16."""
+    a_pitch: int
+    """Bytes between A rows: at least 2C, 32 or 96 past a multiple of 128."""
+    shared_bytes: int
+
+
+def a_pitch(c: int) -> int:
+    """The A rows' pitch in bytes for C channels (see the module docstring)."""
+    pitch = 2 * c
+    while pitch % 128 not in (32, 96):
+        pitch += 16
+    return pitch
+
+
+def geometry(op: ops.DepthwisePointwiseConv2dOp, tile: PairTile) -> Geometry:
+    _, _, _, c = tensor_shape(op.input.type)
+    _, r, s, _ = tensor_shape(op.filter0.type)
+    q = tensor_shape(op.output.type)[2]
+    strides, _, dilations, _ = op.window()
+    band_rows = (tile.rows - 1) * strides[0] + (r - 1) * dilations[0] + 1
+    band_columns = (q - 1) * strides[1] + (s - 1) * dilations[1] + 1
+    pixels = -(-tile.rows * q // 16) * 16
+    pitch = a_pitch(c)
+    shared = band_rows * band_columns * c * 2 + pixels * pitch + r * s * c * 4
+    return Geometry(band_rows, band_columns, pixels, pitch, shared)
+
+
+def warp_tiles(op: ops.DepthwisePointwiseConv2dOp, tile: PairTile) -> int:
+    """n8 tiles a warp item takes: the most (up to MAX_WARP_TILES, dividing K / 8) that
+    still give every warp an item, else one."""
+    nt = tensor_shape(op.filter1.type)[0] // 8
+    fragments = geometry(op, tile).tile_pixels // 16
+    fitting = [d for d in range(1, min(nt, MAX_WARP_TILES) + 1) if nt % d == 0 and fragments * (nt // d) >= tile.warps]
+    return max(fitting, default=1)
+
+
+def tile_reason(op: ops.DepthwisePointwiseConv2dOp, tile: PairTile) -> str | None:
+    """Why `tile` cannot compute the op (which conv_reason accepts), or None."""
+    if tile.rows not in ROWS or tile.columns not in COLUMNS or tile.warps not in WARPS:
+        return f"a {tile.describe()} tile: rows of {ROWS}, columns of {COLUMNS}, warps of {WARPS}"
+    if (need := geometry(op, tile).shared_bytes) > SHARED_LIMIT:
+        return f"{need} bytes of shared memory: a block takes at most {SHARED_LIMIT}"
+    return None
+
+
+# ------------------------------------------------------------------ the heuristic
+
+
+def default_tile(op: ops.DepthwisePointwiseConv2dOp) -> PairTile:
+    """The most rows (of ROWS) whose tile holds at most MAX_TILE_PIXELS output pixels and
+    leaves room for two CTAs a multiprocessor (one row at least, if it fits at all); strips
+    of 4 columns; 8 warps."""
+    q = tensor_shape(op.output.type)[2]
+    columns = 4 if q >= 4 else max(c for c in COLUMNS if c <= q)
+    for rows in sorted(ROWS, reverse=True):
+        tile = PairTile(rows, columns, 8)
+        if (rows == 1 or rows * q <= MAX_TILE_PIXELS) and geometry(op, tile).shared_bytes <= TWO_CTAS:
+            return tile
+    return PairTile(1, columns, 8)
+
+
+# ---------------------------------------------------------------------- instances
+
+
+def problem(op: ops.DepthwisePointwiseConv2dOp) -> tuple[int, ...]:
+    """The launcher's 15 integers: the depthwise conv's, with K the 1×1 conv's output channels."""
+    n, h, w, c = tensor_shape(op.input.type)
+    _, r, s, _ = tensor_shape(op.filter0.type)
+    _, p, q, k = tensor_shape(op.output.type)
+    strides, pads, dilations, _ = op.window()
+    return (n, h, w, c, k, r, s, p, q, pads[0], pads[1], strides[0], strides[1], dilations[0], dilations[1])
+
+
+def launch_arguments(op: Operation) -> LaunchArguments:
+    return LaunchArguments(kernel_name(op), (op.input, op.filter0, op.bias0, op.filter1, op.bias1, op.residual, op.output),
+                           problem(op), workspace=True)
+
+
+def _context(op: ops.DepthwisePointwiseConv2dOp, tile: PairTile) -> dict:
+    n, h, w, c, k, r, s, p, q, pad_h, pad_w, sh, sw, dh, dw = problem(op)
+    shape = geometry(op, tile)
+    grid = n * -(-p // tile.rows)
+    return {
+        "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "k": k, "r": r, "s": s, "p": p, "q": q,
+        "pad_h": pad_h, "pad_w": pad_w, "sh": sh, "sw": sw, "dh": dh, "dw": dw,
+        "rows": tile.rows, "columns": tile.columns, "warps": tile.warps, "warp_tiles": warp_tiles(op, tile),
+        "band_rows": shape.band_rows, "band_columns": shape.band_columns, "tile_pixels": shape.tile_pixels,
+        "a_pitch": shape.a_pitch, "shared_bytes": shape.shared_bytes, "grid": grid,
+        "element": ELEMENTS[element_name(op.input)],
+        "index_t": "int" if max(n * h * w * c, n * p * q * max(k, c)) < compute_kernels.INT_LIMIT else "long long",
+        "epilogue0": compute_kernels.epilogue_function("epilogue0", op.epilogue0),
+        "epilogue1": compute_kernels.epilogue_function("epilogue1", op.epilogue1),
+        "has_bias0": op.bias0 is not None, "has_bias1": op.bias1 is not None, "has_residual": op.residual is not None,
+        "empty": False,
+    }
+
+
+# ------------------------------------------------------------- the generator protocol
+
+
+TILED = TiledFamily(FAMILY, ops.DepthwisePointwiseConv2dOp, PairTile, "rows, columns, warps",
+                    "compute/depthwise_pointwise.cu.j2", conv_reason, tile_reason, _context, one_launch=True)
+# the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
+marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes
+is_fallback, kernel_arch, instance_key, kernel_name = TILED.is_fallback, TILED.kernel_arch, TILED.instance_key, TILED.kernel_name
+emit_instance, emit_translation_unit = TILED.emit_instance, TILED.emit_translation_unit
