@@ -1,0 +1,63 @@
+"""fuse-depthwise-pointwise: a depthwise conv whose only user is a 1×1 conv of its result
+becomes one `op.depthwise_pointwise_conv2d` on our depthwise_pointwise kernel, which keeps
+the depthwise conv's output (MobileNet's widest tensor, 6× the block's channels) in shared
+memory: its write and read-back are gone, and one launch.
+
+Requires: select-kernels ran (it may have chosen kernels for both convs; the fused op
+takes its own choice); before lower-op-to-cutlass and plan-memory.
+Guarantees: an NHWC `op.conv2d` with groups = C = K, OHWI filter and no residual, whose
+result has one use, the input of an NHWC 1×1 stride-1 unpadded `op.conv2d` with groups 1,
+where `depthwise_pointwise_kernels.pair_reason` accepts the pair, becomes an
+`op.depthwise_pointwise_conv2d` with the depthwise conv's input, filter, bias, window and
+epilogue (epilogue0), the 1×1 conv's filter, bias, residual and epilogue (epilogue1), and
+the 1×1 conv's result type, located at the 1×1 conv; its kernel choice is the family's
+default tile (an "sm80" choice: plain CUDA, built for sm80 and sm90 alike). Both convs are
+erased. Anything else is unchanged; --pass-stats counts the pairs fused. The module
+computes the same function (the intermediate is rounded to the element type, as the
+depthwise conv's result was).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from boltir.backends.cuda.codegen import depthwise_pointwise_kernels
+from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
+from boltir.dialects import op as ops
+from boltir.passes import statistics
+
+
+def fusable_pointwise(depthwise: ops.Conv2dOp) -> ops.Conv2dOp | None:
+    """The 1×1 conv that `depthwise` can share our kernel with, or None."""
+    uses = list(depthwise.output.uses)
+    if len(uses) != 1 or not isinstance(pointwise := uses[0].operation, ops.Conv2dOp) or uses[0].index != 0:
+        return None
+    return pointwise if depthwise_pointwise_kernels.pair_reason(depthwise, pointwise) is None else None
+
+
+@dataclass(frozen=True)
+class FuseDepthwisePointwisePass(ModulePass):
+    """Requires: kernels selected. Guarantees: a depthwise conv and the 1×1 conv of its
+    result are one op.depthwise_pointwise_conv2d on our kernel."""
+
+    name = "fuse-depthwise-pointwise"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for depthwise in [o for o in op.walk() if isinstance(o, ops.Conv2dOp)]:
+            if depthwise.parent is None or (pointwise := fusable_pointwise(depthwise)) is None:
+                continue
+            fused = depthwise_pointwise_kernels.fused_op(depthwise, pointwise)
+            tile = depthwise_pointwise_kernels.default_tile(fused)
+            choice = KernelChoice(depthwise_pointwise_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
+            fused.attributes[KERNEL_ATTR] = choice.to_attr()
+            fused.location = pointwise.location
+            Rewriter.insert_op(fused, InsertPoint.before(pointwise))
+            pointwise.output.replace_all_uses_with(fused.output)
+            Rewriter.erase_op(pointwise)
+            Rewriter.erase_op(depthwise)
+            statistics.count(self, "depthwise convs fused with the 1x1 conv after them")

@@ -1,0 +1,325 @@
+"""Our depthwise-then-pointwise conv (codegen/depthwise_pointwise_kernels.py, family
+"depthwise_pointwise") and fuse-depthwise-pointwise, which makes its op.
+
+Without a GPU: which pairs the pass fuses and that the module computes the same function;
+the kernel's rules, tiles and shared memory; a numpy replay of the kernel (its band copy
+with the padding as zeros, the depthwise strips' sliding window, the A tile, the mma.sync
+fragments with lane t holding channels 4t .. 4t + 3 of a chunk for A and B alike, and the
+epilogue's stores) against the interpreter; the `slow` test compiles units with nvcc.
+bench/check_depthwise_pointwise.py runs the kernel on a GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from boltir.backends.cuda.codegen import compute_kernels
+from boltir.backends.cuda.codegen import depthwise_pointwise_kernels as dp
+from boltir.backends.cuda.passes.fuse_depthwise_pointwise import FuseDepthwisePointwisePass
+from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
+from boltir.backends.cuda.passes.select_kernels import SelectKernelsPass
+from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
+from boltir.dialects import op as ops
+from boltir.interp import find_entry, run
+from boltir.interp.op import apply_epilogue
+from boltir.ir import make_context, parse_module
+from boltir.passes import statistics
+from tests.passes.equivalence import assert_equivalent, random_inputs, relative_error
+from tests.support.op_modules import tensor
+from tests.support.own_kernel_units import assert_unit_compiles
+
+
+def pair_text(n=1, h=10, w=10, c=32, k=16, r=3, s=3, strides=(1, 1), pads=(1, 1, 1, 1), dilations=(1, 1),
+              element="f16", bias=True, residual=False, users=1) -> str:
+    """A depthwise conv (bias, ReLU6) and a 1x1 conv of its result (bias, the residual added)."""
+    ph = (h + pads[0] + pads[2] - dilations[0] * (r - 1) - 1) // strides[0] + 1
+    pw = (w + pads[1] + pads[3] - dilations[1] * (s - 1) - 1) // strides[1] + 1
+    x, mid, out = tensor((n, h, w, c), element), tensor((n, ph, pw, c), element), tensor((n, ph, pw, k), element)
+    dw, pw_ = tensor((c, r, s, 1), element), tensor((k, 1, 1, c), element)
+    args = [f"%x: {x}", f"%dw: {dw}", f"%pw: {pw_}"]
+    if bias:
+        args += [f"%b0: {tensor((c,), element)}", f"%b1: {tensor((k,), element)}"]
+    if residual:
+        args.append(f"%r: {out}")
+    window = (f"strides = array<i64: {strides[0]}, {strides[1]}>, pads = array<i64: {', '.join(map(str, pads))}>, "
+              f"dilations = array<i64: {dilations[0]}, {dilations[1]}>, groups = {c} : i64")
+    epilogue0 = "bias, clip(0.0, 6.0)" if bias else "clip(0.0, 6.0)"
+    epilogue1 = ", ".join((["bias"] if bias else []) + (["residual = add"] if residual else []))
+    first_types = f"{x}, {dw}" + (f", {tensor((c,), element)}" if bias else "")
+    second_types = f"{mid}, {pw_}" + (f", {tensor((k,), element)}" if bias else "") + (f", {out}" if residual else "")
+    results, returned = (f"({out}, {mid})", f"%1, %0 : {out}, {mid}") if users == 2 else (out, f"%1 : {out}")
+    return (f"func.func @main({', '.join(args)}) -> {results} {{\n"
+            f"  %0 = op.conv2d %x, %dw{' bias %b0' if bias else ''} {{{window}, epilogue = #op.epilogue<{epilogue0}>}} : "
+            f"({first_types}) -> {mid}\n"
+            f"  %1 = op.conv2d %0, %pw{' bias %b1' if bias else ''}{' residual %r' if residual else ''} "
+            f"{{epilogue = #op.epilogue<{epilogue1}>}} : ({second_types}) -> {out}\n"
+            f"  func.return {returned}\n}}\n")
+
+
+def fused(text: str, tile: dp.PairTile | None = None):
+    """The module after select-kernels and fuse-depthwise-pointwise (the fused op's tile
+    replaced by `tile`), and how many pairs were fused."""
+    module = parse_module(text)
+    SelectKernelsPass(arch="sm90", selector="heuristic").apply(make_context(), module)
+    with statistics.collecting() as collected:
+        FuseDepthwisePointwisePass().apply(make_context(), module)
+    count = collected.get("fuse-depthwise-pointwise", "depthwise convs fused with the 1x1 conv after them")
+    if tile is not None:
+        for op in module.walk():
+            if isinstance(op, ops.DepthwisePointwiseConv2dOp):
+                op.attributes[KERNEL_ATTR] = KernelChoice(dp.FAMILY, "sm80", tile.as_tile(), (8, 8, 8)).to_attr()
+    return module, count
+
+
+def the_op(module) -> ops.DepthwisePointwiseConv2dOp:
+    return next(o for o in module.walk() if isinstance(o, ops.DepthwisePointwiseConv2dOp))
+
+
+# ------------------------------------------------------------------ the pass
+
+
+@pytest.mark.parametrize("text", [
+    pair_text(residual=True),
+    pair_text(n=2, h=11, w=9, c=48, k=24, strides=(2, 2), pads=(0, 0, 1, 1)),
+    pair_text(r=5, s=5, pads=(4, 4, 4, 4), dilations=(2, 2), bias=False),
+    pair_text(element="bf16", residual=True),
+])
+def test_a_depthwise_conv_and_its_1x1_conv_become_one_op_computing_the_same(text, rng):
+    before = parse_module(text)
+    SelectKernelsPass(arch="sm90", selector="heuristic").apply(make_context(), before)
+    after = assert_equivalent(before, [FuseDepthwisePointwisePass(), LowerOpToCutlassPass()], rng, tolerance=1e-12)
+    assert [o.name for o in after.walk() if o.name.startswith("op.")] == ["op.depthwise_pointwise_conv2d"]
+    assert dp.supports(the_op(after))
+
+
+@pytest.mark.parametrize("text", [
+    pair_text(users=2),                        # the depthwise result is returned too
+    pair_text(c=40, k=16),                     # 40 channels: not a multiple of 16
+    pair_text(k=12),                           # 12 output channels: not a multiple of 8
+    pair_text(r=9, s=9, pads=(4, 4, 4, 4)),    # a 9x9 window
+    pair_text(element="f32"),                  # the kernel takes f16 and bf16
+])
+def test_what_it_leaves_alone(text):
+    module, count = fused(text)
+    assert count == 0 and not any(isinstance(o, ops.DepthwisePointwiseConv2dOp) for o in module.walk())
+
+
+def test_a_second_conv_that_is_not_1x1_stays():
+    text = pair_text().replace("tensor<16x1x1x32xf16>", "tensor<16x3x3x32xf16>").replace(
+        "{epilogue = #op.epilogue<bias>}", "{pads = array<i64: 1, 1, 1, 1>, epilogue = #op.epilogue<bias>}")
+    module, count = fused(text)
+    assert count == 0
+
+
+def test_the_fused_op_has_a_plain_fallback_and_a_roofline_rule():
+    from boltir.backends.cuda.launch_costs import launch_cost
+
+    op = the_op(fused(pair_text(n=2, residual=True))[0])
+    assert compute_kernels.family(op) == "b2b_conv2d_fallback"
+    source = compute_kernels.emit_instance(op).source
+    assert "acc += to_f32(input[in + k]) * to_f32(filter0[" in source and "to_f32(residual[index * K1 + k])" in source
+    cost = launch_cost(op)
+    assert cost.flops == 2 * (2 * 10 * 10 * 32 * 9 + 2 * 10 * 10 * 16 * 32)
+    # input, both filters and biases, the residual and the output once; no intermediate
+    assert cost.bytes == 2 * (2 * 10 * 10 * 32 + 32 * 9 + 16 * 32 + 32 + 16 + 2 * 2 * 10 * 10 * 16)
+
+
+# ------------------------------------------------------------------ the rules
+
+
+def test_tiles_for_mobilenet_v2s_blocks():
+    """Two CTAs a multiprocessor at most 113 KiB each; at most 64 pixels a tile above one row."""
+    cases = {  # (h, c, k, stride): tile
+        (112, 32, 16, 1): dp.PairTile(1, 4, 8),    # the first block, no expansion: 112 pixels a row
+        (112, 96, 24, 2): dp.PairTile(1, 4, 8),    # 56 pixels a row
+        (56, 144, 24, 1): dp.PairTile(1, 4, 8),
+        (56, 144, 32, 2): dp.PairTile(2, 4, 8),    # 28 a row: two rows, 106 KiB
+        (28, 192, 32, 1): dp.PairTile(2, 4, 8),
+        (28, 192, 64, 2): dp.PairTile(2, 4, 8),    # 14 a row: four rows (a 9-row band) would take 134 KiB
+    }
+    for (h, c, k, stride), tile in cases.items():
+        pads = (1, 1, 1, 1) if stride == 1 else (0, 0, 1, 1)
+        op = the_op(fused(pair_text(n=32, h=h, w=h, c=c, k=k, strides=(stride, stride), pads=pads))[0])
+        assert dp.default_tile(op) == tile, (h, c, k, stride)
+        assert dp.geometry(op, tile).shared_bytes <= dp.TWO_CTAS
+
+
+def test_the_a_rows_pitch_puts_a_half_warps_rows_in_distinct_banks():
+    for c in (16, 32, 96, 144, 192, 384, 960):
+        pitch = dp.a_pitch(c)
+        assert pitch >= 2 * c and pitch % 16 == 0 and pitch - 2 * c < 128
+        # lanes g = 0..3 read 32 bytes each at g * pitch: four distinct 32-byte bank groups
+        assert len({(g * pitch) % 128 // 32 for g in range(4)}) == 4
+
+
+def test_warp_items_cover_every_warp_where_they_can():
+    op = the_op(fused(pair_text(n=32, h=28, w=28, c=192, k=32))[0])
+    tile = dp.default_tile(op)  # 64 pixels: four fragments, four n8 tiles
+    assert dp.warp_tiles(op, tile) == 2  # 4 fragments x 2 halves of K = 8 warp items
+    op = the_op(fused(pair_text(n=32, h=112, w=112, c=32, k=16))[0])
+    assert dp.warp_tiles(op, dp.default_tile(op)) == 1  # seven fragments of 112 pixels x two n8 tiles: 14 items
+
+
+@pytest.mark.parametrize(("tile", "reason"), [
+    (dp.PairTile(3, 4, 8), "a 3x4x8 tile"),
+    (dp.PairTile(8, 4, 8), "bytes of shared memory: a block takes at most"),  # 8 rows of a 112-wide band at C = 192
+])
+def test_tiles_it_cannot_run_say_why(tile, reason):
+    op = the_op(fused(pair_text(n=1, h=112, w=112, c=192, k=32))[0])
+    assert reason in dp.tile_reason(op, tile)
+
+
+def test_a_marked_choice_it_cannot_run_is_a_one_line_error():
+    from boltir.diagnostics import BoltError
+
+    module, _ = fused(pair_text(), dp.PairTile(3, 4, 8))
+    with pytest.raises(BoltError, match="bad kernel attribute on op.depthwise_pointwise_conv2d: a 3x4x8 tile"):
+        LowerOpToCutlassPass().apply(make_context(), module)
+
+
+# ------------------------------------------------------------------ the kernel, replayed
+
+
+def by_argument(module, inputs: dict) -> dict:
+    """The inputs keyed by the function's argument names (x, dw, pw, b0, b1, r)."""
+    return {arg.name_hint: value for arg, value in zip(find_entry(module).body.block.args, inputs.values(), strict=True)}
+
+
+def _epilogue(epilogue, acc, bias, residual):
+    return apply_epilogue(np.asarray(acc, np.float32), epilogue, bias, residual, channel_axis=-1)
+
+
+def replay(op: ops.DepthwisePointwiseConv2dOp, tile: dp.PairTile, x, w0, w1, b0, b1, res) -> np.ndarray:
+    """What the kernel computes, step by step as the template does (the same loops,
+    indices and roundings; numpy for the arithmetic inside a step)."""
+    n, h, w, c, k, r, s, p, q, pad_t, pad_l, sh, sw, dh, dw = dp.problem(op)
+    shape = dp.geometry(op, tile)
+    rows, cols = tile.rows, tile.columns
+    element = x.dtype
+    span = (cols - 1) * sw + (s - 1) * dw + 1
+    strips = -(-q // cols)
+    taps = w0.reshape(c, r * s).T.astype(np.float32)  # [R*S][C], f32
+    out = np.full((n, p, q, k), np.nan, np.float32)
+    for block in range(n * -(-p // rows)):
+        image, p0 = divmod(block, -(-p // rows))
+        p0 *= rows
+        h0 = p0 * sh - pad_t
+        band = np.zeros((shape.band_rows, shape.band_columns, c), element)
+        for row in range(shape.band_rows):
+            for col in range(shape.band_columns):
+                hh, ww = h0 + row, col - pad_l
+                if 0 <= hh < h and 0 <= ww < w:
+                    band[row, col] = x[image, hh, ww]
+        a_tile = np.full((shape.tile_pixels, c), np.nan, element)  # rows past the pixels stay garbage
+        for row in range(rows):
+            if p0 + row >= p:
+                break
+            for strip in range(strips):
+                q0 = strip * cols
+                acc = np.zeros((cols, c), np.float32)
+                for rr in range(r):
+                    for u in range(span):
+                        col = q0 * sw + u
+                        if col >= shape.band_columns:
+                            break
+                        value = band[row * sh + rr * dh, col].astype(np.float32)
+                        for cc in range(cols):
+                            for ss in range(s):
+                                if cc * sw + ss * dw == u:
+                                    acc[cc] += value * taps[rr * s + ss]
+                for cc in range(cols):
+                    if q0 + cc < q:
+                        a_tile[row * q + q0 + cc] = _epilogue(op.epilogue0, acc[cc], b0, None).astype(element)
+        valid = min(rows, p - p0) * q
+        nt, ntw = k // 8, dp.warp_tiles(op, tile)
+        for item in range(shape.tile_pixels // 16 * (nt // ntw)):
+            f, j0 = item // (nt // ntw), item % (nt // ntw) * ntw
+            if 16 * f >= valid:
+                break
+            for j in range(ntw):
+                d = np.zeros((16, 8), np.float32)
+                for kc in range(c // 16):
+                    a_frag, b_frag = np.zeros((16, 16), np.float32), np.zeros((16, 8), np.float32)
+                    for g in range(8):
+                        for t in range(4):
+                            first = 16 * kc + 4 * t  # lane t's channels 4t .. 4t + 3 of the chunk
+                            lo, hi = a_tile[16 * f + g, first:first + 4], a_tile[16 * f + g + 8, first:first + 4]
+                            weight = w1[8 * (j0 + j) + g, 0, 0, first:first + 4]
+                            # mma.m16n8k16 registers: a0 a1 a2 a3 = A[g][2t..], A[g+8][2t..], A[g][2t+8..], A[g+8][2t+8..]
+                            a_frag[g, 2 * t:2 * t + 2], a_frag[g + 8, 2 * t:2 * t + 2] = lo[:2], hi[:2]
+                            a_frag[g, 2 * t + 8:2 * t + 10], a_frag[g + 8, 2 * t + 8:2 * t + 10] = lo[2:], hi[2:]
+                            # b0 b1 = B[2t..][g], B[2t+8..][g]
+                            b_frag[2 * t:2 * t + 2, g], b_frag[2 * t + 8:2 * t + 10, g] = weight[:2], weight[2:]
+                    d += a_frag @ b_frag
+                for g in range(8):
+                    for t in range(4):
+                        for e in range(2):
+                            m = 16 * f + g + 8 * e
+                            if m < valid:
+                                channel = 8 * (j0 + j) + 2 * t
+                                pixel = (image, p0 + m // q, m % q)
+                                extra = None if res is None else res[pixel][channel:channel + 2]
+                                bias = None if b1 is None else b1[channel:channel + 2]
+                                out[pixel][channel:channel + 2] = _epilogue(op.epilogue1, d[g + 8 * e, 2 * t:2 * t + 2],
+                                                                            bias, extra)
+    return out.astype(element)
+
+
+@pytest.mark.parametrize(("text", "tile"), [
+    (pair_text(n=2, residual=True), dp.PairTile(2, 4, 8)),                                        # 10 rows in twos
+    (pair_text(n=1, h=7, w=7, residual=True), dp.PairTile(4, 4, 4)),                               # a partial last tile
+    (pair_text(n=1, h=11, w=9, c=48, k=24, strides=(2, 2), pads=(0, 0, 1, 1)), dp.PairTile(2, 2, 8)),
+    (pair_text(n=1, h=9, w=9, r=5, s=5, pads=(4, 4, 4, 4), dilations=(2, 2), bias=False), dp.PairTile(1, 8, 4)),
+    (pair_text(n=1, h=6, w=6, c=16, k=64, element="bf16"), dp.PairTile(2, 1, 8)),
+])
+def test_the_kernel_replayed_matches_the_interpreter(text, tile, rng):
+    module, count = fused(text, tile)
+    op = the_op(module)
+    assert count == 1 and dp.tile_reason(op, tile) is None
+    inputs = random_inputs(module, rng)
+    expected = run(module, inputs)[0]
+    named = by_argument(module, inputs)
+    got = replay(op, tile, named["x"], named["dw"], named["pw"], named.get("b0"), named.get("b1"), named.get("r"))
+    assert relative_error(got, expected) < 2e-3
+
+
+def test_the_replay_fails_when_b_takes_the_mmas_own_channel_order(rng, monkeypatch):
+    """The permutation must be the same for A and B: B read at the MMA's own k order
+    (channels 2t, 2t + 1, 2t + 8, 2t + 9) is wrong."""
+    module, _ = fused(pair_text(n=1, h=4, w=4), dp.PairTile(1, 4, 8))
+    inputs = random_inputs(module, rng)
+    expected = run(module, inputs)[0]
+    named = by_argument(module, inputs)
+    w1 = named["pw"].copy()
+    for chunk in range(w1.shape[3] // 16):  # B in the MMA's order: lane t's words from 2t and 2t + 8
+        block = w1[..., 16 * chunk:16 * chunk + 16].copy()
+        order = [i for t in range(4) for i in (2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9)]
+        w1[..., 16 * chunk:16 * chunk + 16] = block[..., order]
+    got = replay(the_op(module), dp.PairTile(1, 4, 8), named["x"], named["dw"], w1, named["b0"], named["b1"], None)
+    assert relative_error(got, expected) > 1e-1
+
+
+# ------------------------------------------------------------------ nvcc
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text", [
+    pair_text(n=32, h=28, w=28, c=192, k=32, residual=True),
+    pair_text(n=32, h=112, w=112, c=96, k=24, strides=(2, 2), pads=(0, 0, 1, 1), element="bf16"),
+    pair_text(n=1, h=9, w=9, r=5, s=5, pads=(4, 4, 4, 4), dilations=(2, 2), bias=False),
+])
+def test_units_compile_with_nvcc_without_spills(text, tmp_path):
+    """For sm_80 and sm_90, no warning (ptxas warns of spills) and the launchers defined."""
+    module, _ = fused(text)
+    assert_unit_compiles(dp, [the_op(module)], tmp_path)
+
+
+@pytest.mark.slow
+def test_the_plain_fallback_compiles_with_nvcc(tmp_path):
+    from tests.support.own_kernel_units import assert_fallback_compiles
+
+    module, _ = fused(pair_text(n=2, h=12, w=12, c=48, k=24, strides=(2, 2), pads=(0, 0, 1, 1), residual=False))
+    assert_fallback_compiles(the_op(module), tmp_path)
+    module, _ = fused(pair_text(residual=True, element="bf16"))
+    assert_fallback_compiles(the_op(module), tmp_path)
