@@ -26,35 +26,8 @@ from boltir.interp.op import apply_epilogue
 from boltir.ir import make_context, parse_module
 from boltir.passes import statistics
 from tests.passes.equivalence import assert_equivalent, random_inputs, relative_error
-from tests.support.op_modules import tensor
+from tests.support.op_modules import depthwise_pointwise_text as pair_text
 from tests.support.own_kernel_units import assert_unit_compiles
-
-
-def pair_text(n=1, h=10, w=10, c=32, k=16, r=3, s=3, strides=(1, 1), pads=(1, 1, 1, 1), dilations=(1, 1),
-              element="f16", bias=True, residual=False, users=1) -> str:
-    """A depthwise conv (bias, ReLU6) and a 1x1 conv of its result (bias, the residual added)."""
-    ph = (h + pads[0] + pads[2] - dilations[0] * (r - 1) - 1) // strides[0] + 1
-    pw = (w + pads[1] + pads[3] - dilations[1] * (s - 1) - 1) // strides[1] + 1
-    x, mid, out = tensor((n, h, w, c), element), tensor((n, ph, pw, c), element), tensor((n, ph, pw, k), element)
-    dw, pw_ = tensor((c, r, s, 1), element), tensor((k, 1, 1, c), element)
-    args = [f"%x: {x}", f"%dw: {dw}", f"%pw: {pw_}"]
-    if bias:
-        args += [f"%b0: {tensor((c,), element)}", f"%b1: {tensor((k,), element)}"]
-    if residual:
-        args.append(f"%r: {out}")
-    window = (f"strides = array<i64: {strides[0]}, {strides[1]}>, pads = array<i64: {', '.join(map(str, pads))}>, "
-              f"dilations = array<i64: {dilations[0]}, {dilations[1]}>, groups = {c} : i64")
-    epilogue0 = "bias, clip(0.0, 6.0)" if bias else "clip(0.0, 6.0)"
-    epilogue1 = ", ".join((["bias"] if bias else []) + (["residual = add"] if residual else []))
-    first_types = f"{x}, {dw}" + (f", {tensor((c,), element)}" if bias else "")
-    second_types = f"{mid}, {pw_}" + (f", {tensor((k,), element)}" if bias else "") + (f", {out}" if residual else "")
-    results, returned = (f"({out}, {mid})", f"%1, %0 : {out}, {mid}") if users == 2 else (out, f"%1 : {out}")
-    return (f"func.func @main({', '.join(args)}) -> {results} {{\n"
-            f"  %0 = op.conv2d %x, %dw{' bias %b0' if bias else ''} {{{window}, epilogue = #op.epilogue<{epilogue0}>}} : "
-            f"({first_types}) -> {mid}\n"
-            f"  %1 = op.conv2d %0, %pw{' bias %b1' if bias else ''}{' residual %r' if residual else ''} "
-            f"{{epilogue = #op.epilogue<{epilogue1}>}} : ({second_types}) -> {out}\n"
-            f"  func.return {returned}\n}}\n")
 
 
 def fused(text: str, tile: dp.PairTile | None = None):
@@ -182,7 +155,7 @@ def test_a_marked_choice_it_cannot_run_is_a_one_line_error():
 
 
 def by_argument(module, inputs: dict) -> dict:
-    """The inputs keyed by the function's argument names (x, dw, pw, b0, b1, r)."""
+    """The inputs keyed by the function's argument names (x, w0, w1, b0, b1, res)."""
     return {arg.name_hint: value for arg, value in zip(find_entry(module).body.block.args, inputs.values(), strict=True)}
 
 
@@ -280,7 +253,7 @@ def test_the_kernel_replayed_matches_the_interpreter(text, tile, rng):
     inputs = random_inputs(module, rng)
     expected = run(module, inputs)[0]
     named = by_argument(module, inputs)
-    got = replay(op, tile, named["x"], named["dw"], named["pw"], named.get("b0"), named.get("b1"), named.get("r"))
+    got = replay(op, tile, named["x"], named["w0"], named["w1"], named.get("b0"), named.get("b1"), named.get("res"))
     assert relative_error(got, expected) < 2e-3
 
 
@@ -291,12 +264,12 @@ def test_the_replay_fails_when_b_takes_the_mmas_own_channel_order(rng, monkeypat
     inputs = random_inputs(module, rng)
     expected = run(module, inputs)[0]
     named = by_argument(module, inputs)
-    w1 = named["pw"].copy()
+    w1 = named["w1"].copy()
     for chunk in range(w1.shape[3] // 16):  # B in the MMA's order: lane t's words from 2t and 2t + 8
         block = w1[..., 16 * chunk:16 * chunk + 16].copy()
         order = [i for t in range(4) for i in (2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9)]
         w1[..., 16 * chunk:16 * chunk + 16] = block[..., order]
-    got = replay(the_op(module), dp.PairTile(1, 4, 8), named["x"], named["dw"], w1, named["b0"], named["b1"], None)
+    got = replay(the_op(module), dp.PairTile(1, 4, 8), named["x"], named["w0"], w1, named["b0"], named["b1"], None)
     assert relative_error(got, expected) > 1e-1
 
 

@@ -138,3 +138,32 @@ def blocked_stem_text(n=1, c=3, h=16, w=30, pads=(3, 3, 3, 3), k=64, r=4, channe
                 f"{', '.join(map(str, pads))}>}} : {x} -> {blocked}")
     return two_ops_text(conv_args(x, f, b, out, residual), blocking, blocked,
                         conv_line("%0", blocked, f, b, out, residual), out, users)
+
+
+def depthwise_pointwise_text(n=1, h=10, w=10, c=32, k=16, r=3, s=3, strides=(1, 1), pads=(1, 1, 1, 1),
+                             dilations=(1, 1), element="f16", bias=True, residual=False, users=1) -> str:
+    """A depthwise conv (bias, ReLU6) and a 1x1 conv of its result (bias, the residual added):
+    MobileNet's inverted residual after its expansion. Arguments %x, %w0, %w1, %b0, %b1, %res;
+    `users=2` returns the depthwise result too."""
+    ph = (h + pads[0] + pads[2] - dilations[0] * (r - 1) - 1) // strides[0] + 1
+    pw = (w + pads[1] + pads[3] - dilations[1] * (s - 1) - 1) // strides[1] + 1
+    x, mid, out = tensor((n, h, w, c), element), tensor((n, ph, pw, c), element), tensor((n, ph, pw, k), element)
+    w0, w1 = tensor((c, r, s, 1), element), tensor((k, 1, 1, c), element)
+    args = [f"%x: {x}", f"%w0: {w0}", f"%w1: {w1}"]
+    if bias:
+        args += [f"%b0: {tensor((c,), element)}", f"%b1: {tensor((k,), element)}"]
+    if residual:
+        args.append(f"%res: {out}")
+    window = (f"strides = array<i64: {strides[0]}, {strides[1]}>, pads = array<i64: {', '.join(map(str, pads))}>, "
+              f"dilations = array<i64: {dilations[0]}, {dilations[1]}>, groups = {c} : i64")
+    epilogue0 = "bias, clip(0.0, 6.0)" if bias else "clip(0.0, 6.0)"
+    epilogue1 = ", ".join((["bias"] if bias else []) + (["residual = add"] if residual else []))
+    first_types = f"{x}, {w0}" + (f", {tensor((c,), element)}" if bias else "")
+    second_types = f"{mid}, {w1}" + (f", {tensor((k,), element)}" if bias else "") + (f", {out}" if residual else "")
+    results, returned = (f"({out}, {mid})", f"%1, %0 : {out}, {mid}") if users == 2 else (out, f"%1 : {out}")
+    return (f"func.func @main({', '.join(args)}) -> {results} {{\n"
+            f"  %0 = op.conv2d %x, %w0{' bias %b0' if bias else ''} {{{window}, epilogue = #op.epilogue<{epilogue0}>}} : "
+            f"({first_types}) -> {mid}\n"
+            f"  %1 = op.conv2d %0, %w1{' bias %b1' if bias else ''}{' residual %res' if residual else ''} "
+            f"{{epilogue = #op.epilogue<{epilogue1}>}} : ({second_types}) -> {out}\n"
+            f"  func.return {returned}\n}}\n")
