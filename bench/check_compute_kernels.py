@@ -297,6 +297,34 @@ def fallback_cases() -> list[Case]:
 
     b2b_conv((1, 14, 14, 32), (64, 3, 3, 32), (48, 1, 1, 64), "f16", "bias, relu", "bias, relu", pads=(1, 1, 1, 1))
     b2b_conv((2, 8, 9, 9), (16, 8, 3, 3), (12, 16, 1, 1), "f32", "bias, silu", "bias", layout="NCHW", strides=(2, 2))
+
+    def depthwise_pointwise(x_shape, r, k, element, text0, text1, **kw):
+        """op.depthwise_pointwise_conv2d on the b2b conv fallback (fuse-depthwise-pointwise's
+        op where its kernel cannot run it)."""
+        e0, e1 = epilogue(text0), epilogue(text1)
+        c = x_shape[3]
+        strides, pads, dilations = kw.get("strides", (1, 1)), kw.get("pads", (0, 0, 0, 0)), kw.get("dilations", (1, 1))
+        first, _ = ops.conv_output_shape(x_shape, (c, r, r, 1), "NHWC", "OHWI", strides, pads, dilations, c)
+        out_shape = first[:3] + (k,)
+        args = [t(x_shape, element), t((c, r, r, 1), element), t((k, 1, 1, c), element)]
+        args += [t((c,), element)] * e0.has_bias + [t((k,), element)] * e1.has_bias
+        args += [t(out_shape, element)] * (e1.residual_kind != "none")
+
+        def build(x, w0, w1, *rest):
+            rest = list(rest)
+            bias0 = rest.pop(0) if e0.has_bias else None
+            bias1 = rest.pop(0) if e1.has_bias else None
+            residual = rest.pop(0) if rest else None
+            return ops.DepthwisePointwiseConv2dOp(x, w0, w1, bias0=bias0, bias1=bias1, residual=residual, epilogue0=e0,
+                                                  epilogue1=e1, **kw)
+
+        shapes = "x".join(map(str, x_shape))
+        out.append(Case(f"depthwise_pointwise {element} {shapes} {r}x{r} -> {k} {kw} <{text0} | {text1}>", args, build,
+                        element))
+
+    depthwise_pointwise((2, 14, 14, 48), 3, 24, "f16", "bias, clip(0.0, 6.0)", "bias, residual = add", pads=(1, 1, 1, 1))
+    depthwise_pointwise((1, 13, 11, 32), 5, 16, "bf16", "clip(0.0, 6.0)", "bias", strides=(2, 2), pads=(2, 1, 2, 1),
+                        dilations=(1, 2))
     return out
 
 

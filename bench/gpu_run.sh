@@ -15,7 +15,8 @@
 # from bench/fetch_cupy.sh for its CuPy rows), corpus (bench/corpus.py $CORPUS_ARGS, default the first tenth),
 # usertests (pytest -m gpu tests/test_users_path_gpu.py), pointwise (bench/pointwise.py $POINTWISE_ARGS, default
 # --no-candidates: memory-bound 1x1 convs against their bound), depthwise (bench/check_depthwise.py $DEPTHWISE_ARGS
-# against the interpreter, then its --timing against the bound), pdl (bench/pdl.py $PDL_ARGS: graph replay with programmatic dependent launch on and off), bertshapes (bench/bert_shapes.py $BERT_SHAPES: BERT launch profiles per shape). Each stage's full log goes to $OUT/<stage>.log;
+# against the interpreter, then its --timing against the bound), dwpw (bench/check_depthwise_pointwise.py $DWPW_ARGS:
+# the fused depthwise + 1x1 kernel against the interpreter, then its --timing against the pair, $DWPW_TIMING), pdl (bench/pdl.py $PDL_ARGS: graph replay with programmatic dependent launch on and off), bertshapes (bench/bert_shapes.py $BERT_SHAPES: BERT launch profiles per shape). Each stage's full log goes to $OUT/<stage>.log;
 # the summaries are printed last, in stage order. A stage's $..._ARGS pass through `bash -c`: write no shell
 # characters in them (an `--only` text with `->` is a redirection; match a shorter part such as `16-`).
 set -uo pipefail
@@ -46,6 +47,7 @@ declare -A commands=(
   [pdl]="python3 -m bench.pdl ${PDL_ARGS:-}"
   [pointwise]="python3 -m bench.pointwise ${POINTWISE_ARGS:---no-candidates}"
   [depthwise]="python3 -m bench.check_depthwise ${DEPTHWISE_ARGS:-} && python3 -m bench.check_depthwise --timing"
+  [dwpw]="python3 -m bench.check_depthwise_pointwise ${DWPW_ARGS:-} && python3 -m bench.check_depthwise_pointwise --timing ${DWPW_TIMING:-}"
   [usertests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_users_path_gpu.py"
 )
 # A stage may carry its own limit in seconds: `kernels:260` (else $STAGE_TIMEOUT or 400).

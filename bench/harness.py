@@ -89,6 +89,9 @@ class Case:
     fuse_blocking: bool = False
     """Whether fuse-conv-space-to-depth runs after the choice (a halo conv and the
     op.space_to_depth before it become one op.space_to_depth_conv2d)."""
+    fuse_depthwise_pointwise: bool = False
+    """Whether fuse-depthwise-pointwise runs after the choice (a depthwise conv and the 1x1
+    conv after it become one op.depthwise_pointwise_conv2d; the override then applies to it)."""
     # filled by lower()
     op_module: object = None
     cutlass_module: object = None
@@ -109,6 +112,10 @@ def lower(case: Case) -> Case:
     SelectKernelsPass(selector="heuristic", arch=case.target, sms=SMS, cutlass=3 if case.target == "sm90" else 2,
                       depthwise=case.depthwise, small_m=case.small_m, few_pixels=case.few_pixels,
                       narrow_convs=case.narrow_convs).apply(ctx, module)
+    if case.fuse_depthwise_pointwise:
+        from boltir.backends.cuda.passes.fuse_depthwise_pointwise import FuseDepthwisePointwisePass
+
+        FuseDepthwisePointwisePass().apply(ctx, module)
     if case.override:
         for target in module.walk():
             if KERNEL_ATTR in target.attributes:

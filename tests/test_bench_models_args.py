@@ -44,6 +44,19 @@ def test_the_unfused_stem_build_leaves_out_only_the_stems_fusion():
     assert unfused.split(",") == [step for step in default.split(",") if step != "fuse-conv-space-to-depth"]
 
 
+def test_the_dwpw_build_adds_only_the_depthwise_pointwise_fusion():
+    """`sm90-dwpw`: the default pipeline with fuse-depthwise-pointwise after the other fusions
+    of chosen kernels, before lower-op-to-cutlass."""
+    import boltir.compiler
+    from bench.models import HEURISTIC_DB, build_pipeline
+
+    default = boltir.compiler.full_pipeline(dtype="f16", arch="sm90", cutlass=3, selector="db", tuning_db=HEURISTIC_DB)
+    added = build_pipeline("sm90-dwpw", HEURISTIC_DB).split(",")
+    assert "fuse-depthwise-pointwise" not in default.split(",")
+    assert [step for step in added if step != "fuse-depthwise-pointwise"] == default.split(",")
+    assert added.index("fuse-depthwise-pointwise") < added.index("lower-op-to-cutlass")
+
+
 def test_the_memory_bound_conv_floor_rows():
     """Issue 15's floor covers convs with at most 96 channels on a side or depthwise, moving
     16 MB or more, bound by their bytes; each row says whether the model's figure meets 2.5 TB/s."""

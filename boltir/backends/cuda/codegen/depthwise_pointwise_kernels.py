@@ -203,12 +203,12 @@ def tile_reason(op: ops.DepthwisePointwiseConv2dOp, tile: PairTile) -> str | Non
 
 
 def default_tile(op: ops.DepthwisePointwiseConv2dOp) -> PairTile:
-    """The most rows (of ROWS) whose tile holds at most MAX_TILE_PIXELS output pixels and
-    leaves room for two CTAs a multiprocessor (one row at least, if it fits at all); strips
-    of 4 columns; 8 warps."""
-    q = tensor_shape(op.output.type)[2]
+    """The most rows (of ROWS, at most the image's) whose tile holds at most
+    MAX_TILE_PIXELS output pixels and leaves room for two CTAs a multiprocessor (one row at
+    least, if it fits at all); strips of 4 columns; 8 warps."""
+    _, p, q, _ = tensor_shape(op.output.type)
     columns = 4 if q >= 4 else max(c for c in COLUMNS if c <= q)
-    for rows in sorted(ROWS, reverse=True):
+    for rows in sorted((r for r in ROWS if r <= p), reverse=True):
         tile = PairTile(rows, columns, 8)
         if (rows == 1 or rows * q <= MAX_TILE_PIXELS) and geometry(op, tile).shared_bytes <= TWO_CTAS:
             return tile
