@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from pathlib import Path
 
-from bench.harness import BoundKernel, Case, build_library, correctness_main, describe_choice, lower_cases
+from bench.harness import BoundKernel, Case, build_timed, correctness_main, describe_choice
 from boltir.backends.cuda.codegen import depthwise_kernels
 from boltir.backends.cuda.select.candidates import candidates
 from boltir.dialects import op as ops
@@ -145,7 +144,6 @@ def timing_cases() -> list[tuple[str, tuple[int, int], int, list[Case]]]:
 
 def timing_main(argv: list[str]) -> int:
     import argparse
-    import time
 
     parser = argparse.ArgumentParser(description="times the row walk against the staged window")
     parser.add_argument("--timing", action="store_true", required=True)
@@ -155,26 +153,14 @@ def timing_main(argv: list[str]) -> int:
     parser.add_argument("--library", default="/tmp/boltir-check/depthwise-timing.so")
     args = parser.parse_args(argv)
     planned = [plan for plan in timing_cases() if not args.only or args.only in plan[0]]
-    failed, lowered = lower_cases([case for *_, cases in planned for case in cases], computes=depthwise_kernels.computes)
-    if failed:
-        for row in failed:
-            print(" | ".join(row))
-        return 1
-    if args.list:
-        for case in lowered:
-            print(f"{case.label:60s} {describe_choice(case)}")
-        return 0
-    Path(args.library).parent.mkdir(parents=True, exist_ok=True)
-    start = time.monotonic()
-    library = build_library(lowered, args.library)
-    print(f"built the kernels of {len(lowered)} cases in {time.monotonic() - start:.0f} s", flush=True)
-    if args.build_only:
-        return 0
+    library = build_timed([case for *_, cases in planned for case in cases], args, depthwise_kernels.computes)
+    if isinstance(library, int):
+        return library
 
     import torch
 
     from bench.kernels import relative, rotations_for
-    from bench.pointwise import device_ms
+    from bench.pointwise import device_ms, print_table
 
     stream = torch.cuda.Stream()
     rows, best = [], {}
@@ -219,10 +205,7 @@ def timing_main(argv: list[str]) -> int:
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; batch {BATCH}, f16, bias + ReLU6; device time per call "
           f"(CUDA-graph replays, operands rotated past the L2); TB/s of input, filter, bias and output once; "
           f"err: ‖Δ‖/‖ref‖ against the heuristic's kernel")
-    header = ("conv", "MB", "role", "kernel", "ms", "TB/s", "err", "timed")
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, tuple("-" * w for w in widths), *rows]:
-        print(" | ".join(str(v).ljust(w) for v, w in zip(row, widths)))
+    print_table(("conv", "MB", "role", "kernel", "ms", "TB/s", "err", "timed"), rows)
     return 0
 
 

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from pathlib import Path
 
-from bench.harness import BoundKernel, Case, build_library, correctness_main, describe_choice, lower_cases
+from bench.harness import BoundKernel, Case, build_timed, correctness_main, describe_choice
 from boltir.backends.cuda.codegen import depthwise_pointwise_kernels as dp
 from tests.support.op_modules import conv_text, depthwise_pointwise_text
 
@@ -96,7 +95,6 @@ TOLERANCE = 1e-2
 
 def timing_main(argv: list[str]) -> int:
     import argparse
-    import time
 
     parser = argparse.ArgumentParser(description="times the fused kernel against the pair as the default build runs it")
     parser.add_argument("--timing", action="store_true", required=True)
@@ -125,26 +123,14 @@ def timing_main(argv: list[str]) -> int:
         fused = [fused_case(label, text)]
         fused += [fused_case(label, text, tile=tile) for tile in neighbours(the_fused_op(text))]
         plans.append((label, p, halves, fused))
-    failed, lowered = lower_cases([case for *_, halves, fused in plans for case in halves + fused])
-    if failed:
-        for row in failed:
-            print(" | ".join(row))
-        return 1
-    if args.list:
-        for case in lowered:
-            print(f"{case.label:60s} {describe_choice(case)}")
-        return 0
-    Path(args.library).parent.mkdir(parents=True, exist_ok=True)
-    start = time.monotonic()
-    library = build_library(lowered, args.library)
-    print(f"built the kernels of {len(lowered)} cases in {time.monotonic() - start:.0f} s", flush=True)
-    if args.build_only:
-        return 0
+    library = build_timed([case for *_, halves, fused in plans for case in halves + fused], args)
+    if isinstance(library, int):
+        return library
 
     import torch
 
     from bench.kernels import relative, rotations_for
-    from bench.pointwise import device_ms
+    from bench.pointwise import device_ms, print_table
 
     stream = torch.cuda.Stream()
     rows = []
@@ -200,10 +186,7 @@ def timing_main(argv: list[str]) -> int:
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; f16; device time per call (CUDA-graph replays, operands rotated "
           "past the L2); MB and TB/s: the bytes each moves once (the pair's include the intermediate written and "
           "read back); err: ‖Δ‖/‖ref‖ against the pair")
-    header = ("pair", "batch", "how", "kernel", "ms", "MB", "TB/s", "err", "timed")
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, tuple("-" * w for w in widths), *rows]:
-        print(" | ".join(str(v).ljust(w) for v, w in zip(row, widths)))
+    print_table(("pair", "batch", "how", "kernel", "ms", "MB", "TB/s", "err", "timed"), rows)
     return 0
 
 

@@ -346,6 +346,28 @@ def conv_timing_operands(op) -> tuple:
     return x, weight, bias, out, flops, moved
 
 
+def build_timed(cases: list[Case], args, computes=None) -> KernelLibrary | int:
+    """A timing script's start: lowers the cases (a case that cannot lower ends it: 1),
+    prints each case's kernel and stops under `args.list` (0), builds one library at
+    `args.library` and stops under `args.build_only` (0); else the library."""
+    import time
+
+    failed, lowered = lower_cases(cases, computes=computes)
+    if failed:
+        for row in failed:
+            print(" | ".join(row))
+        return 1
+    if args.list:
+        for case in lowered:
+            print(f"{case.label:60s} {describe_choice(case)}")
+        return 0
+    Path(args.library).parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    library = build_library(lowered, args.library)
+    print(f"built the kernels of {len(lowered)} cases in {time.monotonic() - start:.0f} s", flush=True)
+    return 0 if args.build_only else library
+
+
 def correctness_main(description: str, cases: list[Case], computes, library_path: str) -> int:
     """The command line of a kernel family's check (bench/check_depthwise.py and its kin):
     `--only TEXT`, `--list` (lower every case and print its kernel; no GPU), `--build-only`,
