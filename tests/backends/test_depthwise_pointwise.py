@@ -78,6 +78,29 @@ def test_what_it_leaves_alone(text):
     assert count == 0 and not any(isinstance(o, ops.DepthwisePointwiseConv2dOp) for o in module.walk())
 
 
+MOBILENET_V2_PAIRS = [  # (side, C, K, stride, fused): MobileNetV2's 17 depthwise + projection pairs, distinct shapes
+    (112, 32, 16, 1, True), (112, 96, 24, 2, True), (56, 144, 24, 1, True), (56, 144, 32, 2, True),
+    (28, 192, 32, 1, True), (28, 192, 64, 2, True), (14, 384, 64, 1, True),
+    (14, 384, 96, 1, False), (14, 576, 96, 1, False), (14, 576, 160, 2, False), (7, 960, 160, 1, False),
+    (7, 960, 320, 1, False),
+]
+
+
+@pytest.mark.parametrize(("side", "c", "k", "stride", "fuses"), MOBILENET_V2_PAIRS)
+def test_mobilenet_v2s_pairs_fuse_where_the_1x1_filter_is_no_larger_than_a_ctas_band(side, c, k, stride, fuses):
+    """Each CTA reads the whole K x C filter from the L2: the deep blocks (K of 96 and more
+    over 384 channels and more) stay two launches, their 1x1 convs on CUTLASS's GEMM tiles."""
+    pads = (1, 1, 1, 1) if stride == 1 else (0, 0, 1, 1)
+    text = pair_text(n=32, h=side, w=side, c=c, k=k, strides=(stride, stride), pads=pads)
+    module, count = fused(text)
+    assert count == int(fuses)
+    if not fuses:
+        from boltir.backends.cuda.codegen.depthwise_pointwise_kernels import fused_op
+
+        depthwise, pointwise = (o for o in module.walk() if isinstance(o, ops.Conv2dOp))
+        assert "1x1 filter" in dp.fusion_reason(fused_op(depthwise, pointwise))
+
+
 def test_a_second_conv_that_is_not_1x1_stays():
     text = pair_text().replace("tensor<16x1x1x32xf16>", "tensor<16x3x3x32xf16>").replace(
         "{epilogue = #op.epilogue<bias>}", "{pads = array<i64: 1, 1, 1, 1>, epilogue = #op.epilogue<bias>}")
@@ -244,7 +267,7 @@ def replay(op: ops.DepthwisePointwiseConv2dOp, tile: dp.PairTile, x, w0, w1, b0,
     (pair_text(n=1, h=7, w=7, residual=True), dp.PairTile(4, 4, 4)),                               # a partial last tile
     (pair_text(n=1, h=11, w=9, c=48, k=24, strides=(2, 2), pads=(0, 0, 1, 1)), dp.PairTile(2, 2, 8)),
     (pair_text(n=1, h=9, w=9, r=5, s=5, pads=(4, 4, 4, 4), dilations=(2, 2), bias=False), dp.PairTile(1, 8, 4)),
-    (pair_text(n=1, h=6, w=6, c=16, k=64, element="bf16"), dp.PairTile(2, 1, 8)),
+    (pair_text(n=1, h=12, w=12, c=16, k=64, element="bf16"), dp.PairTile(2, 1, 8)),
 ])
 def test_the_kernel_replayed_matches_the_interpreter(text, tile, rng):
     module, count = fused(text, tile)

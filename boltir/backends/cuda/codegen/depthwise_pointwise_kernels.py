@@ -215,6 +215,22 @@ def default_tile(op: ops.DepthwisePointwiseConv2dOp) -> PairTile:
     return PairTile(1, columns, 8)
 
 
+def fusion_reason(op: ops.DepthwisePointwiseConv2dOp) -> str | None:
+    """Why fusing the pair is not expected to pay at the heuristic's tile, or None. Every
+    CTA reads the whole 1×1 filter (K × C) from the L2 for its few output pixels; past the
+    bytes of its own input band that read outgrows what the fusion saves (MobileNetV2's
+    14² and 7² blocks with K of 96 to 320: their intermediates are small and their 1×1
+    convs GEMMs that CUTLASS's tiles serve better)."""
+    tile = default_tile(op)
+    shape = geometry(op, tile)
+    k, c = tensor_shape(op.filter1.type)[0], tensor_shape(op.input.type)[3]
+    band = shape.band_rows * shape.band_columns * c * 2
+    if 2 * k * c > band:
+        return (f"each CTA would read the {k}x{c} 1x1 filter ({2 * k * c} bytes) beside an input band of {band} bytes "
+                f"({tile.describe()} tiles)")
+    return None
+
+
 # ---------------------------------------------------------------------- instances
 
 

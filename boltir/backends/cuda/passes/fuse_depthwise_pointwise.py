@@ -7,7 +7,8 @@ Requires: select-kernels ran (it may have chosen kernels for both convs; the fus
 takes its own choice); before lower-op-to-cutlass and plan-memory.
 Guarantees: an NHWC `op.conv2d` with groups = C = K, OHWI filter and no residual, whose
 result has one use, the input of an NHWC 1×1 stride-1 unpadded `op.conv2d` with groups 1,
-where `depthwise_pointwise_kernels.pair_reason` accepts the pair, becomes an
+where `depthwise_pointwise_kernels.pair_reason` accepts the pair and `fusion_reason` expects
+the fusion to pay (the 1×1 filter no larger than a CTA's input band), becomes an
 `op.depthwise_pointwise_conv2d` with the depthwise conv's input, filter, bias, window and
 epilogue (epilogue0), the 1×1 conv's filter, bias, residual and epilogue (epilogue1), and
 the 1×1 conv's result type, located at the 1×1 conv; its kernel choice is the family's
@@ -37,7 +38,9 @@ def fusable_pointwise(depthwise: ops.Conv2dOp) -> ops.Conv2dOp | None:
     uses = list(depthwise.output.uses)
     if len(uses) != 1 or not isinstance(pointwise := uses[0].operation, ops.Conv2dOp) or uses[0].index != 0:
         return None
-    return pointwise if depthwise_pointwise_kernels.pair_reason(depthwise, pointwise) is None else None
+    if depthwise_pointwise_kernels.pair_reason(depthwise, pointwise) is not None:
+        return None
+    return pointwise if depthwise_pointwise_kernels.fusion_reason(depthwise_pointwise_kernels.fused_op(depthwise, pointwise)) is None else None
 
 
 @dataclass(frozen=True)
