@@ -218,7 +218,11 @@ class OpFunctions(InterpreterFunctions):
     @impl(ops.DepthwisePointwiseConv2dOp)
     def run_depthwise_pointwise_conv2d(self, interpreter: Interpreter, op: ops.DepthwisePointwiseConv2dOp, args: tuple):
         x, w0, w1 = args[:3]
-        bias0, bias1, residual = optional_operands(op, args, ("bias0", "bias1", "residual"))
+        bias0, bias1, residual, expand, expand_bias = optional_operands(
+            op, args, ("bias0", "bias1", "residual", "expand", "expand_bias"))
+        if expand is not None:  # rounded to the element type, as the expanding op's result
+            x = finish(op, conv2d(x, expand, "NHWC", "OHWI", (1, 1), (0, 0, 0, 0), (1, 1), 1, op.expand_epilogue,
+                                  expand_bias, None, op.expanded_shape()))
         strides, pads, dilations, groups = op.window()
         first = conv2d(x, w0, "NHWC", "OHWI", strides, pads, dilations, groups, op.epilogue0, bias0, None,
                        op.intermediate_shape())

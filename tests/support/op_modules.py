@@ -167,3 +167,28 @@ def depthwise_pointwise_text(n=1, h=10, w=10, c=32, k=16, r=3, s=3, strides=(1, 
             f"  %1 = op.conv2d %0, %w1{' bias %b1' if bias else ''}{' residual %res' if residual else ''} "
             f"{{epilogue = #op.epilogue<{epilogue1}>}} : ({second_types}) -> {out}\n"
             f"  func.return {returned}\n}}\n")
+
+
+def inverted_residual_text(n=1, h=10, w=10, cin=16, c=64, k=16, stride=1, pads=(1, 1, 1, 1), element="f16",
+                           residual=None, users=1) -> str:
+    """MobileNetV2's inverted residual: a 1x1 expansion (bias, ReLU6) from `cin` to `c`
+    channels, a 3x3 depthwise conv (bias, ReLU6), a 1x1 projection to `k` (bias, the block's
+    input added where `residual`; default: stride 1 and cin == k). Arguments %x, %we, %be,
+    %w0, %b0, %w1, %b1; `users=2` returns the expansion's result too."""
+    residual = (stride == 1 and cin == k) if residual is None else residual
+    p = (h + pads[0] + pads[2] - 3) // stride + 1
+    q = (w + pads[1] + pads[3] - 3) // stride + 1
+    x, wide, mid, out = (tensor(shape, element) for shape in ((n, h, w, cin), (n, h, w, c), (n, p, q, c), (n, p, q, k)))
+    we, w0, w1 = tensor((c, 1, 1, cin), element), tensor((c, 3, 3, 1), element), tensor((k, 1, 1, c), element)
+    be, b0, b1 = tensor((c,), element), tensor((c,), element), tensor((k,), element)
+    window = (f"strides = array<i64: {stride}, {stride}>, pads = array<i64: {', '.join(map(str, pads))}>, "
+              f"groups = {c} : i64")
+    results, returned = (f"({out}, {wide})", f"%2, %0 : {out}, {wide}") if users == 2 else (out, f"%2 : {out}")
+    return (f"func.func @main(%x: {x}, %we: {we}, %be: {be}, %w0: {w0}, %b0: {b0}, %w1: {w1}, %b1: {b1}) -> {results} {{\n"
+            f"  %0 = op.conv2d %x, %we bias %be {{epilogue = #op.epilogue<bias, clip(0.0, 6.0)>}} : ({x}, {we}, {be}) -> {wide}\n"
+            f"  %1 = op.conv2d %0, %w0 bias %b0 {{{window}, epilogue = #op.epilogue<bias, clip(0.0, 6.0)>}} : "
+            f"({wide}, {w0}, {b0}) -> {mid}\n"
+            f"  %2 = op.conv2d %1, %w1 bias %b1{' residual %x' if residual else ''} "
+            f"{{epilogue = #op.epilogue<bias{', residual = add' if residual else ''}>}} : "
+            f"({mid}, {w1}, {b1}{f', {out}' if residual else ''}) -> {out}\n"
+            f"  func.return {returned}\n}}\n")

@@ -153,11 +153,11 @@ def b2b_conv_flops(op: ops.B2bConv2dOp | cutlass.B2bConv2dOp) -> int:
 
 
 def depthwise_pointwise_flops(op: ops.DepthwisePointwiseConv2dOp) -> int:
-    """The depthwise conv (R·S taps an intermediate element) and the 1×1 conv (C a output
-    element)."""
+    """The expansion (Cin an expanded element), the depthwise conv (R·S taps an intermediate
+    element) and the 1×1 conv (C an output element)."""
     _, r, s, _ = tensor_shape(op.filter0.type)
-    c = tensor_shape(op.input.type)[3]
-    return 2 * (math.prod(op.intermediate_shape()) * r * s + elements(op.output) * c)
+    expansion = math.prod(op.expanded_shape()) * tensor_shape(op.input.type)[3] if op.expand is not None else 0
+    return 2 * (expansion + math.prod(op.intermediate_shape()) * r * s + elements(op.output) * op.channels())
 
 
 def pool_flops(op: ops.Pool2dOp) -> int:

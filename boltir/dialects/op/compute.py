@@ -523,13 +523,16 @@ class B2bConv2dOp(B2bConvOperands):
 @irdl_op_definition
 class DepthwisePointwiseConv2dOp(B2bEpilogues, SlidingWindowBase):
     """A depthwise conv, then a 1×1 conv of its output (MobileNet's inverted residual after
-    its expansion): `epilogue1(conv1x1(round(epilogue0(depthwise(input, filter0))), filter1))`,
-    the intermediate rounded to the element type as the two ops' would be. NHWC with OHWI
-    filters: filter0 is C × R × S × 1 (groups = C), filter1 K × 1 × 1 × C; the window
-    (strides, pads, dilations) is the depthwise conv's. The second epilogue may add a
-    residual (the block's skip connection); the first takes none. One kernel keeps the
-    intermediate, the block's widest tensor, on the chip. `fuse-depthwise-pointwise` makes
-    it; only kernels that run both convs compute it."""
+    its expansion): `epilogue1(conv1x1(round(epilogue0(depthwise(x, filter0))), filter1))`,
+    each intermediate rounded to the element type as the separate ops' would be. With an
+    `expand` filter (E × 1 × 1 × Cin) the whole inverted residual: x is then
+    `round(expand_epilogue(conv1x1(input, expand)))`, its E channels the depthwise conv's,
+    and the depthwise conv's padding zeros of x. NHWC with OHWI filters: filter0 is
+    E × R × S × 1 (groups = E, E the input's channels without expansion), filter1 K × 1 × 1
+    × E; the window (strides, pads, dilations) is the depthwise conv's. The last epilogue may
+    add a residual (the block's skip connection); the others take none. One kernel keeps the
+    intermediates, the block's widest tensors, on the chip. `fuse-depthwise-pointwise` makes
+    it; only kernels that run every conv compute it."""
 
     name = "op.depthwise_pointwise_conv2d"
     input = operand_def(TensorType)
@@ -538,57 +541,82 @@ class DepthwisePointwiseConv2dOp(B2bEpilogues, SlidingWindowBase):
     bias0 = opt_operand_def(TensorType)
     bias1 = opt_operand_def(TensorType)
     residual = opt_operand_def(TensorType)
+    expand = opt_operand_def(TensorType)
+    expand_bias = opt_operand_def(TensorType)
+    expand_epilogue = opt_prop_def(EpilogueAttr, default_value=IDENTITY_EPILOGUE)
     output = result_def(TensorType)
     REQUIRED: ClassVar = ("input", "filter0", "filter1")
-    OPTIONAL: ClassVar = ("bias0", "bias1", "residual")
+    OPTIONAL: ClassVar = ("bias0", "bias1", "residual", "expand", "expand_bias")
 
-    def __init__(self, input, filter0, filter1, *, bias0=None, bias1=None, residual=None, strides=(1, 1),
-                 pads=(0, 0, 0, 0), dilations=(1, 1), epilogue0, epilogue1):
+    def __init__(self, input, filter0, filter1, *, bias0=None, bias1=None, residual=None, expand=None, expand_bias=None,
+                 strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), epilogue0, epilogue1, expand_epilogue=None):
+        optional = [[value] if value is not None else [] for value in (bias0, bias1, residual, expand, expand_bias)]
+        properties = {"strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations),
+                      "epilogue0": epilogue0, "epilogue1": epilogue1}
+        if expand_epilogue is not None:
+            properties["expand_epilogue"] = expand_epilogue
         super().__init__(
-            operands=[input, filter0, filter1, [bias0] if bias0 is not None else [], [bias1] if bias1 is not None else [],
-                      [residual] if residual is not None else []],
-            properties={"strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations),
-                        "epilogue0": epilogue0, "epilogue1": epilogue1},
+            operands=[input, filter0, filter1, *optional],
+            properties=properties,
             result_types=[TensorType(input.type.element_type, self.output_shape(input, filter0, filter1, strides, pads, dilations))],
         )
 
     @staticmethod
     def output_shape(input, filter0, filter1, strides, pads, dilations) -> Shape:
-        x = tensor_shape(input.type)
-        first, _ = conv_output_shape(x, tensor_shape(filter0.type), "NHWC", "OHWI", strides, pads, dilations, x[3])
+        n, h, w, _ = tensor_shape(input.type)
+        channels = tensor_shape(filter0.type)[0]
+        first, _ = conv_output_shape((n, h, w, channels), tensor_shape(filter0.type), "NHWC", "OHWI", strides, pads,
+                                     dilations, channels)
         return first[:3] + (tensor_shape(filter1.type)[0],)
 
+    def channels(self) -> int:
+        """The depthwise conv's channels (the expansion's output channels, or the input's)."""
+        return tensor_shape(self.filter0.type)[0]
+
     def window(self) -> tuple:
-        """The depthwise conv's (strides, pads, dilations, groups = C)."""
-        return (self.prop_value("strides"), self.prop_value("pads"), self.prop_value("dilations"),
-                tensor_shape(self.input.type)[3])
+        """The depthwise conv's (strides, pads, dilations, groups = its channels)."""
+        return (self.prop_value("strides"), self.prop_value("pads"), self.prop_value("dilations"), self.channels())
+
+    def expanded_shape(self) -> Shape:
+        """The depthwise conv's input (N, H, W, channels): the expansion's output, or the input."""
+        return tuple(tensor_shape(self.input.type)[:3]) + (self.channels(),)
 
     def intermediate_shape(self) -> Shape:
-        """The depthwise conv's output (N, P, Q, C): the tensor the kernel keeps on the chip."""
-        return tuple(tensor_shape(self.output.type)[:3]) + (tensor_shape(self.input.type)[3],)
+        """The depthwise conv's output (N, P, Q, channels)."""
+        return tuple(tensor_shape(self.output.type)[:3]) + (self.channels(),)
 
     def verify_(self) -> None:
         static_tensors(self)
         strides, pads, dilations, groups = self.window()
         shapes.check_window(strides, pads, dilations)
-        if any(value.type.get_num_dims() != 4 for value in (self.input, self.filter0, self.filter1)):
+        filters = [v for v in (self.filter0, self.filter1, self.expand) if v is not None]
+        if any(value.type.get_num_dims() != 4 for value in (self.input, *filters)):
             raise VerifyException("expects a 4-D input and 4-D filters")
-        same_element_type([self.input, self.filter0, self.filter1], "the input and the filters")
-        c = tensor_shape(self.input.type)[3]
+        same_element_type([self.input, *filters], "the input and the filters")
+        cin, c = tensor_shape(self.input.type)[3], self.channels()
+        if self.expand is not None:
+            e, re, se, ce = tensor_shape(self.expand.type)
+            if (e, re, se, ce) != (c, 1, 1, cin):
+                raise VerifyException(f"the expansion must be 1x1 from {cin} to the depthwise conv's {c} channels "
+                                      f"({c}x1x1x{cin}), got {self.expand.type}")
+        elif self.expand_bias is not None or self.expand_epilogue != IDENTITY_EPILOGUE:
+            raise VerifyException("an expansion bias or epilogue without an expansion filter")
         k0, _, _, per_group = tensor_shape(self.filter0.type)
-        if k0 != c or per_group != 1:
-            raise VerifyException(f"the first filter must be depthwise ({c}xRxSx1 for {c} channels), got {self.filter0.type}")
+        if (self.expand is None and k0 != cin) or per_group != 1:
+            raise VerifyException(f"the first filter must be depthwise ({cin}xRxSx1 for {cin} channels), got {self.filter0.type}")
         k, r1, s1, c1 = tensor_shape(self.filter1.type)
         if (r1, s1) != (1, 1) or c1 != c:
             raise VerifyException(f"the second filter must be 1x1 over {c} channels (Kx1x1x{c}), got {self.filter1.type}")
-        conv_output_shape(tensor_shape(self.input.type), tensor_shape(self.filter0.type), "NHWC", "OHWI", strides, pads,
+        conv_output_shape(self.expanded_shape(), tensor_shape(self.filter0.type), "NHWC", "OHWI", strides, pads,
                           dilations, groups)
         shape = self.output_shape(self.input, self.filter0, self.filter1, strides, pads, dilations)
         expect_type("result", self.output.type, TensorType(self.output.type.element_type, shape))
-        if self.epilogue0.residual_kind != "none":
-            raise VerifyException("the depthwise conv's epilogue takes no residual")
-        intermediate = TensorType(self.output.type.element_type, self.intermediate_shape())
-        check_epilogue_operands(self.epilogue0, self.bias0, None, c, intermediate)
+        for name, epilogue in (("depthwise conv's", self.epilogue0), ("expansion's", self.expand_epilogue)):
+            if epilogue.residual_kind != "none":
+                raise VerifyException(f"the {name} epilogue takes no residual")
+        element = self.output.type.element_type
+        check_epilogue_operands(self.expand_epilogue, self.expand_bias, None, c, TensorType(element, self.expanded_shape()))
+        check_epilogue_operands(self.epilogue0, self.bias0, None, c, TensorType(element, self.intermediate_shape()))
         check_epilogue_operands(self.epilogue1, self.bias1, self.residual, k, self.output.type)
 
 

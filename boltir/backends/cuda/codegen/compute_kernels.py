@@ -602,6 +602,7 @@ def _b2b_conv_context(op: ops.B2bConv2dOp | ops.DepthwisePointwiseConv2dOp) -> d
     """Also an op.depthwise_pointwise_conv2d's: a depthwise first conv (NHWC, OHWI) and a
     residual in the second epilogue."""
     depthwise = isinstance(op, ops.DepthwisePointwiseConv2dOp)
+    expanding = depthwise and op.expand is not None
     layout, filter_layout = ("NHWC", "OHWI") if depthwise else (op.prop_value("layout"), op.prop_value("filter_layout"))
     g = _conv_geometry(layout, tensor_shape(op.input.type), tensor_shape(op.output.type))
     f0 = tensor_shape(op.filter0.type)
@@ -619,6 +620,9 @@ def _b2b_conv_context(op: ops.B2bConv2dOp | ops.DepthwisePointwiseConv2dOp) -> d
         "epilogue1": epilogue_function("epilogue1", op.epilogue1),
         "has_bias0": op.bias0 is not None, "has_bias1": op.bias1 is not None,
         "depthwise": depthwise, "has_residual": depthwise and op.residual is not None,
+        "expanding": expanding, "has_expand_bias": expanding and op.expand_bias is not None,
+        "expand_epilogue": epilogue_function("expand_epilogue", op.expand_epilogue) if expanding else "",
+        "vector_e": _dot_vector(g["c"], (_element(op.input), _element(op.expand)), (True, True)) if expanding else 1,
         "threads": (threads := min(256, max(32, _round_up(max(k0, g["k"]), 32)))), "grid": g["n"] * g["p"] * g["q"], "block": threads,
     }
 

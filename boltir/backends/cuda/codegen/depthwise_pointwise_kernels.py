@@ -70,6 +70,9 @@ MAX_WINDOW = 7
 """The depthwise window's side at most (a row's taps are in registers)."""
 MAX_CHANNELS = 1024
 MAX_OUTPUT_CHANNELS = 512
+MAX_EXPAND_INPUT = 128
+"""An expansion's input channels at most (its A fragments for one 16-pixel fragment are in
+registers: Cin / 16 chunks of two 8-byte words a row)."""
 ROWS = (1, 2, 4, 8)
 COLUMNS = (1, 2, 4, 8)
 WARPS = (4, 8)
@@ -99,7 +102,8 @@ def conv_reason(op: Operation) -> str | None:
     """Why the kernel does not compute this op (whatever its tile), or None."""
     if not isinstance(op, ops.DepthwisePointwiseConv2dOp):
         return f"'{op.name}' is not an op.depthwise_pointwise_conv2d"
-    n, h, w, c = tensor_shape(op.input.type)
+    n, h, w, cin = tensor_shape(op.input.type)
+    c = op.channels()
     k, _, _, _ = tensor_shape(op.filter1.type)
     _, r, s, _ = tensor_shape(op.filter0.type)
     if max(r, s) > MAX_WINDOW:
@@ -108,21 +112,44 @@ def conv_reason(op: Operation) -> str | None:
         return f"{c} channels: the kernel takes a multiple of 16 up to {MAX_CHANNELS}"
     if k % 8 or k > MAX_OUTPUT_CHANNELS:
         return f"{k} output channels: the kernel takes a multiple of 8 up to {MAX_OUTPUT_CHANNELS}"
+    if op.expand is not None and (cin % 4 or cin > MAX_EXPAND_INPUT):
+        return f"an expansion from {cin} channels: the kernel takes a multiple of 4 up to {MAX_EXPAND_INPUT}"
     reason = same_element_reason(op, ELEMENTS, "input", "the input",
-                                 ("filter0", "filter1", "bias0", "bias1", "residual", "output"))
+                                 ("filter0", "filter1", "bias0", "bias1", "residual", "expand", "expand_bias", "output"))
     if reason is not None:
         return reason
-    if not n * h * w * c or not math.prod(tensor_shape(op.output.type)):
+    if not n * h * w * cin or not math.prod(tensor_shape(op.output.type)):
         return "an empty input or output"
     return None
 
 
-def pair_reason(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp) -> str | None:
-    """Why the two op.conv2d (a depthwise conv whose result the 1×1 conv reads as its input)
-    cannot become one op.depthwise_pointwise_conv2d that this kernel computes, or None."""
-    for conv in (depthwise, pointwise):
-        if conv.prop_value("layout") != "NHWC" or conv.prop_value("filter_layout") != "OHWI":
-            return "the kernel takes NHWC inputs and OHWI filters"
+def _unit_conv(conv: ops.Conv2dOp) -> bool:
+    """A 1×1 stride-1 unpadded ungrouped NHWC conv with an OHWI filter."""
+    return (conv.prop_value("layout") == "NHWC" and conv.prop_value("filter_layout") == "OHWI"
+            and tuple(tensor_shape(conv.filter.type)[1:3]) == (1, 1) and conv.prop_value("groups") == 1
+            and tuple(conv.prop_value("strides")) == (1, 1) and not any(conv.prop_value("pads"))
+            and tuple(conv.prop_value("dilations")) == (1, 1))
+
+
+def pair_reason(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp, expand: ops.Conv2dOp | None = None) -> str | None:
+    """Why the two op.conv2d (a depthwise conv whose result the 1×1 conv reads as its input;
+    `expand`: the 1×1 conv whose result the depthwise conv reads) should not become one
+    op.depthwise_pointwise_conv2d on this kernel: it cannot compute them, or `payoff_reason`
+    expects no gain; None to fuse."""
+    reason = _structure_reason(depthwise, pointwise, expand)
+    if reason is not None:
+        return reason
+    probe = fused_op(depthwise, pointwise, expand)
+    try:
+        return conv_reason(probe) or payoff_reason(probe)
+    finally:
+        probe.erase()  # its operands' uses go with it
+
+
+def _structure_reason(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp, expand: ops.Conv2dOp | None) -> str | None:
+    """Why the convs are not a depthwise conv between 1×1 convs as the op computes them."""
+    if depthwise.prop_value("layout") != "NHWC" or depthwise.prop_value("filter_layout") != "OHWI":
+        return "the kernel takes NHWC inputs and OHWI filters"
     c = tensor_shape(depthwise.input.type)[3]
     if not depthwise.prop_value("groups") == c == tensor_shape(depthwise.output.type)[3] or tensor_shape(
             depthwise.filter.type)[3] != 1:
@@ -131,28 +158,38 @@ def pair_reason(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp) -> str | None:
         return "the depthwise conv adds a residual"
     if pointwise.input is not depthwise.output:
         return "the 1x1 conv does not read the depthwise conv's result as its input"
-    if (tuple(tensor_shape(pointwise.filter.type)[1:3]) != (1, 1) or pointwise.prop_value("groups") != 1
-            or tuple(pointwise.prop_value("strides")) != (1, 1) or any(pointwise.prop_value("pads"))
-            or tuple(pointwise.prop_value("dilations")) != (1, 1)):
+    if not _unit_conv(pointwise):
         return "the second conv is not a 1x1 stride-1 unpadded conv"
-    return conv_reason(fused_op(depthwise, pointwise))
+    if expand is not None:
+        if depthwise.input is not expand.output:
+            return "the depthwise conv does not read the expansion's result"
+        if not _unit_conv(expand) or expand.residual is not None:
+            return "the expansion is not a 1x1 stride-1 unpadded conv without a residual"
+    return None
 
 
-def fused_op(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp) -> ops.DepthwisePointwiseConv2dOp:
-    """The op.depthwise_pointwise_conv2d that computes the pair (not inserted anywhere)."""
+def fused_op(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp,
+             expand: ops.Conv2dOp | None = None) -> ops.DepthwisePointwiseConv2dOp:
+    """The op.depthwise_pointwise_conv2d that computes the pair, or with `expand` the three
+    convs (not inserted anywhere: insert it, or erase it so that its operands lose the uses)."""
     strides, pads, dilations, _ = depthwise.window()
+    extra = {} if expand is None else {"expand": expand.filter, "expand_bias": expand.bias,
+                                       "expand_epilogue": expand.epilogue}
     return ops.DepthwisePointwiseConv2dOp(
-        depthwise.input, depthwise.filter, pointwise.filter, bias0=depthwise.bias, bias1=pointwise.bias,
-        residual=pointwise.residual, strides=strides, pads=pads, dilations=dilations, epilogue0=depthwise.epilogue,
-        epilogue1=pointwise.epilogue)
+        depthwise.input if expand is None else expand.input, depthwise.filter, pointwise.filter, bias0=depthwise.bias,
+        bias1=pointwise.bias, residual=pointwise.residual, strides=strides, pads=pads, dilations=dilations,
+        epilogue0=depthwise.epilogue, epilogue1=pointwise.epilogue, **extra)
 
 
 @dataclass(frozen=True)
 class Geometry:
-    """A tile's sizes: the input band it copies, its A tile, its shared memory."""
+    """A tile's sizes: the input band it holds, its A tile, its shared memory."""
 
     band_rows: int
     band_columns: int
+    band_pitch: int
+    """Bytes between band pixels: 2C as copied; with an expansion, 16 past an even multiple
+    of 16, so that the expansion's 4-byte stores of eight pixels fall in distinct banks."""
     tile_pixels: int
     """The A tile's rows: rows × Q rounded up to a multiple of 16."""
     a_pitch: int
@@ -168,26 +205,40 @@ def a_pitch(c: int) -> int:
     return pitch
 
 
+def band_pitch(c: int, expanding: bool) -> int:
+    """The band pixels' pitch in bytes for C channels (Geometry.band_pitch)."""
+    return 2 * c if not expanding else 2 * c + (16 if 2 * c % 32 == 0 else 0)
+
+
 def geometry(op: ops.DepthwisePointwiseConv2dOp, tile: PairTile) -> Geometry:
-    _, _, _, c = tensor_shape(op.input.type)
+    c = op.channels()
     _, r, s, _ = tensor_shape(op.filter0.type)
     q = tensor_shape(op.output.type)[2]
     strides, _, dilations, _ = op.window()
     band_rows = (tile.rows - 1) * strides[0] + (r - 1) * dilations[0] + 1
     band_columns = (q - 1) * strides[1] + (s - 1) * dilations[1] + 1
     pixels = -(-tile.rows * q // 16) * 16
-    pitch = a_pitch(c)
-    shared = band_rows * band_columns * c * 2 + pixels * pitch + r * s * c * 4
-    return Geometry(band_rows, band_columns, pixels, pitch, shared)
+    pitch, band = a_pitch(c), band_pitch(c, op.expand is not None)
+    shared = band_rows * band_columns * band + pixels * pitch + r * s * c * 4
+    return Geometry(band_rows, band_columns, band, pixels, pitch, shared)
+
+
+def _most_tiles(nt: int, fragments: int, warps: int) -> int:
+    """n8 tiles a warp item takes of `nt`: the most (up to MAX_WARP_TILES, dividing nt) that
+    still give each of `warps` warps an item over `fragments` fragments, else one."""
+    fitting = [d for d in range(1, min(nt, MAX_WARP_TILES) + 1) if nt % d == 0 and fragments * (nt // d) >= warps]
+    return max(fitting, default=1)
 
 
 def warp_tiles(op: ops.DepthwisePointwiseConv2dOp, tile: PairTile) -> int:
-    """n8 tiles a warp item takes: the most (up to MAX_WARP_TILES, dividing K / 8) that
-    still give every warp an item, else one."""
-    nt = tensor_shape(op.filter1.type)[0] // 8
-    fragments = geometry(op, tile).tile_pixels // 16
-    fitting = [d for d in range(1, min(nt, MAX_WARP_TILES) + 1) if nt % d == 0 and fragments * (nt // d) >= tile.warps]
-    return max(fitting, default=1)
+    """n8 tiles a warp item of the 1×1 conv takes (`_most_tiles` over the A tile)."""
+    return _most_tiles(tensor_shape(op.filter1.type)[0] // 8, geometry(op, tile).tile_pixels // 16, tile.warps)
+
+
+def expand_warp_tiles(op: ops.DepthwisePointwiseConv2dOp, tile: PairTile) -> int:
+    """n8 tiles a warp item of the expansion takes (`_most_tiles` over the band's pixels)."""
+    shape = geometry(op, tile)
+    return _most_tiles(op.channels() // 8, -(-shape.band_rows * shape.band_columns // 16), tile.warps)
 
 
 def tile_reason(op: ops.DepthwisePointwiseConv2dOp, tile: PairTile) -> str | None:
@@ -215,19 +266,21 @@ def default_tile(op: ops.DepthwisePointwiseConv2dOp) -> PairTile:
     return PairTile(1, columns, 8)
 
 
-def fusion_reason(op: ops.DepthwisePointwiseConv2dOp) -> str | None:
-    """Why fusing the pair is not expected to pay at the heuristic's tile, or None. Every
-    CTA reads the whole 1×1 filter (K × C) from the L2 for its few output pixels; past the
-    bytes of its own input band that read outgrows what the fusion saves (MobileNetV2's
-    14² and 7² blocks with K of 96 to 320: their intermediates are small and their 1×1
-    convs GEMMs that CUTLASS's tiles serve better)."""
+def payoff_reason(op: ops.DepthwisePointwiseConv2dOp) -> str | None:
+    """Why the fusion is not expected to pay at the heuristic's tile, or None. Every CTA
+    reads the whole 1×1 filters (K × C, and E × Cin with an expansion) from the L2 for its
+    few output pixels; past the bytes of its band in the depthwise conv's channels (what the
+    fusion keeps from DRAM) that read outgrows what it saves (MobileNetV2's 14² and 7²
+    blocks with K of 96 to 320: their intermediates are small and their 1×1 convs GEMMs
+    that CUTLASS's tiles serve better)."""
     tile = default_tile(op)
     shape = geometry(op, tile)
-    k, c = tensor_shape(op.filter1.type)[0], tensor_shape(op.input.type)[3]
+    c, cin, k = op.channels(), tensor_shape(op.input.type)[3], tensor_shape(op.filter1.type)[0]
+    filters = 2 * k * c + (2 * c * cin if op.expand is not None else 0)
     band = shape.band_rows * shape.band_columns * c * 2
-    if 2 * k * c > band:
-        return (f"each CTA would read the {k}x{c} 1x1 filter ({2 * k * c} bytes) beside an input band of {band} bytes "
-                f"({tile.describe()} tiles)")
+    if filters > band:
+        return (f"each CTA would read {filters} bytes of 1x1 filters beside a band of {band} bytes in the depthwise "
+                f"conv's channels ({tile.describe()} tiles)")
     return None
 
 
@@ -235,7 +288,8 @@ def fusion_reason(op: ops.DepthwisePointwiseConv2dOp) -> str | None:
 
 
 def problem(op: ops.DepthwisePointwiseConv2dOp) -> tuple[int, ...]:
-    """The launcher's 15 integers: the depthwise conv's, with K the 1×1 conv's output channels."""
+    """The launcher's 15 integers: the depthwise conv's, with C the input's channels (the
+    expansion's input where there is one) and K the 1×1 conv's output channels."""
     n, h, w, c = tensor_shape(op.input.type)
     _, r, s, _ = tensor_shape(op.filter0.type)
     _, p, q, k = tensor_shape(op.output.type)
@@ -244,25 +298,30 @@ def problem(op: ops.DepthwisePointwiseConv2dOp) -> tuple[int, ...]:
 
 
 def launch_arguments(op: Operation) -> LaunchArguments:
-    return LaunchArguments(kernel_name(op), (op.input, op.filter0, op.bias0, op.filter1, op.bias1, op.residual, op.output),
-                           problem(op), workspace=True)
+    return LaunchArguments(kernel_name(op), (op.input, op.filter0, op.bias0, op.filter1, op.bias1, op.residual, op.expand,
+                                             op.expand_bias, op.output), problem(op), workspace=True)
 
 
 def _context(op: ops.DepthwisePointwiseConv2dOp, tile: PairTile) -> dict:
-    n, h, w, c, k, r, s, p, q, pad_h, pad_w, sh, sw, dh, dw = problem(op)
+    n, h, w, cin, k, r, s, p, q, pad_h, pad_w, sh, sw, dh, dw = problem(op)
+    c = op.channels()
     shape = geometry(op, tile)
     grid = n * -(-p // tile.rows)
+    expanding = op.expand is not None
     return {
-        "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "k": k, "r": r, "s": s, "p": p, "q": q,
+        "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "cin": cin, "k": k, "r": r, "s": s, "p": p, "q": q,
         "pad_h": pad_h, "pad_w": pad_w, "sh": sh, "sw": sw, "dh": dh, "dw": dw,
         "rows": tile.rows, "columns": tile.columns, "warps": tile.warps, "warp_tiles": warp_tiles(op, tile),
-        "band_rows": shape.band_rows, "band_columns": shape.band_columns, "tile_pixels": shape.tile_pixels,
-        "a_pitch": shape.a_pitch, "shared_bytes": shape.shared_bytes, "grid": grid,
+        "band_rows": shape.band_rows, "band_columns": shape.band_columns, "band_pitch": shape.band_pitch,
+        "tile_pixels": shape.tile_pixels, "a_pitch": shape.a_pitch, "shared_bytes": shape.shared_bytes, "grid": grid,
         "element": ELEMENTS[element_name(op.input)],
-        "index_t": "int" if max(n * h * w * c, n * p * q * max(k, c)) < compute_kernels.INT_LIMIT else "long long",
+        "index_t": "int" if max(n * h * w * max(c, cin), n * p * q * max(k, c)) < compute_kernels.INT_LIMIT else "long long",
         "epilogue0": compute_kernels.epilogue_function("epilogue0", op.epilogue0),
         "epilogue1": compute_kernels.epilogue_function("epilogue1", op.epilogue1),
         "has_bias0": op.bias0 is not None, "has_bias1": op.bias1 is not None, "has_residual": op.residual is not None,
+        "expanding": expanding, "has_expand_bias": op.expand_bias is not None,
+        "expand_warp_tiles": expand_warp_tiles(op, tile) if expanding else 0,
+        "expand_epilogue": compute_kernels.epilogue_function("expand_epilogue", op.expand_epilogue) if expanding else "",
         "empty": False,
     }
 

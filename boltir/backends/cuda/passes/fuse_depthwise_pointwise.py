@@ -7,15 +7,18 @@ Requires: select-kernels ran (it may have chosen kernels for both convs; the fus
 takes its own choice); before lower-op-to-cutlass and plan-memory.
 Guarantees: an NHWC `op.conv2d` with groups = C = K, OHWI filter and no residual, whose
 result has one use, the input of an NHWC 1×1 stride-1 unpadded `op.conv2d` with groups 1,
-where `depthwise_pointwise_kernels.pair_reason` accepts the pair and `fusion_reason` expects
-the fusion to pay (the 1×1 filter no larger than a CTA's input band), becomes an
+where `depthwise_pointwise_kernels.pair_reason` accepts the pair (the kernel computes it and
+`payoff_reason` expects a gain: the 1×1 filter no larger than a CTA's band), becomes an
 `op.depthwise_pointwise_conv2d` with the depthwise conv's input, filter, bias, window and
 epilogue (epilogue0), the 1×1 conv's filter, bias, residual and epilogue (epilogue1), and
-the 1×1 conv's result type, located at the 1×1 conv; its kernel choice is the family's
-default tile (an "sm80" choice: plain CUDA, built for sm80 and sm90 alike). Both convs are
-erased. Anything else is unchanged; --pass-stats counts the pairs fused. The module
-computes the same function (the intermediate is rounded to the element type, as the
-depthwise conv's result was).
+the 1×1 conv's result type, located at the 1×1 conv. With `expand=true`, a 1×1 stride-1
+unpadded conv without a residual whose only user is that depthwise conv joins them (its
+filter, bias and epilogue as the op's expansion, its input the op's) where the kernel takes
+the three and expects them to pay; else the pair is fused alone. The fused
+op's kernel choice is the family's default tile (an "sm80" choice: plain CUDA, built for
+sm80 and sm90 alike); the fused convs are erased. Anything else is unchanged; --pass-stats
+counts the pairs and expansions fused. The module computes the same function (each
+intermediate is rounded to the element type, as the separate convs' results were).
 """
 
 from __future__ import annotations
@@ -38,23 +41,36 @@ def fusable_pointwise(depthwise: ops.Conv2dOp) -> ops.Conv2dOp | None:
     uses = list(depthwise.output.uses)
     if len(uses) != 1 or not isinstance(pointwise := uses[0].operation, ops.Conv2dOp) or uses[0].index != 0:
         return None
-    if depthwise_pointwise_kernels.pair_reason(depthwise, pointwise) is not None:
+    return pointwise if depthwise_pointwise_kernels.pair_reason(depthwise, pointwise) is None else None
+
+
+def fusable_expansion(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp) -> ops.Conv2dOp | None:
+    """The 1×1 conv before `depthwise` (its input's producer, read by nothing else) that can
+    join the pair in our kernel, or None."""
+    expand = depthwise.input.owner
+    if not isinstance(expand, ops.Conv2dOp) or len(list(expand.output.uses)) != 1:
         return None
-    return pointwise if depthwise_pointwise_kernels.fusion_reason(depthwise_pointwise_kernels.fused_op(depthwise, pointwise)) is None else None
+    return expand if depthwise_pointwise_kernels.pair_reason(depthwise, pointwise, expand) is None else None
 
 
 @dataclass(frozen=True)
 class FuseDepthwisePointwisePass(ModulePass):
     """Requires: kernels selected. Guarantees: a depthwise conv and the 1×1 conv of its
-    result are one op.depthwise_pointwise_conv2d on our kernel."""
+    result (`expand`: and the 1×1 conv before it) are one op.depthwise_pointwise_conv2d on
+    our kernel."""
 
     name = "fuse-depthwise-pointwise"
+
+    expand: bool = False
+    """Whether the expanding 1×1 conv before the depthwise conv joins too (the whole inverted
+    residual in one kernel), where the kernel takes it."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for depthwise in [o for o in op.walk() if isinstance(o, ops.Conv2dOp)]:
             if depthwise.parent is None or (pointwise := fusable_pointwise(depthwise)) is None:
                 continue
-            fused = depthwise_pointwise_kernels.fused_op(depthwise, pointwise)
+            expand = fusable_expansion(depthwise, pointwise) if self.expand else None
+            fused = depthwise_pointwise_kernels.fused_op(depthwise, pointwise, expand)
             tile = depthwise_pointwise_kernels.default_tile(fused)
             choice = KernelChoice(depthwise_pointwise_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
             fused.attributes[KERNEL_ATTR] = choice.to_attr()
@@ -63,4 +79,7 @@ class FuseDepthwisePointwisePass(ModulePass):
             pointwise.output.replace_all_uses_with(fused.output)
             Rewriter.erase_op(pointwise)
             Rewriter.erase_op(depthwise)
+            if expand is not None:
+                Rewriter.erase_op(expand)
+                statistics.count(self, "expanding 1x1 convs fused with them")
             statistics.count(self, "depthwise convs fused with the 1x1 conv after them")
