@@ -27,16 +27,17 @@ from boltir.ir import make_context, parse_module
 from boltir.passes import statistics
 from tests.passes.equivalence import assert_equivalent, random_inputs, relative_error
 from tests.support.op_modules import depthwise_pointwise_text as pair_text
+from tests.support.op_modules import inverted_residual_text as block_text
 from tests.support.own_kernel_units import assert_unit_compiles
 
 
-def fused(text: str, tile: dp.PairTile | None = None):
-    """The module after select-kernels and fuse-depthwise-pointwise (the fused op's tile
-    replaced by `tile`), and how many pairs were fused."""
+def fused(text: str, tile: dp.PairTile | None = None, expand: bool = False):
+    """The module after select-kernels and fuse-depthwise-pointwise (`expand`: with
+    expansions; the fused op's tile replaced by `tile`), and how many pairs were fused."""
     module = parse_module(text)
     SelectKernelsPass(arch="sm90", selector="heuristic").apply(make_context(), module)
     with statistics.collecting() as collected:
-        FuseDepthwisePointwisePass().apply(make_context(), module)
+        FuseDepthwisePointwisePass(expand=expand).apply(make_context(), module)
     count = collected.get("fuse-depthwise-pointwise", "depthwise convs fused with the 1x1 conv after them")
     if tile is not None:
         for op in module.walk():
@@ -120,6 +121,29 @@ def test_the_fused_op_has_a_plain_fallback_and_a_roofline_rule():
     assert cost.bytes == 2 * (2 * 10 * 10 * 32 + 32 * 9 + 16 * 32 + 32 + 16 + 2 * 2 * 10 * 10 * 16)
 
 
+@pytest.mark.parametrize("text", [
+    block_text(n=2, h=12, w=12, cin=16, c=64, k=16),                                   # the skip connection
+    block_text(n=1, h=11, w=9, cin=24, c=144, k=32, stride=2, pads=(0, 0, 1, 1)),        # 24 channels: a chunk half zeros
+    block_text(n=1, h=8, w=8, cin=32, c=192, k=32, element="bf16"),
+])
+def test_a_whole_inverted_residual_becomes_one_op_computing_the_same(text, rng):
+    before = parse_module(text)
+    SelectKernelsPass(arch="sm90", selector="heuristic").apply(make_context(), before)
+    after = assert_equivalent(before, [FuseDepthwisePointwisePass(expand=True), LowerOpToCutlassPass()], rng,
+                              tolerance=1e-12)
+    assert [o.name for o in after.walk() if o.name.startswith("op.")] == ["op.depthwise_pointwise_conv2d"]
+    op = the_op(after)
+    assert op.expand is not None and op.expand_bias is not None and dp.supports(op)
+
+
+def test_an_expansion_with_a_second_user_or_without_the_option_stays():
+    for text, expand in ((block_text(users=2), True), (block_text(), False)):
+        module, count = fused(text, expand=expand)
+        op = the_op(module)
+        assert count == 1 and op.expand is None
+        assert sum(isinstance(o, ops.Conv2dOp) for o in module.walk()) == 1  # the expansion, on its own kernel
+
+
 # ------------------------------------------------------------------ the rules
 
 
@@ -185,10 +209,27 @@ def _epilogue(epilogue, acc, bias, residual):
     return apply_epilogue(np.asarray(acc, np.float32), epilogue, bias, residual, channel_axis=-1)
 
 
-def replay(op: ops.DepthwisePointwiseConv2dOp, tile: dp.PairTile, x, w0, w1, b0, b1, res) -> np.ndarray:
+def mma_chunk(a_rows: np.ndarray, b_rows: np.ndarray) -> np.ndarray:
+    """One mma.sync m16n8k16 on a k16 chunk as the kernels feed it: `a_rows` 16 pixels x 16
+    channels and `b_rows` 8 filter rows x 16 channels, in memory order; lane (g, t) loads
+    channels 4t .. 4t + 3 of its rows, and the registers mean what the PTX ISA says (a0 a1
+    a2 a3 = A[g][2t..], A[g+8][2t..], A[g][2t+8..], A[g+8][2t+8..]; b0 b1 = B[2t..][g],
+    B[2t+8..][g]). The 16 x 8 product."""
+    a_frag, b_frag = np.zeros((16, 16), np.float32), np.zeros((16, 8), np.float32)
+    for g in range(8):
+        for t in range(4):
+            lo, hi, weight = a_rows[g, 4 * t:4 * t + 4], a_rows[g + 8, 4 * t:4 * t + 4], b_rows[g, 4 * t:4 * t + 4]
+            a_frag[g, 2 * t:2 * t + 2], a_frag[g + 8, 2 * t:2 * t + 2] = lo[:2], hi[:2]
+            a_frag[g, 2 * t + 8:2 * t + 10], a_frag[g + 8, 2 * t + 8:2 * t + 10] = lo[2:], hi[2:]
+            b_frag[2 * t:2 * t + 2, g], b_frag[2 * t + 8:2 * t + 10, g] = weight[:2], weight[2:]
+    return a_frag @ b_frag
+
+
+def replay(op: ops.DepthwisePointwiseConv2dOp, tile: dp.PairTile, x, w0, w1, b0, b1, res, we=None, be=None) -> np.ndarray:
     """What the kernel computes, step by step as the template does (the same loops,
     indices and roundings; numpy for the arithmetic inside a step)."""
-    n, h, w, c, k, r, s, p, q, pad_t, pad_l, sh, sw, dh, dw = dp.problem(op)
+    n, h, w, cin, k, r, s, p, q, pad_t, pad_l, sh, sw, dh, dw = dp.problem(op)
+    c = op.channels()
     shape = dp.geometry(op, tile)
     rows, cols = tile.rows, tile.columns
     element = x.dtype
@@ -200,12 +241,38 @@ def replay(op: ops.DepthwisePointwiseConv2dOp, tile: dp.PairTile, x, w0, w1, b0,
         image, p0 = divmod(block, -(-p // rows))
         p0 *= rows
         h0 = p0 * sh - pad_t
-        band = np.zeros((shape.band_rows, shape.band_columns, c), element)
-        for row in range(shape.band_rows):
-            for col in range(shape.band_columns):
-                hh, ww = h0 + row, col - pad_l
-                if 0 <= hh < h and 0 <= ww < w:
-                    band[row, col] = x[image, hh, ww]
+        band = np.full((shape.band_rows * shape.band_columns, c), np.nan, element)
+        if we is None:  # the cp.async copy, zeros outside the image
+            for pixel in range(shape.band_rows * shape.band_columns):
+                hh, ww = h0 + pixel // shape.band_columns, pixel % shape.band_columns - pad_l
+                band[pixel] = x[image, hh, ww] if 0 <= hh < h and 0 <= ww < w else 0
+        else:  # the expansion: warp items of 16 band pixels x NTW_E n8 tiles, A from the input
+            pixels, ntw = shape.band_rows * shape.band_columns, dp.expand_warp_tiles(op, tile)
+            chunks = -(-cin // 16)
+            narrow = np.zeros((chunks * 16,), element)
+            for f in range(-(-pixels // 16)):
+                a_rows = np.zeros((16, chunks * 16), np.float32)
+                inside = []
+                for m in range(16):
+                    pixel = 16 * f + m
+                    hh, ww = h0 + pixel // shape.band_columns, pixel % shape.band_columns - pad_l
+                    inside.append(pixel < pixels and 0 <= hh < h and 0 <= ww < w)
+                    if inside[-1]:
+                        narrow[:cin] = x[image, hh, ww]
+                        a_rows[m] = narrow
+                filters = np.zeros((c, chunks * 16), np.float32)
+                filters[:, :cin] = we[:, 0, 0, :]
+                for j0 in range(0, c // 8, ntw):
+                    for j in range(j0, j0 + ntw):
+                        d = sum(mma_chunk(a_rows[:, 16 * kc:16 * kc + 16], filters[8 * j:8 * j + 8, 16 * kc:16 * kc + 16])
+                                for kc in range(chunks))
+                        for m in range(16):
+                            if 16 * f + m < pixels:
+                                ch = slice(8 * j, 8 * j + 8)
+                                bias = None if be is None else be[ch]
+                                band[16 * f + m, ch] = (_epilogue(op.expand_epilogue, d[m], bias, None) if inside[m]
+                                                        else np.zeros(8)).astype(element)
+        band = band.reshape(shape.band_rows, shape.band_columns, c)
         a_tile = np.full((shape.tile_pixels, c), np.nan, element)  # rows past the pixels stay garbage
         for row in range(rows):
             if p0 + row >= p:
@@ -232,32 +299,17 @@ def replay(op: ops.DepthwisePointwiseConv2dOp, tile: dp.PairTile, x, w0, w1, b0,
             f, j0 = item // (nt // ntw), item % (nt // ntw) * ntw
             if 16 * f >= valid:
                 break
-            for j in range(ntw):
-                d = np.zeros((16, 8), np.float32)
-                for kc in range(c // 16):
-                    a_frag, b_frag = np.zeros((16, 16), np.float32), np.zeros((16, 8), np.float32)
-                    for g in range(8):
-                        for t in range(4):
-                            first = 16 * kc + 4 * t  # lane t's channels 4t .. 4t + 3 of the chunk
-                            lo, hi = a_tile[16 * f + g, first:first + 4], a_tile[16 * f + g + 8, first:first + 4]
-                            weight = w1[8 * (j0 + j) + g, 0, 0, first:first + 4]
-                            # mma.m16n8k16 registers: a0 a1 a2 a3 = A[g][2t..], A[g+8][2t..], A[g][2t+8..], A[g+8][2t+8..]
-                            a_frag[g, 2 * t:2 * t + 2], a_frag[g + 8, 2 * t:2 * t + 2] = lo[:2], hi[:2]
-                            a_frag[g, 2 * t + 8:2 * t + 10], a_frag[g + 8, 2 * t + 8:2 * t + 10] = lo[2:], hi[2:]
-                            # b0 b1 = B[2t..][g], B[2t+8..][g]
-                            b_frag[2 * t:2 * t + 2, g], b_frag[2 * t + 8:2 * t + 10, g] = weight[:2], weight[2:]
-                    d += a_frag @ b_frag
-                for g in range(8):
-                    for t in range(4):
-                        for e in range(2):
-                            m = 16 * f + g + 8 * e
-                            if m < valid:
-                                channel = 8 * (j0 + j) + 2 * t
-                                pixel = (image, p0 + m // q, m % q)
-                                extra = None if res is None else res[pixel][channel:channel + 2]
-                                bias = None if b1 is None else b1[channel:channel + 2]
-                                out[pixel][channel:channel + 2] = _epilogue(op.epilogue1, d[g + 8 * e, 2 * t:2 * t + 2],
-                                                                            bias, extra)
+            for j in range(j0, j0 + ntw):
+                d = sum(mma_chunk(a_tile[16 * f:16 * f + 16, 16 * kc:16 * kc + 16].astype(np.float32),
+                                  w1[8 * j:8 * j + 8, 0, 0, 16 * kc:16 * kc + 16].astype(np.float32))
+                        for kc in range(c // 16))
+                for m in range(16):
+                    if 16 * f + m < valid:
+                        pixel = (image, p0 + (16 * f + m) // q, (16 * f + m) % q)
+                        ch = slice(8 * j, 8 * j + 8)
+                        extra = None if res is None else res[pixel][ch]
+                        bias = None if b1 is None else b1[ch]
+                        out[pixel][ch] = _epilogue(op.epilogue1, d[m], bias, extra)
     return out.astype(element)
 
 
@@ -276,6 +328,25 @@ def test_the_kernel_replayed_matches_the_interpreter(text, tile, rng):
     expected = run(module, inputs)[0]
     named = by_argument(module, inputs)
     got = replay(op, tile, named["x"], named["w0"], named["w1"], named.get("b0"), named.get("b1"), named.get("res"))
+    assert relative_error(got, expected) < 2e-3
+
+
+@pytest.mark.parametrize(("text", "tile"), [
+    (block_text(n=2, h=12, w=12, cin=16, c=64, k=16), dp.PairTile(4, 4, 8)),
+    (block_text(n=1, h=11, w=9, cin=24, c=48, k=16, stride=2, pads=(0, 0, 1, 1)), dp.PairTile(2, 2, 4)),
+    (block_text(n=1, h=5, w=7, cin=8, c=32, k=8, element="bf16"), dp.PairTile(4, 8, 8)),
+])
+def test_the_expanding_kernel_replayed_matches_the_interpreter(text, tile, rng):
+    """The band by the expansion: its fragments straight from the input (zeros past Cin and
+    outside the image), expand_epilogue rounded, then the rest as without it."""
+    module, count = fused(text, tile, expand=True)
+    op = the_op(module)
+    assert count == 1 and op.expand is not None and dp.tile_reason(op, tile) is None
+    inputs = random_inputs(module, rng)
+    expected = run(module, inputs)[0]
+    named = by_argument(module, inputs)
+    got = replay(op, tile, named["x"], named["w0"], named["w1"], named["b0"], named["b1"],
+                 named["x"] if op.residual is not None else None, named["we"], named["be"])
     assert relative_error(got, expected) < 2e-3
 
 
@@ -300,13 +371,15 @@ def test_the_replay_fails_when_b_takes_the_mmas_own_channel_order(rng, monkeypat
 
 @pytest.mark.slow
 @pytest.mark.parametrize("text", [
+    block_text(n=32, h=28, w=28, cin=32, c=192, k=32),
+    block_text(n=32, h=56, w=56, cin=24, c=144, k=32, stride=2, pads=(0, 0, 1, 1), element="bf16"),
     pair_text(n=32, h=28, w=28, c=192, k=32, residual=True),
     pair_text(n=32, h=112, w=112, c=96, k=24, strides=(2, 2), pads=(0, 0, 1, 1), element="bf16"),
     pair_text(n=1, h=9, w=9, r=5, s=5, pads=(4, 4, 4, 4), dilations=(2, 2), bias=False),
 ])
 def test_units_compile_with_nvcc_without_spills(text, tmp_path):
     """For sm_80 and sm_90, no warning (ptxas warns of spills) and the launchers defined."""
-    module, _ = fused(text)
+    module, _ = fused(text, expand=True)
     assert_unit_compiles(dp, [the_op(module)], tmp_path)
 
 
@@ -317,6 +390,9 @@ def test_the_plain_fallback_compiles_with_nvcc(tmp_path):
     module, _ = fused(pair_text(n=2, h=12, w=12, c=48, k=24, strides=(2, 2), pads=(0, 0, 1, 1), residual=False))
     assert_fallback_compiles(the_op(module), tmp_path)
     module, _ = fused(pair_text(residual=True, element="bf16"))
+    assert_fallback_compiles(the_op(module), tmp_path)
+    module, _ = fused(block_text(n=2, h=12, w=12, cin=24, c=48, k=24), expand=True)
+    assert the_op(module).expand is not None
     assert_fallback_compiles(the_op(module), tmp_path)
 
 

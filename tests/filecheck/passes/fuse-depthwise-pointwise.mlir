@@ -1,5 +1,6 @@
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},fuse-depthwise-pointwise' | filecheck %s
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},fuse-depthwise-pointwise,lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},fuse-depthwise-pointwise{expand=true}' | filecheck %s --check-prefix=EXPAND
 
 // MobileNetV2's inverted residual after its expansion: a 3x3 depthwise conv (bias, ReLU6)
 // on 192 channels at 28², then the 1x1 projection to 32 channels with the block's skip
@@ -39,7 +40,24 @@ func.func @odd_channels(%x: tensor<1x28x28x200xf16>, %dw: tensor<200x3x3x1xf16>,
   func.return %1 : tensor<1x28x28x32xf16>
 }
 
+// The whole block: with expand=true the 1x1 expansion before the depthwise conv joins too,
+// and the 192-channel tensors never leave the chip; without it the expansion stays.
+// CHECK-LABEL: func.func @block
+// CHECK:       op.conv2d %x, %we
+// CHECK-NEXT:  op.depthwise_pointwise_conv2d %0, %dw, %pw
+// EXPAND-LABEL: func.func @block
+// EXPAND-NEXT:  %0 = op.depthwise_pointwise_conv2d %x, %dw, %pw bias0 %b0 bias1 %b1 residual %x expand %we expand_bias %be
+// EXPAND-SAME:  expand_epilogue = #op.epilogue<bias, clip(0.0, 6.0)>
+// EXPAND-SAME:  family = "depthwise_pointwise"
+// EXPAND-NEXT:  func.return %0
+func.func @block(%x: tensor<1x28x28x32xf16>, %we: tensor<192x1x1x32xf16>, %be: tensor<192xf16>, %dw: tensor<192x3x3x1xf16>, %b0: tensor<192xf16>, %pw: tensor<32x1x1x192xf16>, %b1: tensor<32xf16>) -> tensor<1x28x28x32xf16> {
+  %0 = op.conv2d %x, %we bias %be {epilogue = #op.epilogue<bias, clip(0.0, 6.0)>} : (tensor<1x28x28x32xf16>, tensor<192x1x1x32xf16>, tensor<192xf16>) -> tensor<1x28x28x192xf16>
+  %1 = op.conv2d %0, %dw bias %b0 {pads = array<i64: 1, 1, 1, 1>, groups = 192 : i64, epilogue = #op.epilogue<bias, clip(0.0, 6.0)>} : (tensor<1x28x28x192xf16>, tensor<192x3x3x1xf16>, tensor<192xf16>) -> tensor<1x28x28x192xf16>
+  %2 = op.conv2d %1, %pw bias %b1 residual %x {epilogue = #op.epilogue<bias, residual = add>} : (tensor<1x28x28x192xf16>, tensor<32x1x1x192xf16>, tensor<32xf16>, tensor<1x28x28x32xf16>) -> tensor<1x28x28x32xf16>
+  func.return %2 : tensor<1x28x28x32xf16>
+}
+
 // STATS:      fuse-depthwise-pointwise
-// STATS-NEXT: 1 depthwise convs fused with the 1x1 conv after them
+// STATS-NEXT: 2 depthwise convs fused with the 1x1 conv after them
 // STATS:      lower-op-to-cutlass
-// STATS:      1 depthwise_pointwise kernels (op.depthwise_pointwise_conv2d kept)
+// STATS:      2 depthwise_pointwise kernels (op.depthwise_pointwise_conv2d kept)

@@ -39,3 +39,19 @@ func.func @bias_of_the_wrong_conv(%x: tensor<1x8x8x16xf16>, %dw: tensor<16x3x3x1
   %0 = op.depthwise_pointwise_conv2d %x, %dw, %pw bias0 %b {pads = array<i64: 1, 1, 1, 1>, epilogue0 = #op.epilogue<bias>} : (tensor<1x8x8x16xf16>, tensor<16x3x3x1xf16>, tensor<8x1x1x16xf16>, tensor<8xf16>) -> tensor<1x8x8x8xf16>
   func.return %0 : tensor<1x8x8x8xf16>
 }
+
+// -----
+
+func.func @expansion_to_other_channels(%x: tensor<1x8x8x8xf16>, %we: tensor<32x1x1x8xf16>, %dw: tensor<16x3x3x1xf16>, %pw: tensor<8x1x1x16xf16>) -> tensor<1x8x8x8xf16> {
+  // CHECK: depthwise_pointwise_invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'op.depthwise_pointwise_conv2d' op the expansion must be 1x1 from 8 to the depthwise conv's 16 channels (16x1x1x8), got tensor<32x1x1x8xf16>
+  %0 = op.depthwise_pointwise_conv2d %x, %dw, %pw expand %we {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x8xf16>, tensor<16x3x3x1xf16>, tensor<8x1x1x16xf16>, tensor<32x1x1x8xf16>) -> tensor<1x8x8x8xf16>
+  func.return %0 : tensor<1x8x8x8xf16>
+}
+
+// -----
+
+func.func @expansion_bias_without_expansion(%x: tensor<1x8x8x16xf16>, %dw: tensor<16x3x3x1xf16>, %pw: tensor<8x1x1x16xf16>, %be: tensor<16xf16>) -> tensor<1x8x8x8xf16> {
+  // CHECK: depthwise_pointwise_invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'op.depthwise_pointwise_conv2d' op an expansion bias or epilogue without an expansion filter
+  %0 = op.depthwise_pointwise_conv2d %x, %dw, %pw expand_bias %be {pads = array<i64: 1, 1, 1, 1>, expand_epilogue = #op.epilogue<bias>} : (tensor<1x8x8x16xf16>, tensor<16x3x3x1xf16>, tensor<8x1x1x16xf16>, tensor<16xf16>) -> tensor<1x8x8x8xf16>
+  func.return %0 : tensor<1x8x8x8xf16>
+}
