@@ -89,9 +89,10 @@ class Case:
     fuse_blocking: bool = False
     """Whether fuse-conv-space-to-depth runs after the choice (a halo conv and the
     op.space_to_depth before it become one op.space_to_depth_conv2d)."""
-    fuse_depthwise_pointwise: bool = False
+    fuse_depthwise_pointwise: bool | str = False
     """Whether fuse-depthwise-pointwise runs after the choice (a depthwise conv and the 1x1
-    conv after it become one op.depthwise_pointwise_conv2d; the override then applies to it)."""
+    conv after it become one op.depthwise_pointwise_conv2d; the override then applies to it);
+    "expand": with the expansion before them too."""
     # filled by lower()
     op_module: object = None
     cutlass_module: object = None
@@ -115,7 +116,7 @@ def lower(case: Case) -> Case:
     if case.fuse_depthwise_pointwise:
         from boltir.backends.cuda.passes.fuse_depthwise_pointwise import FuseDepthwisePointwisePass
 
-        FuseDepthwisePointwisePass().apply(ctx, module)
+        FuseDepthwisePointwisePass(expand=case.fuse_depthwise_pointwise == "expand").apply(ctx, module)
     if case.override:
         for target in module.walk():
             if KERNEL_ATTR in target.attributes:
