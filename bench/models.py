@@ -213,7 +213,8 @@ def time_ms(fn) -> float:
 
 BUILDS = {"sm80": ("sm80", 2), "sm90": ("sm90", 3), "sm90-2x": ("sm90", 2), "sm90-tuned": ("sm90", 3),
           "sm90-nosplitk": ("sm90", 3), "sm90-2cta": ("sm90", 3), "sm90-nohalo": ("sm90", 3), "sm90-halo16": ("sm90", 3),
-          "sm90-heuristic": ("sm90", 3), "sm90-unfusedstem": ("sm90", 3), "sm90-dwpw": ("sm90", 3)}
+          "sm90-heuristic": ("sm90", 3), "sm90-unfusedstem": ("sm90", 3), "sm90-dwpw": ("sm90", 3),
+          "sm90-block": ("sm90", 3)}
 """What --builds names: an A100-targeted 2.x build, the sm90 build (3.x where it runs),
 an sm90 build kept to 2.x kernels (for comparing the generations), an sm90 build whose
 kernels come from the tuning database $BOLTIR_TUNING_DB (boltc --no-tune), and the sm90
@@ -225,7 +226,8 @@ would run 16-64-channel stride-1 convs); `sm90-halo16` pads an image's 3 channel
 `sm90-unfusedstem` leaves out fuse-conv-space-to-depth (the blocked stem's space-to-depth
 kernel and its halo conv as two launches, as before the fusion); `sm90-dwpw` adds
 fuse-depthwise-pointwise (each depthwise conv and the 1x1 conv after it as one launch of our
-depthwise_pointwise kernel, where it takes them).
+depthwise_pointwise kernel, where it takes them); `sm90-block` adds it with `expand=true` (the
+expanding 1x1 conv before them joins too: the whole inverted residual in one launch).
 The others are built as a user's default build is (an empty database): on a GPU that
 boltir ships tuning data for (the H200), that data's records, where they raced the
 heuristic's choice, and the heuristic's choice elsewhere; `sm90-heuristic` takes the
@@ -237,7 +239,8 @@ PAD_OPTIONS = {"sm90-halo16": "stem_channels=16"}
 """pad-alignment options a build adds to it."""
 LEFT_OUT = {"sm90-unfusedstem": "fuse-conv-space-to-depth"}
 """A pass a build leaves out of the default pipeline."""
-ADDED = {"sm90-dwpw": ("fuse-conv-space-to-depth", "fuse-depthwise-pointwise")}
+ADDED = {"sm90-dwpw": ("fuse-conv-space-to-depth", "fuse-depthwise-pointwise"),
+         "sm90-block": ("fuse-conv-space-to-depth", "fuse-depthwise-pointwise{expand=true}")}
 """A pass a build adds to the default pipeline: (the pass it follows, the pass)."""
 HEURISTIC_DB = "/nonexistent/boltir-heuristic-builds.sqlite"
 

@@ -46,7 +46,7 @@ def test_the_unfused_stem_build_leaves_out_only_the_stems_fusion():
 
 def test_the_dwpw_build_adds_only_the_depthwise_pointwise_fusion():
     """`sm90-dwpw`: the default pipeline with fuse-depthwise-pointwise after the other fusions
-    of chosen kernels, before lower-op-to-cutlass."""
+    of chosen kernels, before lower-op-to-cutlass; `sm90-block` with its `expand=true`."""
     import boltir.compiler
     from bench.models import HEURISTIC_DB, build_pipeline
 
@@ -55,6 +55,8 @@ def test_the_dwpw_build_adds_only_the_depthwise_pointwise_fusion():
     assert "fuse-depthwise-pointwise" not in default.split(",")
     assert [step for step in added if step != "fuse-depthwise-pointwise"] == default.split(",")
     assert added.index("fuse-depthwise-pointwise") < added.index("lower-op-to-cutlass")
+    block = build_pipeline("sm90-block", HEURISTIC_DB).split(",")
+    assert [step for step in block if step != "fuse-depthwise-pointwise{expand=true}"] == default.split(",")
 
 
 def test_the_memory_bound_conv_floor_rows():

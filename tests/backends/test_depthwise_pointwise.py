@@ -396,21 +396,24 @@ def test_the_plain_fallback_compiles_with_nvcc(tmp_path):
     assert_fallback_compiles(the_op(module), tmp_path)
 
 
-def test_a_small_mobilenet_v2_built_with_the_fusion_computes_what_the_default_build_does():
-    """bench.models' `sm90-dwpw` build on the importer tests' MobileNetV2: its five
-    depthwise convs are each fused with the projection after them (the 12-channel ones too,
-    padded to 16 by pad-alignment), and the lowered module computes what the heuristic
-    build's does, to the bit (the intermediate is rounded as the depthwise conv's result)."""
+@pytest.mark.parametrize(("build", "expansions"), [("sm90-dwpw", 0), ("sm90-block", 4)])
+def test_a_small_mobilenet_v2_built_with_the_fusion_computes_what_the_default_build_does(build, expansions):
+    """bench.models' `sm90-dwpw` and `sm90-block` builds on the importer tests' MobileNetV2:
+    its five depthwise convs are each fused with the projection after them (the 12-channel
+    ones too, padded to 16 by pad-alignment), with `sm90-block` the four blocks' expansions
+    too, and the lowered module computes what the heuristic build's does, to the bit (each
+    intermediate is rounded as the separate convs' results)."""
     from bench.models import HEURISTIC_DB, build_pipeline
     from boltir.compiler import lower_model
     from tests.frontends.onnx_models import image_inputs, mobilenet_v2_onnx
 
     rng = np.random.default_rng(0)
     model = mobilenet_v2_onnx(rng)
-    fused_build, _, _ = lower_model(model, arch="sm90", dtype="f16", pipeline=build_pipeline("sm90-dwpw", HEURISTIC_DB))
+    fused_build, _, _ = lower_model(model, arch="sm90", dtype="f16", pipeline=build_pipeline(build, HEURISTIC_DB))
     default, _, _ = lower_model(model, arch="sm90", dtype="f16", pipeline=build_pipeline("sm90-heuristic", HEURISTIC_DB))
     pairs = [op for op in fused_build.walk() if isinstance(op, ops.DepthwisePointwiseConv2dOp)]
     assert len(pairs) == 5 and all(dp.supports(op) for op in pairs)
+    assert sum(op.expand is not None for op in pairs) == expansions
     assert not any(isinstance(op, ops.Conv2dOp) and op.prop_value("groups") > 1 for op in fused_build.walk())
     x = image_inputs(rng)
     assert relative_error(run(fused_build, x)[0], run(default, x)[0]) == 0.0
