@@ -1,24 +1,29 @@
 """Our depthwise-then-pointwise conv (family `depthwise_pointwise`): one kernel for an
 `op.depthwise_pointwise_conv2d`, a depthwise conv and the 1×1 conv of its output (MobileNet's
-inverted residual after its expansion), both epilogues fused, the second with the block's
-residual. The depthwise conv's output is the block's widest tensor (6× the block's
-channels); the two-kernel path writes it to DRAM and reads it back, this one keeps it in
-shared memory.
+inverted residual after its expansion), or with the op's expansion the whole inverted
+residual, every epilogue fused, the last with the block's residual. The depthwise conv's
+input and output are the block's widest tensors (6× the block's channels); the separate
+kernels write them to DRAM and read them back, this one keeps them in shared memory.
 
     reason = conv_reason(op)          # None where the kernel computes this op
     tile = default_tile(op)           # PairTile
     source = emit_translation_unit([op])
 
-**Which ops.** `fuse-depthwise-pointwise` makes the op where `pair_reason` accepts the two
+**Which ops.** `fuse-depthwise-pointwise` makes the op where `pair_reason` accepts the
 convs and gives it this family's choice (an "sm80" one: plain CUDA with mma.sync and
 cp.async, built for sm80 and sm90 alike). `lower-op-to-cutlass` leaves it at the op level;
-this generator computes it. NHWC, OHWI filters, one element type (f16 or bf16), C a
-multiple of 16, K a multiple of 8, any depthwise window of at most MAX_WINDOW a side, any
-strides, pads and dilations.
+this generator computes it. NHWC, OHWI filters, one element type (f16 or bf16), C (the
+depthwise conv's channels) a multiple of 16, K a multiple of 8, an expansion's Cin a
+multiple of 4, any depthwise window of at most MAX_WINDOW a side, any strides, pads and
+dilations.
 
 **The kernel.** One CTA per `rows` output rows of one image, in three steps:
-1. cp.async copies the input band those rows' windows cover (all C channels, the padding
-   as zeros) into shared memory, and the depthwise taps go there as f32, tap-major.
+1. The band those rows' windows cover, all C channels, into shared memory, the padding as
+   zeros: copied by cp.async; or, with an expansion, computed: warp items of 16 band
+   pixels and `expand_warp_tiles` n8 tiles of C, mma.sync with A straight from the narrow
+   input (8-byte loads as in step 3), expand_epilogue rounded to the element type, zeros
+   for pixels outside the image (the depthwise conv pads the expanded tensor). The
+   depthwise taps go to shared memory as f32, tap-major.
 2. The depthwise conv: a thread item is one 8-channel vector of a strip of `columns`
    output pixels of a row; it reads each band column under the strip once (16 bytes) and
    adds it into every output of the strip whose window holds it (the sliding window along
@@ -32,19 +37,21 @@ strides, pads and dilations.
    so a half warp's four A rows fall in distinct banks. epilogue1 (bias, residual,
    activation) runs on the accumulators and each thread stores its two channels.
 
-**Launcher ABI**: the CUTLASS conv launchers' shape, with both filters and biases:
+**Launcher ABI**: the CUTLASS conv launchers' shape, with every filter and bias:
 
     int NAME(const void *input, const void *filter0, const void *bias0, const void *filter1,
-             const void *bias1, const void *residual, void *output, int n, int h, int w,
-             int c, int k, int r, int s, int p, int q, int pad_h, int pad_w, int stride_h,
-             int stride_w, int dilation_h, int dilation_w, void *workspace,
-             size_t workspace_bytes, cudaStream_t stream);
+             const void *bias1, const void *residual, const void *expand,
+             const void *expand_bias, void *output, int n, int h, int w, int c, int k,
+             int r, int s, int p, int q, int pad_h, int pad_w, int stride_h, int stride_w,
+             int dilation_h, int dilation_w, void *workspace, size_t workspace_bytes,
+             cudaStream_t stream);
     size_t NAME_workspace_size(<the same 15 ints>);   // 0: no workspace
 
-`k` is the 1×1 conv's output channels, r × s the depthwise window. 2002 when the integers
-are not the instance's problem, 2003 for a null bias or residual that an epilogue reads, 1
-for a misaligned pointer (input 16 bytes, filter1 8, output and residual 4); else 0, or
-1000 + the launch's cudaError_t.
+`c` is the input's channels, `k` the 1×1 conv's output channels, r × s the depthwise
+window. 2002 when the integers are not the instance's problem, 2003 for a null filter,
+bias or residual that the instance reads, 1 for a misaligned pointer (input 16 bytes,
+filter1 and expand 8, output and residual 4, bias0 16); else 0, or 1000 + the launch's
+cudaError_t.
 """
 
 from __future__ import annotations
@@ -64,15 +71,13 @@ FAMILY = "depthwise_pointwise"
 FAMILIES: dict[type, str] = {ops.DepthwisePointwiseConv2dOp: FAMILY}
 
 ELEMENTS = HALF_ELEMENTS
-VECTOR = 8
-"""Channels a depthwise thread item holds: one 16-byte vector."""
 MAX_WINDOW = 7
 """The depthwise window's side at most (a row's taps are in registers)."""
 MAX_CHANNELS = 1024
 MAX_OUTPUT_CHANNELS = 512
 MAX_EXPAND_INPUT = 128
-"""An expansion's input channels at most (its A fragments for one 16-pixel fragment are in
-registers: Cin / 16 chunks of two 8-byte words a row)."""
+"""An expansion's input channels at most: past them each band pixel's reduction is long
+enough that the expansion is a GEMM CUTLASS's tiles serve better."""
 ROWS = (1, 2, 4, 8)
 COLUMNS = (1, 2, 4, 8)
 WARPS = (4, 8)
