@@ -417,3 +417,25 @@ def test_a_small_mobilenet_v2_built_with_the_fusion_computes_what_the_default_bu
     assert not any(isinstance(op, ops.Conv2dOp) and op.prop_value("groups") > 1 for op in fused_build.walk())
     x = image_inputs(rng)
     assert relative_error(run(fused_build, x)[0], run(default, x)[0]) == 0.0
+
+
+@pytest.mark.slow
+def test_a_small_mobilenet_v2_compiles_with_its_blocks_fused_whole(tmp_path):
+    """boltir.compile with fuse-depthwise-pointwise{expand=true} in the pipeline: nvcc builds
+    and links the library (the host program calls the fused launchers with their nine
+    pointers), and the manifest lists one launch per block, none on a fallback."""
+    import json
+    import shutil
+
+    import boltir.compiler
+    from tests.frontends.onnx_models import mobilenet_v2_onnx
+
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    pipeline = boltir.compiler.full_pipeline(dtype="f16", arch="sm80", cutlass=2, selector="heuristic").replace(
+        "fuse-conv-space-to-depth,", "fuse-conv-space-to-depth,fuse-depthwise-pointwise{expand=true},")
+    result = boltir.compiler.compile(mobilenet_v2_onnx(np.random.default_rng(0)), tmp_path / "out", arch="sm80",
+                                     dtype="f16", pipeline=pipeline, progress=False)
+    assert result.fallbacks == [] and result.compile_fallbacks == []
+    families = [launch["family"] for launch in json.loads((tmp_path / "out/manifest.json").read_text())["launches"]]
+    assert families.count(dp.FAMILY) == 5 and (tmp_path / "out/libmodel.so").exists()
