@@ -180,7 +180,7 @@ HEADER = ("case", "bucketed ms / s", "static ms / s", "ratio or peer", "goal", "
 
 
 def main() -> int:
-    from bench.models import print_table
+    from bench.tables import print_table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="resnet50,bert")

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
+from bench.tables import print_table
 from bench.check_compute_kernels import relative_error
 from boltir.backends.cuda.codegen import attention_kernels as ak
 from boltir.backends.cuda.codegen.generator import CompileJob, unit_job
@@ -390,14 +391,6 @@ def bound_on_current(bound: Bound) -> Bound:
     if bound.arguments[-1].value != stream:
         bound.arguments = (*bound.arguments[:-1], ctypes.c_void_p(stream))
     return bound
-
-
-def print_table(header: tuple, rows: list[tuple]) -> None:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
-    print("-|-".join("-" * w for w in widths))
-    for row in rows:
-        print(" | ".join(str(v).ljust(w) for v, w in zip(row, widths)))
 
 
 TIMING_HEADER = ("workload", *(f"{name} ms" for name in KERNELS.values()), "sm90 TFLOP/s",

@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
+from bench.tables import print_table
 from boltir.backends.cuda.codegen import compute_kernels as ck
 from boltir.backends.cuda.codegen.generator import CompileJob
 from boltir.backends.cuda.toolchain.nvcc import build_shared_library
@@ -527,13 +528,6 @@ def time_layer_norm(library, hopper, case: Case) -> tuple:
             f"{peer:.4f}", f"{nbytes / peer / 1e9:.2f}", f"{copy:.4f}", f"{nbytes / copy / 1e9:.2f}",
             f"{nbytes / BANDWIDTH * 1e3:.4f}")
 
-
-def print_table(header: tuple, rows: list[tuple]) -> None:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
-    print("-|-".join("-" * w for w in widths))
-    for row in rows:
-        print(" | ".join(v.ljust(w) for v, w in zip(row, widths)))
 
 if __name__ == "__main__":
     sys.exit(main())

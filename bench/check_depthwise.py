@@ -160,7 +160,8 @@ def timing_main(argv: list[str]) -> int:
     import torch
 
     from bench.kernels import relative, rotations_for
-    from bench.pointwise import device_ms, print_table
+    from bench.pointwise import device_ms
+    from bench.tables import print_table
 
     stream = torch.cuda.Stream()
     rows, best = [], {}

@@ -37,7 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.check_stem_conv import graph_ms, print_table
+from bench.check_stem_conv import graph_ms
+from bench.tables import print_table
 from bench.harness import (
     Case,
     build_library,

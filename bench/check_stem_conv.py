@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bench.tables import print_table
 from bench.harness import conv_timing_operands, profile_launches
 from boltir.backends.cuda.codegen import cutlass_kernels, stem_conv_kernels
 from boltir.backends.cuda.codegen.generator import CompileJob
@@ -206,15 +207,6 @@ def timing_rows(args) -> list[tuple]:
         rows.append((name, batch, describe(ours), timed[0], describe(theirs), timed[1], cudnn, bound,
                      f"{100 * bound / timed[0]:.0f}%", f"{moved / timed[0] / 1e9:.2f}"))
     return rows
-
-
-def print_table(header: tuple, rows: list[tuple]) -> None:
-    text = [[f"{v:.4f}" if isinstance(v, float) else str(v) for v in row] for row in rows]
-    widths = [max(len(r[i]) for r in [list(header), *text]) for i in range(len(header))]
-    print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
-    print("-|-".join("-" * w for w in widths))
-    for row in text:
-        print(" | ".join(v.ljust(w) for v, w in zip(row, widths)))
 
 
 def main() -> int:

@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench.tables import print_table
 from bench.roofline_plot import plot_launches
 from boltir.runtime import launch_bounds
 from boltir.target import get_target
@@ -475,14 +476,6 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
 HEADER = ("model", "boltir", "boltir graph", "eager", "compile", "reduce-overhead", "err ours vs fp32", "err eager fp16 vs fp32",
           "correct", "device MiB ours/eager", "compile s cold/warm", "fallbacks", "bounds ms", "bounds/graph", "model eff",
           "other builds: graph ms (err)")
-
-
-def print_table(header, rows) -> None:
-    widths = [max(len(str(r[i])) for r in [*rows, header]) for i in range(len(header))]
-    print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
-    print("-|-".join("-" * w for w in widths))
-    for row in rows:
-        print(" | ".join(str(v).ljust(w) for v, w in zip(row, widths)))
 
 
 def main() -> int:

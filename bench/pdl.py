@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from bench import models
+from bench.tables import print_table
 
 ROUNDS = 3
 SETTINGS = ("1", "late", "0")
@@ -91,7 +92,7 @@ def main() -> int:
             print("row: " + " | ".join(row), flush=True)
             rows.append(row)
     print(f"\nGPU: {torch.cuda.get_device_name()}; graph replay in ms, median of {ROUNDS} processes each")
-    models.print_table(("model", "launches", "plain ms", "PDL late ms", "PDL ms", "plain / late", "plain / PDL",
+    print_table(("model", "launches", "plain ms", "PDL late ms", "PDL ms", "plain / late", "plain / PDL",
                         "µs saved per launch", "err vs fp32 (PDL)", "PDL outputs = plain", "compile s"), rows)
     return 0
 

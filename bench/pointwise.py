@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.tables import print_table
 from bench.harness import BoundKernel, Case, build_library, describe_choice, generator_of, lower, profile_launches
 from bench.kernels import INNER, REPEATS, WARMUP, relative, rotations_for
 from boltir.backends.cuda.codegen import stream_conv_kernels
@@ -252,14 +253,6 @@ def measure(shape: Pointwise, cases, library, args, torch) -> tuple[list, dict]:
             peers["compile"] = float("nan")
     torch.cuda.empty_cache()
     return rows, peers
-
-
-def print_table(header, rows) -> None:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    print(" | ".join(str(h).ljust(w) for h, w in zip(header, widths)))
-    print("-|-".join("-" * w for w in widths))
-    for row in rows:
-        print(" | ".join(str(v).ljust(w) for v, w in zip(row, widths)))
 
 
 def main() -> int:

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.corpus import ARCH, CPU_CHECK_BOUND, DTYPE, one_line
-from bench.models import HEURISTIC_DB, print_table, replay_ms
+from bench.models import HEURISTIC_DB, replay_ms
+from bench.tables import print_table
 
 
 @dataclass(frozen=True)

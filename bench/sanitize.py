@@ -68,7 +68,7 @@ def sanitize(directory: Path, tool: str, timeout: float) -> tuple[str, str]:
 
 
 def main() -> int:
-    from bench.models import print_table
+    from bench.tables import print_table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(BENCHMARK), help="bench/models.py's models")

@@ -346,7 +346,7 @@ def main() -> int:
                           f"{len(ok)}/{len(record.measurements)}" + (f" ({failed} failed)" if failed else "")))
             print("row:", " | ".join(cells[-1]), flush=True)
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; times in ms (ours: {records and next(iter(records.values())).timing} timing)")
-    from bench.models import print_table
+    from bench.tables import print_table
 
     print_table(header, cells)
     for line in floors(rows):
