@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Nsight Compute on the kernels issues 15 and 16 still miss (VGG-16's 224² halo convs in every
 # mode and tile, MobileNetV2's 28² depthwise conv in every timed tile, the Hopper attention at
-# b32 h12 s512 d64 in every schedule), under BOLTIR_BENCH_PROFILE: each kernel launched twice,
-# plainly, and a plain copy of the depthwise conv's bytes for its floor. One report each in $OUT
-# (ncu_halo.txt, ncu_dw.txt, ncu_copy.txt, ncu_attention.txt); NCU_ONLY=halo,dw,copy,attention picks some.
+# b32 h12 s512 d64 in every schedule, MobileNetV2's 28² block fused whole or in part by our
+# depthwise_pointwise kernel), under BOLTIR_BENCH_PROFILE: each kernel launched twice, plainly,
+# and a plain copy of the depthwise conv's bytes for its floor. One report each in $OUT
+# (ncu_halo.txt, ncu_dw.txt, ncu_copy.txt, ncu_attention.txt, ncu_dwpw.txt);
+# NCU_ONLY=halo,dw,copy,attention,dwpw picks some (default: the first four).
 #   run: bash bench/ncu_kernels.sh      carry: [".whl"]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +38,10 @@ fi
 if [[ ",$only," == *,copy,* ]]; then  # the depthwise conv's bytes as a plain copy: its floor under the same profiler
   profile copy "copy|elementwise" python3 -c "import torch; x = torch.empty(32 * 28 * 28 * 192, dtype=torch.float16, device='cuda'); \
 y = torch.empty_like(x); [y.copy_(x) for _ in range(2)]; torch.cuda.synchronize()"
+fi
+if [[ ",$only," == *,dwpw,* ]]; then
+  python3 -m bench.check_depthwise_pointwise --timing --only block4 --build-only > /dev/null
+  profile dwpw boltir_depthwise_pointwise python3 -m bench.check_depthwise_pointwise --timing --only block4
 fi
 if [[ ",$only," == *,attention,* ]]; then
   ATTENTION="b32 h12 s512 d64 BHSD"
