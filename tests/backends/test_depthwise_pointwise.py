@@ -197,6 +197,40 @@ def test_a_marked_choice_it_cannot_run_is_a_one_line_error():
         LowerOpToCutlassPass().apply(make_context(), module)
 
 
+# ------------------------------------------------------------------ selection and tuning
+
+
+def test_select_kernels_chooses_the_fused_op_and_the_tuner_races_its_tiles():
+    """Run before select-kernels, the pass leaves an op that select-kernels chooses like any:
+    the heuristic's tile (the same the pass gives), and the tuner's candidates are the
+    kernel's tiles alone, each one that lowers; the tuning key tells windows and expansions
+    apart."""
+    from boltir.backends.cuda.select.candidates import candidates
+    from boltir.backends.cuda.select.heuristic import HeuristicSelector
+    from boltir.backends.cuda.tune.database import tuning_key
+    from boltir.backends.cuda.tune.tuner import lower_alone, single_op_module
+
+    module = parse_module(block_text(n=32, h=28, w=28, cin=32, c=192, k=32))
+    FuseDepthwisePointwisePass(expand=True).apply(make_context(), module)
+    op = the_op(module)
+    chosen = KernelChoice.from_attr(op.attributes.pop(KERNEL_ATTR))
+    SelectKernelsPass(arch="sm90", selector="heuristic").apply(make_context(), module)
+    assert KernelChoice.from_attr(op.attributes[KERNEL_ATTR]) == chosen == HeuristicSelector().select(op, "sm90")
+    found = candidates(op, "sm90", sms=132)
+    tiles = [dp.PairTile.of(choice.tile) for choice in found.choices]
+    assert {choice.family for choice in found.choices} == {dp.FAMILY} and tiles[0] == dp.default_tile(op)
+    assert 4 <= len(tiles) == len(set(tiles)) <= 8
+    single = single_op_module(op)
+    for choice in found.choices:
+        lower_alone(single, choice)
+    strided = the_op(fused(block_text(n=32, h=28, w=28, cin=32, c=192, k=32, stride=2, pads=(0, 0, 1, 1), residual=False),
+                           expand=True)[0])
+    pair = the_op(fused(block_text(n=32, h=28, w=28, cin=32, c=192, k=32))[0])
+    keys = {tuning_key(o, "sm90") for o in (op, strided, pair)}
+    assert len(keys) == 3 and "strides=2x2" in tuning_key(strided, "sm90").problem
+    assert tuning_key(op, "sm90").epilogue.count(";") == 2 and tuning_key(pair, "sm90").epilogue.count(";") == 1
+
+
 # ------------------------------------------------------------------ the kernel, replayed
 
 

@@ -804,3 +804,21 @@ def test_the_heuristics_choice_stands_unless_another_is_clearly_faster():
     assert fastest_of(clear, prefer=heuristic).choice == other
     wrong = [Measurement(heuristic, "wrong", 0.5, 1.0, "", "graph"), close[1]]
     assert fastest_of(wrong, prefer=heuristic).choice == other
+
+
+def test_the_fused_depthwise_pointwise_op_is_tuned_like_any(tmp_path, fake_tuner):
+    """fuse-depthwise-pointwise's op (run before select-kernels, it meets the tuner): its
+    tiles are measured and the fastest recorded, the expansion's filter scaled by its fan-in."""
+    from boltir.backends.cuda.codegen import depthwise_pointwise_kernels
+    from boltir.backends.cuda.passes.fuse_depthwise_pointwise import FuseDepthwisePointwisePass
+    from tests.support.op_modules import inverted_residual_text
+
+    module = parse_module(inverted_residual_text(n=32, h=28, w=28, cin=32, c=192, k=32), "<test>", ctx=make_context())
+    FuseDepthwisePointwisePass(expand=True).apply(make_context(), module)
+    op = next(o for o in module.walk() if isinstance(o, ops.DepthwisePointwiseConv2dOp))
+    database = TuningDatabase.open(tmp_path / "t.sqlite")
+    (record,) = fake_tuner(database).tune([op]).values()
+    assert record.best.family == depthwise_pointwise_kernels.FAMILY and len(record.measurements) >= 4
+    assert all(m.status == "ok" for m in record.measurements)
+    scales = profiler.operand_scales(op)
+    assert scales[list(op.operands).index(op.expand)] == pytest.approx((3.0 / 32) ** 0.5)

@@ -3,8 +3,12 @@ becomes one `op.depthwise_pointwise_conv2d` on our depthwise_pointwise kernel, w
 the depthwise conv's output (MobileNet's widest tensor, 6× the block's channels) in shared
 memory: its write and read-back are gone, and one launch.
 
-Requires: select-kernels ran (it may have chosen kernels for both convs; the fused op
-takes its own choice); before lower-op-to-cutlass and plan-memory.
+Requires: NHWC op-level convs; before lower-op-to-cutlass and plan-memory. After
+select-kernels (bench.models' builds put it there: before it, form-persistent-kernels'
+back-to-back ops, which select-kernels splits again on sm90, hide a block's projection) it
+drops the convs' choices and gives the fused op the heuristic's tile. Before
+select-kernels, that pass chooses the fused op's tile like any op's: the heuristic's, the
+tuning database's, or with `selector=tune` the fastest of its tiles.
 Guarantees: an NHWC `op.conv2d` with groups = C = K, OHWI filter and no residual, whose
 result has one use, the input of an NHWC 1×1 stride-1 unpadded `op.conv2d` with groups 1,
 where `depthwise_pointwise_kernels.pair_reason` accepts the pair (the kernel computes it and
@@ -16,7 +20,7 @@ unpadded conv without a residual whose only user is that depthwise conv joins th
 filter, bias and epilogue as the op's expansion, its input the op's) where the kernel takes
 the three and expects them to pay; else the pair is fused alone. The fused
 op's kernel choice is the family's default tile (an "sm80" choice: plain CUDA, built for
-sm80 and sm90 alike); the fused convs are erased. Anything else is unchanged; --pass-stats
+sm80 and sm90 alike), which a later select-kernels replaces; the fused convs are erased. Anything else is unchanged; --pass-stats
 counts the pairs and expansions fused. The module computes the same function (each
 intermediate is rounded to the element type, as the separate convs' results were).
 """
@@ -31,7 +35,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from boltir.backends.cuda.codegen import depthwise_pointwise_kernels
-from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
+from boltir.backends.cuda.select.choice import KERNEL_ATTR
+from boltir.backends.cuda.select.heuristic import depthwise_pointwise_choice
 from boltir.dialects import op as ops
 from boltir.passes import statistics
 
@@ -55,7 +60,7 @@ def fusable_expansion(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp) -> ops.C
 
 @dataclass(frozen=True)
 class FuseDepthwisePointwisePass(ModulePass):
-    """Requires: kernels selected. Guarantees: a depthwise conv and the 1×1 conv of its
+    """Requires: NHWC op-level convs. Guarantees: a depthwise conv and the 1×1 conv of its
     result (`expand`: and the 1×1 conv before it) are one op.depthwise_pointwise_conv2d on
     our kernel."""
 
@@ -71,9 +76,7 @@ class FuseDepthwisePointwisePass(ModulePass):
                 continue
             expand = fusable_expansion(depthwise, pointwise) if self.expand else None
             fused = depthwise_pointwise_kernels.fused_op(depthwise, pointwise, expand)
-            tile = depthwise_pointwise_kernels.default_tile(fused)
-            choice = KernelChoice(depthwise_pointwise_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
-            fused.attributes[KERNEL_ATTR] = choice.to_attr()
+            fused.attributes[KERNEL_ATTR] = depthwise_pointwise_choice(fused).to_attr()
             fused.location = pointwise.location
             Rewriter.insert_op(fused, InsertPoint.before(pointwise))
             pointwise.output.replace_all_uses_with(fused.output)

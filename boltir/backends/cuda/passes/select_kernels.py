@@ -64,7 +64,7 @@ from boltir.diagnostics import BoltError
 from boltir.dialects import op as ops
 from boltir.passes import statistics
 
-SELECTABLE = (ops.GemmOp, ops.Conv2dOp, ops.B2bGemmOp, ops.B2bConv2dOp)
+SELECTABLE = (ops.GemmOp, ops.Conv2dOp, ops.B2bGemmOp, ops.B2bConv2dOp, ops.DepthwisePointwiseConv2dOp)
 
 
 SELECTORS = ("heuristic", "db", "tune")

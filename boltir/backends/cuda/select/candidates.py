@@ -75,6 +75,7 @@ from xdsl.ir import Operation
 from boltir.backends.cuda.codegen import (
     cutlass_sm90,
     depthwise_kernels,
+    depthwise_pointwise_kernels,
     halo_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
@@ -360,6 +361,21 @@ def direct_depthwise(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet, 
     return _own_tiles(op, base, variants, depthwise_kernels.tile_reason, found)[:MAX_DIRECT_DEPTHWISE]
 
 
+MAX_DEPTHWISE_POINTWISE = 8
+"""At most this many of our depthwise + 1×1 kernel's tiles (nothing else computes its op)."""
+
+
+def depthwise_pointwise(op: ops.DepthwisePointwiseConv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
+    """Our depthwise + 1×1 kernel's tiles: the heuristic's, then the other row counts,
+    columns and warps (those its rules take)."""
+    tile = depthwise_pointwise_kernels.PairTile.of(base.tile)
+    variants = [tile]
+    variants += [dataclasses.replace(tile, rows=rows) for rows in depthwise_pointwise_kernels.ROWS]
+    variants += [dataclasses.replace(tile, columns=columns) for columns in depthwise_pointwise_kernels.COLUMNS]
+    variants += [dataclasses.replace(tile, warps=warps) for warps in depthwise_pointwise_kernels.WARPS]
+    return _own_tiles(op, base, variants, depthwise_pointwise_kernels.tile_reason, found)[:MAX_DEPTHWISE_POINTWISE]
+
+
 MAX_POINTWISE = 6
 """At most this many of our streaming conv's tiles, beside the next choice's."""
 
@@ -608,6 +624,10 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_c
             heuristic = dataclasses.replace(heuristic, **{switch: False})
             first = heuristic.select(op, arch)
     hopper = arch == "sm90" and cutlass >= 3
+    if isinstance(op, ops.DepthwisePointwiseConv2dOp):  # only our kernel computes it: its tiles
+        found.choices = depthwise_pointwise(op, first, found)
+        found.generated = len(found.choices) + sum(found.pruned.values())
+        return found
     if isinstance(op, ops.B2bGemmOp | ops.B2bConv2dOp):
         found.choices = [first] if first == UNFUSE else [first, UNFUSE]
         found.generated = len(found.choices)

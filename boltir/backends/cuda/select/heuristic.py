@@ -20,6 +20,7 @@ from xdsl.ir import Operation
 from boltir.backends.cuda.codegen import (
     cutlass_sm90,
     depthwise_kernels,
+    depthwise_pointwise_kernels,
     halo_conv_kernels,
     skinny_gemm_kernels,
     splitk_conv_kernels,
@@ -433,6 +434,13 @@ def splitk_conv_problem(op: ops.Conv2dOp, sms: int) -> bool:
     return cutlass_ctas * SPLIT_WAVE_SHARE <= sms and splitk_conv_kernels.tiles(op, tile) * tile.split >= 2 * cutlass_ctas
 
 
+def depthwise_pointwise_choice(op: ops.DepthwisePointwiseConv2dOp) -> KernelChoice:
+    """Our kernel for a depthwise conv with the 1×1 convs around it, at its heuristic's
+    tile: an "sm80" choice (plain CUDA, built for sm80 and sm90 alike)."""
+    return KernelChoice(depthwise_pointwise_kernels.FAMILY, "sm80", depthwise_pointwise_kernels.default_tile(op).as_tile(),
+                        (8, 8, 8))
+
+
 @dataclass
 class HeuristicSelector:
     """A deterministic choice from the shapes: no GPU, same answer everywhere.
@@ -493,6 +501,8 @@ class HeuristicSelector:
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
         hopper = arch == "sm90" and self.cutlass >= 3
         sms = self.sms or get_target(arch).multiprocessors
+        if isinstance(op, ops.DepthwisePointwiseConv2dOp):  # only our kernel computes it (fuse-depthwise-pointwise)
+            return depthwise_pointwise_choice(op)
         # before the halo and stem rules, which take such convs too (at a fraction of DRAM speed)
         if hopper and self.stream_windows and isinstance(op, ops.Conv2dOp) and (
                 tile := narrow_window_problem(op, arch)) is not None:

@@ -77,7 +77,7 @@ class TuningKey:
 
 _LAYOUT_PROPERTIES = ("layout", "filter_layout", "layout_a", "layout_b", "layout_b0", "layout_b1")
 _WINDOW_PROPERTIES = ("strides", "pads", "dilations", "groups")
-_EPILOGUE_PROPERTIES = ("epilogue", "epilogue0", "epilogue1")
+_EPILOGUE_PROPERTIES = ("epilogue", "epilogue0", "epilogue1", "expand_epilogue")
 
 
 def _text(value) -> str:
@@ -94,7 +94,8 @@ def tuning_key(op: Operation, arch: str, gpu: str = "") -> TuningKey:
     layouts = ",".join(filter(None, [layouts, *batch]))
     epilogue = ";".join(str(op.properties[name]) for name in _EPILOGUE_PROPERTIES if name in op.properties)
     shapes = [_text(tensor_shape(value.type)) for value in (*operands, *op.results)]
-    window = [f"{name}={_text(op.prop_value(name))}" for name in _WINDOW_PROPERTIES if isinstance(op, ops.Conv2dOp | ops.B2bConv2dOp)
+    window = [f"{name}={_text(op.prop_value(name))}" for name in _WINDOW_PROPERTIES
+              if isinstance(op, ops.Conv2dOp | ops.B2bConv2dOp | ops.DepthwisePointwiseConv2dOp)
               and (name in op.properties or name in type(op).get_irdl_definition().properties)]
     # Which operand is which (bias, residual present or not) is part of the problem too.
     roles = ",".join(_operand_roles(op))

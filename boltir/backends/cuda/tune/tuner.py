@@ -206,6 +206,8 @@ def operand_scales(op: Operation) -> list[float]:
     else:
         scales[1] = (3.0 / math.prod(tensor_shape(op.operands[1].type)[1:])) ** 0.5
         scales[2] = (3.0 / math.prod(tensor_shape(op.operands[2].type)[1:])) ** 0.5
+        if isinstance(op, ops.DepthwisePointwiseConv2dOp) and op.expand is not None:
+            scales[list(op.operands).index(op.expand)] = (3.0 / tensor_shape(op.input.type)[3]) ** 0.5
     return scales
 
 
