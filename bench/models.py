@@ -240,12 +240,10 @@ PAD_OPTIONS = {"sm90-halo16": "stem_channels=16"}
 """pad-alignment options a build adds to it."""
 LEFT_OUT = {"sm90-unfusedstem": "fuse-conv-space-to-depth"}
 """A pass a build leaves out of the default pipeline."""
-ADDED = {"sm90-dwpw": ("fuse-conv-space-to-depth", "fuse-depthwise-pointwise"),
-         "sm90-block": ("fuse-conv-space-to-depth", "fuse-depthwise-pointwise{expand=true}")}
+ADDED = {"sm90-dwpw": ("fuse-elementwise", "fuse-depthwise-pointwise"),
+         "sm90-block": ("fuse-elementwise", "fuse-depthwise-pointwise{expand=true}")}
 """A pass a build adds to the default pipeline: (the pass it follows, the pass). The fusions
-go after select-kernels: before it, form-persistent-kernels' back-to-back pairs (a block's
-projection with the next block's expansion, which select-kernels splits again on sm90)
-hide convs from them."""
+go before select-kernels, which then chooses the fused op's tile (the tuning data's too)."""
 HEURISTIC_DB = "/nonexistent/boltir-heuristic-builds.sqlite"
 
 

@@ -101,6 +101,35 @@ def test_mobilenet_v2s_pairs_fuse_where_the_1x1_filter_is_no_larger_than_a_ctas_
         assert len(list(depthwise.output.uses)) == 1  # asking left no use behind
 
 
+B2B_AFTER_DEPTHWISE = """func.func @main(%x: tensor<1x8x8x32xf16>, %w0: tensor<32x3x3x1xf16>, %w1: tensor<16x1x1x32xf16>, %w2: tensor<64x1x1x16xf16>) -> tensor<1x8x8x64xf16> {
+  %0 = op.conv2d %x, %w0 {pads = array<i64: 1, 1, 1, 1>, groups = 32 : i64, epilogue = #op.epilogue<clip(0.0, 6.0)>} : (tensor<1x8x8x32xf16>, tensor<32x3x3x1xf16>) -> tensor<1x8x8x32xf16>
+  %1 = op.b2b_conv2d %0, %w1, %w2 {epilogue1 = #op.epilogue<clip(0.0, 6.0)>} : (tensor<1x8x8x32xf16>, tensor<16x1x1x32xf16>, tensor<64x1x1x16xf16>) -> tensor<1x8x8x64xf16>
+  func.return %1 : tensor<1x8x8x64xf16>
+}
+"""
+"""A depthwise conv, then form-persistent-kernels' pair of the block's projection (32 -> 16)
+and the next block's expansion (16 -> 64)."""
+
+
+def test_a_back_to_back_conv_is_split_only_for_a_fusion(rng):
+    """A b2b conv that follows no depthwise conv (nor feeds one) stays whole; one after a
+    depthwise conv is split, its first conv fused with the depthwise conv, its second kept."""
+    from tests.support.op_modules import b2b_conv_text
+
+    module = parse_module(b2b_conv_text(1, 8, 8, 16, 32, 16))
+    with statistics.collecting() as collected:
+        FuseDepthwisePointwisePass(expand=True).apply(make_context(), module)
+    assert collected.get("fuse-depthwise-pointwise", "back-to-back convs split for the fusion") == 0
+    assert [o.name for o in module.walk() if o.name.startswith("op.")] == ["op.b2b_conv2d"]
+    after = assert_equivalent(parse_module(B2B_AFTER_DEPTHWISE), FuseDepthwisePointwisePass(), rng, tolerance=1e-12)
+    assert [o.name for o in after.walk() if o.name.startswith("op.")] == ["op.depthwise_pointwise_conv2d", "op.conv2d"]
+    # 40 channels (not a multiple of 16): the kernel cannot take the pair, and the split is undone
+    text = B2B_AFTER_DEPTHWISE.replace("32", "40")
+    module = parse_module(text)
+    FuseDepthwisePointwisePass(expand=True).apply(make_context(), module)
+    assert str(module) == str(parse_module(text))
+
+
 def test_a_second_conv_that_is_not_1x1_stays():
     text = pair_text().replace("tensor<16x1x1x32xf16>", "tensor<16x3x3x32xf16>").replace(
         "{epilogue = #op.epilogue<bias>}", "{pads = array<i64: 1, 1, 1, 1>, epilogue = #op.epilogue<bias>}")
@@ -434,16 +463,20 @@ def test_the_plain_fallback_compiles_with_nvcc(tmp_path):
 def test_a_small_mobilenet_v2_built_with_the_fusion_computes_what_the_default_build_does(build, expansions):
     """bench.models' `sm90-dwpw` and `sm90-block` builds on the importer tests' MobileNetV2:
     its five depthwise convs are each fused with the projection after them (the 12-channel
-    ones too, padded to 16 by pad-alignment), with `sm90-block` the four blocks' expansions
-    too, and the lowered module computes what the heuristic build's does, to the bit (each
-    intermediate is rounded as the separate convs' results)."""
+    ones too, padded to 16 by pad-alignment; block 0's projection split out of the
+    back-to-back conv that form-persistent-kernels made of it and block 1's expansion), with
+    `sm90-block` the four blocks' expansions too, and the lowered module computes what the
+    heuristic build's does, to the bit (each intermediate is rounded as the separate convs'
+    results)."""
     from bench.models import HEURISTIC_DB, build_pipeline
     from boltir.compiler import lower_model
     from tests.frontends.onnx_models import image_inputs, mobilenet_v2_onnx
 
     rng = np.random.default_rng(0)
     model = mobilenet_v2_onnx(rng)
-    fused_build, _, _ = lower_model(model, arch="sm90", dtype="f16", pipeline=build_pipeline(build, HEURISTIC_DB))
+    fused_build, _, collected = lower_model(model, arch="sm90", dtype="f16", pipeline=build_pipeline(build, HEURISTIC_DB))
+    # before select-kernels: form-persistent-kernels paired block 0's projection with block 1's expansion
+    assert collected.get("fuse-depthwise-pointwise", "back-to-back convs split for the fusion") == 1
     default, _, _ = lower_model(model, arch="sm90", dtype="f16", pipeline=build_pipeline("sm90-heuristic", HEURISTIC_DB))
     pairs = [op for op in fused_build.walk() if isinstance(op, ops.DepthwisePointwiseConv2dOp)]
     assert len(pairs) == 5 and all(dp.supports(op) for op in pairs)

@@ -3,12 +3,13 @@ becomes one `op.depthwise_pointwise_conv2d` on our depthwise_pointwise kernel, w
 the depthwise conv's output (MobileNet's widest tensor, 6× the block's channels) in shared
 memory: its write and read-back are gone, and one launch.
 
-Requires: NHWC op-level convs; before lower-op-to-cutlass and plan-memory. After
-select-kernels (bench.models' builds put it there: before it, form-persistent-kernels'
-back-to-back ops, which select-kernels splits again on sm90, hide a block's projection) it
-drops the convs' choices and gives the fused op the heuristic's tile. Before
-select-kernels, that pass chooses the fused op's tile like any op's: the heuristic's, the
-tuning database's, or with `selector=tune` the fastest of its tiles.
+Requires: NHWC op-level convs; before lower-op-to-cutlass and plan-memory. Before
+select-kernels (bench.models' builds put it there), which then chooses the fused op's tile
+like any op's: the heuristic's, the tuning database's, or with `selector=tune` the fastest
+of its tiles. After select-kernels it drops the convs' choices and gives the fused op the
+heuristic's tile. A back-to-back conv of form-persistent-kernels (a block's projection and
+the next block's expansion) is split into its two convs where that lets a fusion here take
+one of them.
 Guarantees: an NHWC `op.conv2d` with groups = C = K, OHWI filter and no residual, whose
 result has one use, the input of an NHWC 1×1 stride-1 unpadded `op.conv2d` with groups 1,
 where `depthwise_pointwise_kernels.pair_reason` accepts the pair (the kernel computes it and
@@ -35,9 +36,10 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from boltir.backends.cuda.codegen import depthwise_pointwise_kernels
-from boltir.backends.cuda.select.choice import KERNEL_ATTR
+from boltir.backends.cuda.select.choice import KERNEL_ATTR, unfuse
 from boltir.backends.cuda.select.heuristic import depthwise_pointwise_choice
 from boltir.dialects import op as ops
+from boltir.dialects.common import tensor_shape
 from boltir.passes import statistics
 
 
@@ -58,6 +60,38 @@ def fusable_expansion(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp) -> ops.C
     return expand if depthwise_pointwise_kernels.pair_reason(depthwise, pointwise, expand) is None else None
 
 
+def _is_depthwise(op) -> bool:
+    return (isinstance(op, ops.Conv2dOp) and op.prop_value("groups") > 1
+            and op.prop_value("groups") == op.output_channels == tensor_shape(op.filter.type)[0])
+
+
+def _split_for_fusion(b2b: ops.B2bConv2dOp, expand: bool) -> bool:
+    """Splits a back-to-back conv (form-persistent-kernels') into its two convs where that
+    lets a fusion here take one of them: its first as a depthwise conv's 1×1 conv, or
+    (`expand`) its second as the expansion before a depthwise conv. False, and the module
+    unchanged, where neither would be fused."""
+    before = b2b.input.owner
+    uses = list(b2b.output.uses)
+    after = uses[0].operation if len(uses) == 1 and uses[0].index == 0 else None
+    if not ((_is_depthwise(before) and len(list(before.output.uses)) == 1) or (expand and _is_depthwise(after))):
+        return False
+    first, second = unfuse(b2b)
+    Rewriter.insert_op(first, InsertPoint.before(b2b))
+    Rewriter.insert_op(second, InsertPoint.before(b2b))
+    b2b.output.replace_all_uses_with(second.output)
+    # the b2b op still reads `before`'s result: ask about the pair itself, not its uses
+    fuses = _is_depthwise(before) and depthwise_pointwise_kernels.pair_reason(before, first) is None
+    if not fuses and expand and _is_depthwise(after) and (pointwise := fusable_pointwise(after)) is not None:
+        fuses = fusable_expansion(after, pointwise) is second
+    if not fuses:  # as it was
+        second.output.replace_all_uses_with(b2b.output)
+        Rewriter.erase_op(second)
+        Rewriter.erase_op(first)
+        return False
+    Rewriter.erase_op(b2b)
+    return True
+
+
 @dataclass(frozen=True)
 class FuseDepthwisePointwisePass(ModulePass):
     """Requires: NHWC op-level convs. Guarantees: a depthwise conv and the 1×1 conv of its
@@ -71,6 +105,9 @@ class FuseDepthwisePointwisePass(ModulePass):
     residual in one kernel), where the kernel takes it."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for b2b in [o for o in op.walk() if isinstance(o, ops.B2bConv2dOp)]:
+            if _split_for_fusion(b2b, self.expand):
+                statistics.count(self, "back-to-back convs split for the fusion")
         for depthwise in [o for o in op.walk() if isinstance(o, ops.Conv2dOp)]:
             if depthwise.parent is None or (pointwise := fusable_pointwise(depthwise)) is None:
                 continue
