@@ -26,6 +26,7 @@ import sys
 
 from bench.harness import BoundKernel, Case, build_timed, correctness_main, describe_choice
 from boltir.backends.cuda.codegen import depthwise_pointwise_kernels as dp
+from boltir.dialects.shapes import window_output_size
 from tests.support.op_modules import conv_text, depthwise_pointwise_text, inverted_residual_text
 
 PAIRS = {  # label: (side, C, K, stride, residual): MobileNetV2's pairs the kernel takes
@@ -102,29 +103,27 @@ def cases() -> list[Case]:
         if label.startswith("28²"):
             out += [fused_case(f"{label} N2", text, tile=tile) for tile in neighbours(the_fused_op(text))]
     for label in BLOCKS:  # the whole blocks the pass fuses with their expansion
-        if BLOCKS[label][1] and the_fused_op(block(label, 2), expand=True) is not None:
-            out.append(fused_case(f"{label} N2", block(label, 2), expand=True))
-    variants = {
-        "bf16 20² C64 -> 32 + res": (depthwise_pointwise_text(n=2, h=20, w=20, c=64, k=32, element="bf16", residual=True), "bf16"),
-        "5x5 dil2 13x11 C48 -> 24, no biases": (depthwise_pointwise_text(n=1, h=13, w=11, c=48, k=24, r=5, s=5,
-                                                                         pads=(4, 4, 4, 4), dilations=(2, 2), bias=False), "f16"),
-        "3x3/2 pads 0,0,1,1 15x17 C32 -> 40": (depthwise_pointwise_text(n=3, h=15, w=17, c=32, k=40, strides=(2, 2),
-                                                                        pads=(0, 0, 1, 1)), "f16"),
-        "7x7 C16 -> 8 (one fragment, part of a strip)": (depthwise_pointwise_text(n=1, h=7, w=7, c=16, k=8), "f16"),
-    }
-    blocks = {
-        "block bf16 15x13 24 -> 48 -> 24 + res": inverted_residual_text(n=2, h=15, w=13, cin=24, c=48, k=24, element="bf16"),
-        "block 9x9 8 -> 32 -> 16, stride 2": inverted_residual_text(n=1, h=9, w=9, cin=8, c=32, k=16, stride=2),
-    }
-    for label, text in blocks.items():
-        element = "bf16" if "bf16" in label else "f16"
-        out.append(fused_case(label, text, element, expand=True))
-        out += [fused_case(label, text, element, tile, expand=True) for tile in (dp.PairTile(4, 8, 4), dp.PairTile(1, 1, 8))
-                if dp.tile_reason(the_fused_op(text, expand=True), tile) is None]
-    for label, (text, element) in variants.items():
-        out.append(fused_case(label, text, element))
-        out += [fused_case(label, text, element, tile) for tile in (dp.PairTile(4, 8, 4), dp.PairTile(1, 1, 8))
-                if dp.tile_reason(the_fused_op(text), tile) is None]
+        text = block(label, 2)
+        if BLOCKS[label][1] and the_fused_op(text, expand=True) is not None:
+            out.append(fused_case(f"{label} N2", text, expand=True))
+    variants = [  # (label, text, element, expand)
+        ("bf16 20² C64 -> 32 + res",
+         depthwise_pointwise_text(n=2, h=20, w=20, c=64, k=32, element="bf16", residual=True), "bf16", False),
+        ("5x5 dil2 13x11 C48 -> 24, no biases", depthwise_pointwise_text(n=1, h=13, w=11, c=48, k=24, r=5, s=5,
+                                                                         pads=(4, 4, 4, 4), dilations=(2, 2), bias=False),
+         "f16", False),
+        ("3x3/2 pads 0,0,1,1 15x17 C32 -> 40",
+         depthwise_pointwise_text(n=3, h=15, w=17, c=32, k=40, strides=(2, 2), pads=(0, 0, 1, 1)), "f16", False),
+        ("7x7 C16 -> 8 (one fragment, part of a strip)", depthwise_pointwise_text(n=1, h=7, w=7, c=16, k=8), "f16", False),
+        ("block bf16 15x13 24 -> 48 -> 24 + res",
+         inverted_residual_text(n=2, h=15, w=13, cin=24, c=48, k=24, element="bf16"), "bf16", True),
+        ("block 9x9 8 -> 32 -> 16, stride 2", inverted_residual_text(n=1, h=9, w=9, cin=8, c=32, k=16, stride=2), "f16", True),
+    ]
+    for label, text, element, expand in variants:
+        op = the_fused_op(text, expand=expand)
+        out.append(fused_case(label, text, element, expand=expand))
+        out += [fused_case(label, text, element, tile, expand=expand) for tile in (dp.PairTile(4, 8, 4), dp.PairTile(1, 1, 8))
+                if dp.tile_reason(op, tile) is None]
     return out
 
 
@@ -140,7 +139,7 @@ def unfused_cases(label: str, n: int) -> list[tuple[str, Case]]:
     projection."""
     side, cin, c, k, stride = BLOCKS[label]
     pads = pads_of(stride)
-    p = (side + pads[0] + pads[2] - 3) // stride + 1
+    p = window_output_size(side, 3, stride, pads[0], pads[2], 1)
     out = []
     if cin:
         out.append(("expand", Case(f"{label} expand", conv_text(n, side, side, cin, c, 1, 1, pad=0,
@@ -204,7 +203,7 @@ def timing_main(argv: list[str]) -> int:
     for label, paths in plans:
         side, cin, c, k, stride = BLOCKS[label]
         n, pads = args.batch, pads_of(stride)
-        p = (side + pads[0] + pads[2] - 3) // stride + 1
+        p = window_output_size(side, 3, stride, pads[0], pads[2], 1)
         residual = stride == 1 and cin == k
         narrow = cin or c
         weights = 2 * ((c * cin + c if cin else 0) + c * 9 + c + k * c + k)

@@ -5,6 +5,8 @@ filters, Linear-style ("col") GEMM weights."""
 
 from __future__ import annotations
 
+from boltir.dialects.shapes import window_output_size
+
 
 def tensor(shape, element: str) -> str:
     return f"tensor<{'x'.join(map(str, shape))}x{element}>"
@@ -50,8 +52,8 @@ def conv_text(n: int, h: int, w: int, c: int, k: int, r: int, s: int, stride: in
     (top, left, bottom, right) overrides the symmetric `pad`."""
     pad = (r // 2) if pad is None else pad
     top, left, bottom, right = pads or (pad,) * 4
-    p = (h + top + bottom - dilation * (r - 1) - 1) // stride + 1
-    q = (w + left + right - dilation * (s - 1) - 1) // stride + 1
+    p = window_output_size(h, r, stride, top, bottom, dilation)
+    q = window_output_size(w, s, stride, left, right, dilation)
     out_shape = (n, p, q, k)
     args = [("x", tensor((n, h, w, c), element)), ("w", tensor((k, r, s, 1 if depthwise else c), element))]
     extra = _epilogue_operands(args, epilogue, out_shape, k, element)
@@ -83,8 +85,8 @@ def b2b_gemm_text(m: int, k0: int, n0: int, n1: int, epilogue0: str = "bias, rel
 def b2b_conv_text(n: int, h: int, w: int, c: int, k0: int, k1: int, r: int = 3, stride: int = 1,
                   epilogue0: str = "bias, relu", epilogue1: str = "bias, relu") -> str:
     pad = r // 2
-    p = (h + 2 * pad - r) // stride + 1
-    q = (w + 2 * pad - r) // stride + 1
+    p = window_output_size(h, r, stride, pad, pad, 1)
+    q = window_output_size(w, r, stride, pad, pad, 1)
     args = [("x", tensor((n, h, w, c), "f16")), ("w0", tensor((k0, r, r, c), "f16")), ("w1", tensor((k1, 1, 1, k0), "f16"))]
     extra = ""
     if "bias" in epilogue0:
@@ -145,8 +147,8 @@ def depthwise_pointwise_text(n=1, h=10, w=10, c=32, k=16, r=3, s=3, strides=(1, 
     """A depthwise conv (bias, ReLU6) and a 1x1 conv of its result (bias, the residual added):
     MobileNet's inverted residual after its expansion. Arguments %x, %w0, %w1, %b0, %b1, %res;
     `users=2` returns the depthwise result too."""
-    ph = (h + pads[0] + pads[2] - dilations[0] * (r - 1) - 1) // strides[0] + 1
-    pw = (w + pads[1] + pads[3] - dilations[1] * (s - 1) - 1) // strides[1] + 1
+    ph = window_output_size(h, r, strides[0], pads[0], pads[2], dilations[0])
+    pw = window_output_size(w, s, strides[1], pads[1], pads[3], dilations[1])
     x, mid, out = tensor((n, h, w, c), element), tensor((n, ph, pw, c), element), tensor((n, ph, pw, k), element)
     w0, w1 = tensor((c, r, s, 1), element), tensor((k, 1, 1, c), element)
     args = [f"%x: {x}", f"%w0: {w0}", f"%w1: {w1}"]
@@ -176,8 +178,8 @@ def inverted_residual_text(n=1, h=10, w=10, cin=16, c=64, k=16, stride=1, pads=(
     input added where `residual`; default: stride 1 and cin == k). Arguments %x, %we, %be,
     %w0, %b0, %w1, %b1; `users=2` returns the expansion's result too."""
     residual = (stride == 1 and cin == k) if residual is None else residual
-    p = (h + pads[0] + pads[2] - 3) // stride + 1
-    q = (w + pads[1] + pads[3] - 3) // stride + 1
+    p = window_output_size(h, 3, stride, pads[0], pads[2], 1)
+    q = window_output_size(w, 3, stride, pads[1], pads[3], 1)
     x, wide, mid, out = (tensor(shape, element) for shape in ((n, h, w, cin), (n, h, w, c), (n, p, q, c), (n, p, q, k)))
     we, w0, w1 = tensor((c, 1, 1, cin), element), tensor((c, 3, 3, 1), element), tensor((k, 1, 1, c), element)
     be, b0, b1 = tensor((c,), element), tensor((c,), element), tensor((k,), element)

@@ -222,6 +222,13 @@ class Conv2dOp(ConvBase):
         """The conv's output: the result's shape (as op.conv2d_max_pool's before its pool)."""
         return tensor_shape(self.output.type)
 
+    def is_depthwise(self) -> bool:
+        """One filter channel a group, as many groups as input and output channels (more than one)."""
+        x, w = tensor_shape(self.input.type), tensor_shape(self.filter.type)
+        channels = x[3] if self.prop_value("layout") == "NHWC" else x[1]
+        per_group = w[3] if self.prop_value("filter_layout") == "OHWI" else w[1]
+        return per_group == 1 and 1 < self.prop_value("groups") == channels == self.output_channels
+
 
 @irdl_op_definition
 class Conv2dMaxPoolOp(ConvBase):

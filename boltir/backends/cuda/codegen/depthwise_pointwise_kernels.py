@@ -155,9 +155,7 @@ def _structure_reason(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp, expand: 
     """Why the convs are not a depthwise conv between 1×1 convs as the op computes them."""
     if depthwise.prop_value("layout") != "NHWC" or depthwise.prop_value("filter_layout") != "OHWI":
         return "the kernel takes NHWC inputs and OHWI filters"
-    c = tensor_shape(depthwise.input.type)[3]
-    if not depthwise.prop_value("groups") == c == tensor_shape(depthwise.output.type)[3] or tensor_shape(
-            depthwise.filter.type)[3] != 1:
+    if not depthwise.is_depthwise():
         return "the first conv is not depthwise"
     if depthwise.residual is not None:
         return "the depthwise conv adds a residual"

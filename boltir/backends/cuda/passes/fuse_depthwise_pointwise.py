@@ -39,7 +39,6 @@ from boltir.backends.cuda.codegen import depthwise_pointwise_kernels
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, unfuse
 from boltir.backends.cuda.select.heuristic import depthwise_pointwise_choice
 from boltir.dialects import op as ops
-from boltir.dialects.common import tensor_shape
 from boltir.passes import statistics
 
 
@@ -61,8 +60,7 @@ def fusable_expansion(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp) -> ops.C
 
 
 def _is_depthwise(op) -> bool:
-    return (isinstance(op, ops.Conv2dOp) and op.prop_value("groups") > 1
-            and op.prop_value("groups") == op.output_channels == tensor_shape(op.filter.type)[0])
+    return isinstance(op, ops.Conv2dOp) and op.is_depthwise()
 
 
 def _split_for_fusion(b2b: ops.B2bConv2dOp, expand: bool) -> bool:
@@ -73,15 +71,17 @@ def _split_for_fusion(b2b: ops.B2bConv2dOp, expand: bool) -> bool:
     before = b2b.input.owner
     uses = list(b2b.output.uses)
     after = uses[0].operation if len(uses) == 1 and uses[0].index == 0 else None
-    if not ((_is_depthwise(before) and len(list(before.output.uses)) == 1) or (expand and _is_depthwise(after))):
+    before_fusable = _is_depthwise(before) and len(list(before.output.uses)) == 1
+    after_fusable = expand and _is_depthwise(after)
+    if not (before_fusable or after_fusable):
         return False
     first, second = unfuse(b2b)
     Rewriter.insert_op(first, InsertPoint.before(b2b))
     Rewriter.insert_op(second, InsertPoint.before(b2b))
     b2b.output.replace_all_uses_with(second.output)
     # the b2b op still reads `before`'s result: ask about the pair itself, not its uses
-    fuses = _is_depthwise(before) and depthwise_pointwise_kernels.pair_reason(before, first) is None
-    if not fuses and expand and _is_depthwise(after) and (pointwise := fusable_pointwise(after)) is not None:
+    fuses = before_fusable and depthwise_pointwise_kernels.pair_reason(before, first) is None
+    if not fuses and after_fusable and (pointwise := fusable_pointwise(after)) is not None:
         fuses = fusable_expansion(after, pointwise) is second
     if not fuses:  # as it was
         second.output.replace_all_uses_with(b2b.output)
