@@ -215,7 +215,7 @@ def time_ms(fn) -> float:
 BUILDS = {"sm80": ("sm80", 2), "sm90": ("sm90", 3), "sm90-2x": ("sm90", 2), "sm90-tuned": ("sm90", 3),
           "sm90-nosplitk": ("sm90", 3), "sm90-2cta": ("sm90", 3), "sm90-nohalo": ("sm90", 3), "sm90-halo16": ("sm90", 3),
           "sm90-heuristic": ("sm90", 3), "sm90-unfusedstem": ("sm90", 3), "sm90-dwpw": ("sm90", 3),
-          "sm90-block": ("sm90", 3)}
+          "sm90-block": ("sm90", 3), "sm90-nodwpw": ("sm90", 3)}
 """What --builds names: an A100-targeted 2.x build, the sm90 build (3.x where it runs),
 an sm90 build kept to 2.x kernels (for comparing the generations), an sm90 build whose
 kernels come from the tuning database $BOLTIR_TUNING_DB (boltc --no-tune), and the sm90
@@ -225,10 +225,12 @@ per multiprocessor) or `narrow_convs=cutlass` (CUTLASS's convs where our wgmma h
 would run 16-64-channel stride-1 convs); `sm90-halo16` pads an image's 3 channels to 16
 (pad-alignment's `stem_channels`), so that VGG-16's first conv is the halo conv's too;
 `sm90-unfusedstem` leaves out fuse-conv-space-to-depth (the blocked stem's space-to-depth
-kernel and its halo conv as two launches, as before the fusion); `sm90-dwpw` adds
-fuse-depthwise-pointwise (each depthwise conv and the 1x1 conv after it as one launch of our
-depthwise_pointwise kernel, where it takes them); `sm90-block` adds it with `expand=true` (the
-expanding 1x1 conv before them joins too: the whole inverted residual in one launch).
+kernel and its halo conv as two launches, as before the fusion); the default pipeline fuses
+MobileNet's inverted residuals where one wave of our depthwise_pointwise kernel computes them
+(fuse-depthwise-pointwise{expand=true sms=...}): `sm90-nodwpw` leaves that out, `sm90-dwpw`
+fuses each depthwise conv and the 1x1 conv after it whatever the grid, `sm90-block` with
+`expand=true` (the expanding 1x1 conv before them joins too: the whole inverted residual in
+one launch).
 The others are built as a user's default build is (an empty database): on a GPU that
 boltir ships tuning data for (the H200), that data's records, where they raced the
 heuristic's choice, and the heuristic's choice elsewhere; `sm90-heuristic` takes the
@@ -238,8 +240,8 @@ SELECT_OPTIONS = {"sm90-nosplitk": "few_pixels=cutlass", "sm90-2cta": "conv_ctas
 """select-kernels options a build adds to the default pipeline."""
 PAD_OPTIONS = {"sm90-halo16": "stem_channels=16"}
 """pad-alignment options a build adds to it."""
-LEFT_OUT = {"sm90-unfusedstem": "fuse-conv-space-to-depth"}
-"""A pass a build leaves out of the default pipeline."""
+LEFT_OUT = {"sm90-unfusedstem": "fuse-conv-space-to-depth", "sm90-nodwpw": "fuse-depthwise-pointwise"}
+"""A pass a build leaves out of the default pipeline (by name, whatever its options)."""
 ADDED = {"sm90-dwpw": ("fuse-elementwise", "fuse-depthwise-pointwise"),
          "sm90-block": ("fuse-elementwise", "fuse-depthwise-pointwise{expand=true}")}
 """A pass a build adds to the default pipeline: (the pass it follows, the pass). The fusions
@@ -263,7 +265,7 @@ def build_pipeline(build: str, tuning_db: str) -> str | None:
     if build in PAD_OPTIONS:
         pipeline = pipeline.replace("pad-alignment{", "pad-alignment{" + PAD_OPTIONS[build] + " ")
     if build in LEFT_OUT:
-        pipeline = ",".join(step for step in pipeline.split(",") if step != LEFT_OUT[build])
+        pipeline = ",".join(step for step in pipeline.split(",") if step.split("{")[0] != LEFT_OUT[build])
     if build in ADDED:
         after, added = ADDED[build]
         pipeline = pipeline.replace(f",{after},", f",{after},{added},", 1)

@@ -84,8 +84,9 @@ def backend_passes(arch: str = "sm90", cutlass: int = 3, selector: str = "db", t
                    gpu: str | None = None) -> list[str]:
     """Kernel selection for `arch` (3.x instances on sm90 unless `cutlass` = 2) by
     `selector` (db: the tuning database, then the heuristic; tune: measure what the
-    database lacks first; heuristic), the pools, image blockings and output casts our kernels absorb,
-    lowering to CUTLASS instances, memory planning.
+    database lacks first; heuristic), after fusing depthwise convs with the 1×1 convs around
+    them where one wave of our kernel computes them; the pools, image blockings and output
+    casts our kernels absorb, lowering to CUTLASS instances, memory planning.
     `gpu` names the GPU whose records to take (None: this machine's GPU where boltir ships
     tuning data for it, so that a build there uses that data where the user's database
     has no record; "": records of any GPU, no shipped data)."""
@@ -94,7 +95,9 @@ def backend_passes(arch: str = "sm90", cutlass: int = 3, selector: str = "db", t
     if gpu is None:
         gpu = local_shipped_gpu() if selector == "db" else ""
     database += f' gpu="{gpu}"' if gpu and selector != "heuristic" else ""
-    return [f"select-kernels{{selector={selector} arch={arch} sms={sms} cutlass={cutlass}{database}}}", "fuse-conv-pool",
+    # MobileNet's inverted residuals in one launch where the grid is one wave (batch 1)
+    return [f"fuse-depthwise-pointwise{{expand=true sms={sms}}}",
+            f"select-kernels{{selector={selector} arch={arch} sms={sms} cutlass={cutlass}{database}}}", "fuse-conv-pool",
             "fuse-conv-space-to-depth", "fuse-output-cast", LOWERING_PASS, "plan-memory"]
 
 

@@ -31,13 +31,14 @@ from tests.support.op_modules import inverted_residual_text as block_text
 from tests.support.own_kernel_units import assert_unit_compiles
 
 
-def fused(text: str, tile: dp.PairTile | None = None, expand: bool = False):
+def fused(text: str, tile: dp.PairTile | None = None, expand: bool = False, sms: int = 0):
     """The module after select-kernels and fuse-depthwise-pointwise (`expand`: with
-    expansions; the fused op's tile replaced by `tile`), and how many pairs were fused."""
+    expansions; `sms`: its wave bound; the fused op's tile replaced by `tile`), and how many
+    pairs were fused."""
     module = parse_module(text)
     SelectKernelsPass(arch="sm90", selector="heuristic").apply(make_context(), module)
     with statistics.collecting() as collected:
-        FuseDepthwisePointwisePass(expand=expand).apply(make_context(), module)
+        FuseDepthwisePointwisePass(expand=expand, sms=sms).apply(make_context(), module)
     count = collected.get("fuse-depthwise-pointwise", "depthwise convs fused with the 1x1 conv after them")
     if tile is not None:
         for op in module.walk():
@@ -99,6 +100,34 @@ def test_mobilenet_v2s_pairs_fuse_where_the_1x1_filter_is_no_larger_than_a_ctas_
         depthwise, pointwise = (o for o in module.walk() if isinstance(o, ops.Conv2dOp))
         assert "bytes of 1x1 filters beside a band of" in dp.pair_reason(depthwise, pointwise)
         assert len(list(depthwise.output.uses)) == 1  # asking left no use behind
+
+
+@pytest.mark.parametrize(("n", "side", "c", "k", "stride", "fuses"), [
+    (1, 56, 144, 24, 1, True), (4, 28, 192, 32, 1, True), (32, 56, 144, 24, 1, False), (32, 28, 192, 64, 2, False)])
+def test_with_the_targets_multiprocessors_it_fuses_only_one_wave(n, side, c, k, stride, fuses):
+    """`sms`: past one wave of CTAs the fused kernel's tensor work (the halo rows computed
+    again) costs more than the separate kernels' DRAM round trip saves; within one, the
+    launches it removes pay (batch 1)."""
+    pads = (1, 1, 1, 1) if stride == 1 else (0, 0, 1, 1)
+    text = pair_text(n=n, h=side, w=side, c=c, k=k, strides=(stride, stride), pads=pads)
+    module, count = fused(text, sms=132)
+    assert count == int(fuses)
+    assert fused(text)[1] == 1  # without a bound: any grid
+    if not fuses:
+        depthwise, pointwise = (o for o in module.walk() if isinstance(o, ops.Conv2dOp))
+        reason = dp.pair_reason(depthwise, pointwise, sms=132)
+        assert reason.endswith("more than one wave of 132 multiprocessors") and " CTAs of " in reason
+
+
+def test_the_default_pipeline_fuses_one_wave_before_select_kernels():
+    from boltir.compiler import backend_passes
+    from boltir.target import get_target
+
+    for arch in ("sm80", "sm90"):
+        passes = backend_passes(arch, 3 if arch == "sm90" else 2, "heuristic")
+        sms = get_target(arch).multiprocessors
+        assert passes[:2] == [f"fuse-depthwise-pointwise{{expand=true sms={sms}}}", passes[1]]
+        assert passes[1].startswith("select-kernels{")
 
 
 B2B_AFTER_DEPTHWISE = """func.func @main(%x: tensor<1x8x8x32xf16>, %w0: tensor<32x3x3x1xf16>, %w1: tensor<16x1x1x32xf16>, %w2: tensor<64x1x1x16xf16>) -> tensor<1x8x8x64xf16> {
@@ -459,15 +488,16 @@ def test_the_plain_fallback_compiles_with_nvcc(tmp_path):
     assert_fallback_compiles(the_op(module), tmp_path)
 
 
-@pytest.mark.parametrize(("build", "expansions"), [("sm90-dwpw", 0), ("sm90-block", 4)])
-def test_a_small_mobilenet_v2_built_with_the_fusion_computes_what_the_default_build_does(build, expansions):
-    """bench.models' `sm90-dwpw` and `sm90-block` builds on the importer tests' MobileNetV2:
+@pytest.mark.parametrize(("build", "expansions"), [("sm90-dwpw", 0), ("sm90-block", 4), ("sm90", 4)])
+def test_a_small_mobilenet_v2_built_with_the_fusion_computes_what_the_unfused_build_does(build, expansions):
+    """bench.models' `sm90-dwpw` and `sm90-block` builds, and the default build (batch 1:
+    one wave of the fused kernel), on the importer tests' MobileNetV2:
     its five depthwise convs are each fused with the projection after them (the 12-channel
     ones too, padded to 16 by pad-alignment; block 0's projection split out of the
     back-to-back conv that form-persistent-kernels made of it and block 1's expansion), with
     `sm90-block` the four blocks' expansions too, and the lowered module computes what the
     heuristic build's does, to the bit (each intermediate is rounded as the separate convs'
-    results)."""
+    results) as the build without the fusion (`sm90-nodwpw`)."""
     from bench.models import HEURISTIC_DB, build_pipeline
     from boltir.compiler import lower_model
     from tests.frontends.onnx_models import image_inputs, mobilenet_v2_onnx
@@ -477,7 +507,8 @@ def test_a_small_mobilenet_v2_built_with_the_fusion_computes_what_the_default_bu
     fused_build, _, collected = lower_model(model, arch="sm90", dtype="f16", pipeline=build_pipeline(build, HEURISTIC_DB))
     # before select-kernels: form-persistent-kernels paired block 0's projection with block 1's expansion
     assert collected.get("fuse-depthwise-pointwise", "back-to-back convs split for the fusion") == 1
-    default, _, _ = lower_model(model, arch="sm90", dtype="f16", pipeline=build_pipeline("sm90-heuristic", HEURISTIC_DB))
+    default, _, _ = lower_model(model, arch="sm90", dtype="f16", pipeline=build_pipeline("sm90-nodwpw", HEURISTIC_DB))
+    assert not any(isinstance(op, ops.DepthwisePointwiseConv2dOp) for op in default.walk())
     pairs = [op for op in fused_build.walk() if isinstance(op, ops.DepthwisePointwiseConv2dOp)]
     assert len(pairs) == 5 and all(dp.supports(op) for op in pairs)
     assert sum(op.expand is not None for op in pairs) == expansions
@@ -488,8 +519,8 @@ def test_a_small_mobilenet_v2_built_with_the_fusion_computes_what_the_default_bu
 
 @pytest.mark.slow
 def test_a_small_mobilenet_v2_compiles_with_its_blocks_fused_whole(tmp_path):
-    """boltir.compile with fuse-depthwise-pointwise{expand=true} in the pipeline: nvcc builds
-    and links the library (the host program calls the fused launchers with their nine
+    """boltir.compile's default build at batch 1 (fuse-depthwise-pointwise{expand=true sms=...}
+    in the pipeline, one wave): nvcc builds and links the library (the host program calls the fused launchers with their nine
     pointers), and the manifest lists one launch per block, none on a fallback."""
     import json
     import shutil
@@ -499,8 +530,7 @@ def test_a_small_mobilenet_v2_compiles_with_its_blocks_fused_whole(tmp_path):
 
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
-    pipeline = boltir.compiler.full_pipeline(dtype="f16", arch="sm80", cutlass=2, selector="heuristic").replace(
-        "fuse-conv-space-to-depth,", "fuse-conv-space-to-depth,fuse-depthwise-pointwise{expand=true},")
+    pipeline = boltir.compiler.full_pipeline(dtype="f16", arch="sm80", cutlass=2, selector="heuristic")
     result = boltir.compiler.compile(mobilenet_v2_onnx(np.random.default_rng(0)), tmp_path / "out", arch="sm80",
                                      dtype="f16", pipeline=pipeline, progress=False)
     assert result.fallbacks == [] and result.compile_fallbacks == []

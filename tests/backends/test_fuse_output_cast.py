@@ -91,7 +91,7 @@ def test_a_batch1_model_build_has_no_cast_launch():
     from boltir.compiler import backend_passes
 
     passes = backend_passes("sm90", selector="heuristic")
-    assert [p.split("{")[0] for p in passes] == ["select-kernels", "fuse-conv-pool", "fuse-conv-space-to-depth",
+    assert [p.split("{")[0] for p in passes] == ["fuse-depthwise-pointwise", "select-kernels", "fuse-conv-pool", "fuse-conv-space-to-depth",
                                                     "fuse-output-cast", "lower-op-to-cutlass", "plan-memory"]
 
 

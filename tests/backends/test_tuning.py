@@ -55,7 +55,7 @@ def lowered_to_cutlass(text: str, arch: str, cutlass: int = 3, selector: str = "
     ctx = make_context()
     module = parse_module(text, "<test>", ctx=ctx)
     passes = backend_passes(arch, cutlass, selector, tuning_db)
-    passes[0] = passes[0].replace("select-kernels{", f"select-kernels{{narrow_convs={narrow_convs} ")
+    passes = [step.replace("select-kernels{", f"select-kernels{{narrow_convs={narrow_convs} ") for step in passes]
     run_passes(module, parse_pipeline_spec(",".join(passes), available_passes()), ctx)
     return module
 

@@ -1,13 +1,22 @@
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},fuse-depthwise-pointwise' | filecheck %s
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},fuse-depthwise-pointwise,lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},fuse-depthwise-pointwise{expand=true}' | filecheck %s --check-prefix=EXPAND
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},fuse-depthwise-pointwise{sms=14}' | filecheck %s --check-prefix=WAVE14
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90},fuse-depthwise-pointwise{sms=13}' | filecheck %s --check-prefix=WAVE13
 
 // MobileNetV2's inverted residual after its expansion: a 3x3 depthwise conv (bias, ReLU6)
 // on 192 channels at 28², then the 1x1 projection to 32 channels with the block's skip
 // connection. The pair becomes one op.depthwise_pointwise_conv2d on our kernel: the
 // 192-channel intermediate stays in shared memory.
 
+// With `sms` (the default pipeline passes the target's multiprocessors) only a grid of one
+// wave fuses: 28 rows in 2-row tiles are 14 CTAs.
 // CHECK-LABEL: func.func @project_with_skip
+// WAVE14-LABEL: func.func @project_with_skip
+// WAVE14-NEXT:  op.depthwise_pointwise_conv2d
+// WAVE13-LABEL: func.func @project_with_skip
+// WAVE13-NEXT:  op.conv2d %x, %dw
+// WAVE13-NEXT:  op.conv2d %0, %pw
 // CHECK-NEXT:  %0 = op.depthwise_pointwise_conv2d %x, %dw, %pw bias0 %b0 bias1 %b1 residual %r
 // CHECK-SAME:  pads = array<i64: 1, 1, 1, 1>
 // CHECK-SAME:  epilogue0 = #op.epilogue<bias, clip(0.0, 6.0)>, epilogue1 = #op.epilogue<bias, residual = add>

@@ -136,17 +136,18 @@ def _unit_conv(conv: ops.Conv2dOp) -> bool:
             and tuple(conv.prop_value("dilations")) == (1, 1))
 
 
-def pair_reason(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp, expand: ops.Conv2dOp | None = None) -> str | None:
+def pair_reason(depthwise: ops.Conv2dOp, pointwise: ops.Conv2dOp, expand: ops.Conv2dOp | None = None,
+                sms: int = 0) -> str | None:
     """Why the two op.conv2d (a depthwise conv whose result the 1×1 conv reads as its input;
     `expand`: the 1×1 conv whose result the depthwise conv reads) should not become one
     op.depthwise_pointwise_conv2d on this kernel: it cannot compute them, or `payoff_reason`
-    expects no gain; None to fuse."""
+    (with `sms` multiprocessors, 0: any grid) expects no gain; None to fuse."""
     reason = _structure_reason(depthwise, pointwise, expand)
     if reason is not None:
         return reason
     probe = fused_op(depthwise, pointwise, expand)
     try:
-        return conv_reason(probe) or payoff_reason(probe)
+        return conv_reason(probe) or payoff_reason(probe, sms)
     finally:
         probe.erase()  # its operands' uses go with it
 
@@ -269,13 +270,20 @@ def default_tile(op: ops.DepthwisePointwiseConv2dOp) -> PairTile:
     return PairTile(1, columns, 8)
 
 
-def payoff_reason(op: ops.DepthwisePointwiseConv2dOp) -> str | None:
-    """Why the fusion is not expected to pay at the heuristic's tile, or None. Every CTA
-    reads the whole 1×1 filters (K × C, and E × Cin with an expansion) from the L2 for its
-    few output pixels; past the bytes of its band in the depthwise conv's channels (what the
-    fusion keeps from DRAM) that read outgrows what it saves (MobileNetV2's 14² and 7²
-    blocks with K of 96 to 320: their intermediates are small and their 1×1 convs GEMMs
-    that CUTLASS's tiles serve better)."""
+def payoff_reason(op: ops.DepthwisePointwiseConv2dOp, sms: int = 0) -> str | None:
+    """Why the fusion is not expected to pay at the heuristic's tile, or None.
+
+    - Every CTA reads the whole 1×1 filters (K × C, and E × Cin with an expansion) from the
+      L2 for its few output pixels; past the bytes of its band in the depthwise conv's
+      channels (what the fusion keeps from DRAM) that read outgrows what it saves
+      (MobileNetV2's 14² and 7² blocks with K of 96 to 320: their intermediates are small
+      and their 1×1 convs GEMMs that CUTLASS's tiles serve better).
+    - With `sms` > 0: a grid of more than one wave (`sms` CTAs). The kernel's time is its
+      tensor and shared-memory work (mma.sync; the band's halo rows, and with an expansion
+      their expansion, computed again by the neighbouring CTA), not its bytes, while the
+      separate kernels stream their intermediates at DRAM speed: past one wave the separate
+      kernels are as fast or faster, within it the launches the fusion removes are what costs
+      (bench/RESULTS.md, MobileNetV2 at batch 32 and 1)."""
     tile = default_tile(op)
     shape = geometry(op, tile)
     c, cin, k = op.channels(), tensor_shape(op.input.type)[3], tensor_shape(op.filter1.type)[0]
@@ -284,7 +292,15 @@ def payoff_reason(op: ops.DepthwisePointwiseConv2dOp) -> str | None:
     if filters > band:
         return (f"each CTA would read {filters} bytes of 1x1 filters beside a band of {band} bytes in the depthwise "
                 f"conv's channels ({tile.describe()} tiles)")
+    if sms and (ctas := grid_size(op, tile)) > sms:
+        return f"{ctas} CTAs of {tile.describe()} tiles, more than one wave of {sms} multiprocessors"
     return None
+
+
+def grid_size(op: ops.DepthwisePointwiseConv2dOp, tile: PairTile) -> int:
+    """The launch's CTAs: one per `rows` output rows of each image."""
+    n, p = tensor_shape(op.output.type)[:2]
+    return n * -(-p // tile.rows)
 
 
 # ---------------------------------------------------------------------- instances
@@ -309,7 +325,7 @@ def _context(op: ops.DepthwisePointwiseConv2dOp, tile: PairTile) -> dict:
     n, h, w, cin, k, r, s, p, q, pad_h, pad_w, sh, sw, dh, dw = problem(op)
     c = op.channels()
     shape = geometry(op, tile)
-    grid = n * -(-p // tile.rows)
+    grid = grid_size(op, tile)
     expanding = op.expand is not None
     return {
         "problem": problem(op), "n": n, "h": h, "w": w, "c": c, "cin": cin, "k": k, "r": r, "s": s, "p": p, "q": q,
