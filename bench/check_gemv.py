@@ -1,6 +1,6 @@
 """Runs our GEMM for few rows (boltir/backends/cuda/codegen/skinny_gemm_kernels.py) on the
 GPU and compares each result with the op-level interpreter on fresh random inputs: M = 1,
-2, 4, 8, 16 (and 3, 9, a folded batch), the batch-1 classifiers (K = 2048 / 1280 -> 1000),
+2, 4, 8, 16, 32 (and 3, 9, 17, 24, folded batches), the batch-1 classifiers (K = 2048 / 1280 -> 1000),
 VGG-16's FC layers (25088 -> 4096, 4096 -> 4096, 4096 -> 1000), a BERT-like 768 -> 2304,
 odd N and K that is not a multiple of the 64-element chunk, every epilogue kind, f16 and
 bf16, the heuristic's tile and the tuner's other tiles. The bar: ‖Δ‖/‖ref‖ < 1e-2. Prints a
@@ -59,6 +59,13 @@ def shapes() -> list[tuple[str, str]]:
         gemv(16, 4096, 4096, element="bf16", epilogue="bias, gelu"),
         # a leading batch folded into the rows
         gemv(4, 640, 512, batch=3, epilogue="bias, relu"),
+        # batch 32 (four column blocks): the classifiers, VGG-16's FC layers, 17 and 24 rows
+        gemv(32, 1000, 2048),
+        gemv(32, 1000, 1280, element="bf16"),
+        gemv(32, 4096, 25088, epilogue="bias, relu"),
+        gemv(32, 4096, 4096, epilogue="bias, relu, residual = add"),
+        gemv(17, 1001, 2056),
+        gemv(8, 640, 512, batch=3, epilogue="bias, gelu"),
     ]
 
 

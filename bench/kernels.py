@@ -13,8 +13,8 @@ The b2b rows also time boltir's two unfused kernels (what select-kernels would e
 without the fusion). The depthwise rows ("mb dw3x3", MobileNetV2's at batch 32) put
 CUTLASS's direct depthwise conv in the first column, our own kernel (the heuristic's
 choice) in the second, and our other tiles as the candidates; the notes give each one's
-effective TB/s (input, filter, bias and output once) beside cuDNN's. The "b1 skinny" rows
-(GEMMs with at most 16 rows: batch-1 classifiers, VGG-16's FC layers) put CUTLASS 2.x in the
+effective TB/s (input, filter, bias and output once) beside cuDNN's. The "skinny" rows
+(GEMMs with at most 32 rows: classifiers and VGG-16's FC layers at batch 1 and 32) put CUTLASS 2.x in the
 first column, our few-rows GEMM (the sm90 heuristic's choice) in the second, and CUTLASS's
 sm90 choice with our other tiles as the candidates; the notes give the weight-streaming TB/s
 of ours, CUTLASS's sm90 choice and F.linear (eager, no ReLU).
@@ -221,6 +221,9 @@ def workloads():
     for m, n, k in [(1, 1000, 2048), (1, 1000, 1280), (1, 4096, 25088), (1, 4096, 4096), (1, 1000, 4096), (1, 2304, 768),
                     (2, 1000, 2048), (4, 1000, 2048), (8, 1000, 2048), (16, 1000, 2048)]:
         yield f"b1 skinny linear+bias+relu {m}x{n}x{k}", "gemm", (m, n, k)
+    # the same layers at batch 32 (four column blocks of A's rows)
+    for m, n, k in [(32, 1000, 2048), (32, 1000, 1280), (32, 4096, 25088), (32, 4096, 4096), (32, 1000, 4096)]:
+        yield f"b32 skinny linear+bias+relu {m}x{n}x{k}", "gemm", (m, n, k)
     convs = [
         ("", (32, 56, 56, 64, 64, 3, 1)),
         ("", (32, 56, 56, 256, 64, 1, 1)),

@@ -56,14 +56,16 @@ def row_b_text(m: int, n: int, k: int) -> str:
     gemm_text(16, 4096, 4096, element="bf16", epilogue="bias, gelu"),
     gemm_text(1, 37, 72, epilogue=""),
     gemm_text(4, 64, 128, epilogue="bias, relu, residual = add", batch=2, shared_b=True),  # 8 rows
+    gemm_text(32, 1000, 1280),  # MobileNetV2's classifier at batch 32
+    gemm_text(8, 64, 128, batch=4, shared_b=True),  # 32 rows
 ])
 def test_it_takes_linear_layers_with_few_rows(text):
     assert sk.gemm_reason(the_gemm(parse_module(text))) is None
 
 
 @pytest.mark.parametrize(("text", "reason"), [
-    (gemm_text(17, 1000, 2048), "17 rows of A: the kernel takes at most 16"),
-    (gemm_text(8, 64, 128, batch=4, shared_b=True), "32 rows of A"),
+    (gemm_text(33, 1000, 2048), "33 rows of A: the kernel takes at most 32"),
+    (gemm_text(8, 64, 128, batch=8, shared_b=True), "64 rows of A"),
     (gemm_text(2, 64, 128, batch=2), "the weight has batch dimensions"),
     (gemm_text(1, 1000, 2044), "K = 2044 is not a multiple of 8"),
     (gemm_text(1, 1000, 2048, element="f32"), "A has element type f32"),
@@ -104,7 +106,7 @@ def test_the_heuristic_picks_it(arch, m, n, k, tile):
 
 @pytest.mark.parametrize("arch", ["sm80", "sm90"])
 def test_more_rows_or_small_m_cutlass_keep_cutlass(arch):
-    assert HeuristicSelector().select(the_gemm(parse_module(gemm_text(32, 1000, 2048))), arch).family == "gemm"
+    assert HeuristicSelector().select(the_gemm(parse_module(gemm_text(33, 1000, 2048))), arch).family == "gemm"
     module, _ = selected(gemm_text(1, 1000, 2048), arch, small_m="cutlass")
     assert any(op.name == "cutlass.gemm" for op in module.walk())
 
@@ -129,12 +131,12 @@ def test_the_gemm_stays_with_its_whole_epilogue(epilogue, rng):
 
 
 def test_a_choice_it_cannot_run_is_one_line():
-    op = marked(gemm_text(32, 1000, 2048), sk.SkinnyTile(8, 16, 4))
+    op = marked(gemm_text(48, 1000, 2048), sk.SkinnyTile(8, 16, 4))
     module = op.parent_op().parent_op()
     with pytest.raises(BoltError) as error:
         LowerOpToCutlassPass().apply(make_context(), module)
     assert "\n" not in error.value.message
-    assert "bad kernel attribute on op.gemm: 32 rows of A: the kernel takes at most 16" in error.value.message
+    assert "bad kernel attribute on op.gemm: 48 rows of A: the kernel takes at most 32" in error.value.message
 
 
 @pytest.mark.parametrize(("tile", "reason"), [
@@ -231,6 +233,7 @@ COMPILED = [
     (gemm_text(16, 4096, 256, element="bf16", epilogue="bias, relu"), (16, 4, 2)),
     (gemm_text(3, 37, 72, epilogue="bias, gelu, residual = add"), (8, 2, 4)),
     (gemm_text(9, 100, 200, epilogue=""), (16, 2, 1)),
+    (gemm_text(32, 1000, 1280, epilogue="bias"), (16, 16, 1)),  # four column blocks
 ]
 
 

@@ -1,5 +1,5 @@
 """Our GEMM for few rows (family `skinny_gemm`): `D = epilogue(A @ B)` with M of at most
-`MAX_ROWS` rows (a batch-1 model's classifier and fully connected layers), the weight
+`MAX_ROWS` rows (a classifier and fully connected layers at batch 1 to 32), the weight
 streamed from DRAM at bandwidth, where CUTLASS's tiles leave most multiprocessors idle.
 
     reason = gemm_reason(op)            # None where the kernel computes this op.gemm
@@ -17,8 +17,8 @@ the model's f32 output, with the residual in the output's type), any `#op.epilog
 activations, residual).
 
 **The kernel.** The product runs on the tensor cores (mma.sync m16n8k16, f32 accumulation)
-as Dᵀ = B·Aᵀ: the weight's rows are the MMA's 16 rows, A's rows its 8 columns (two column
-blocks for 9 to 16 rows). A CTA owns `weight_rows` (8 or 16) rows of the weight and
+as Dᵀ = B·Aᵀ: the weight's rows are the MMA's 16 rows, A's rows its 8 columns (up to four
+column blocks, for 32 rows). A CTA owns `weight_rows` (8 or 16) rows of the weight and
 `warps` warps split K between them in chunks of 64: each lane loads 16 contiguous elements
 of a row (four lanes: one 128-byte line), read once from DRAM with no L1 allocation; A's
 matching elements come from L1/L2. Since the sum over K is the same in any order, a lane
@@ -59,9 +59,10 @@ from boltir.dialects.common import tensor_shape
 FAMILY = "skinny_gemm"
 FAMILIES: dict[type, str] = {ops.GemmOp: FAMILY}
 
-MAX_ROWS = 16
-"""The most rows of A: two MMA column blocks. Past that each weight element feeds more
-MMAs than its load costs, and CUTLASS's tiles fill the GPU."""
+MAX_ROWS = 32
+"""The most rows of A: four MMA column blocks (a batch-32 classifier, whose 1000 columns
+CUTLASS's 64- and 128-wide tiles spread over 8 to 16 CTAs). Each CTA reads all of A from
+the L2, so past this A's reads outgrow the weight's and CUTLASS's tiles fill the GPU."""
 ELEMENTS = {"f16": ("__half", "f16"), "bf16": ("__nv_bfloat16", "bf16")}
 """Element type: (CUDA type, the mma.sync operand type)."""
 OUTPUT_ELEMENTS = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float"}
