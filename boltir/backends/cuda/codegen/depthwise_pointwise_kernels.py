@@ -278,11 +278,12 @@ def payoff_reason(op: ops.DepthwisePointwiseConv2dOp, sms: int = 0) -> str | Non
       channels (what the fusion keeps from DRAM) that read outgrows what it saves
       (MobileNetV2's 14² and 7² blocks with K of 96 to 320: their intermediates are small
       and their 1×1 convs GEMMs that CUTLASS's tiles serve better).
-    - With `sms` > 0: a grid of more than one wave (`sms` CTAs). The kernel's time is its
-      tensor and shared-memory work (mma.sync; the band's halo rows, and with an expansion
-      their expansion, computed again by the neighbouring CTA), not its bytes, while the
-      separate kernels stream their intermediates at DRAM speed: past one wave the separate
-      kernels are as fast or faster, within it the launches the fusion removes are what costs
+    - With `sms` > 0: a grid of more than one wave (`sms` CTAs). The kernel's time is not
+      its bytes: each CTA runs its steps (band, expansion, depthwise conv, 1×1 conv) one
+      after another, and neighbouring CTAs compute the band's halo rows (with an expansion,
+      their expansion too) twice, while the separate kernels stream their intermediates at
+      DRAM speed: past one wave the separate kernels are as fast or faster; within it, the
+      launches the fusion removes are what costs
       (bench/RESULTS.md, MobileNetV2 at batch 32 and 1)."""
     tile = default_tile(op)
     shape = geometry(op, tile)
