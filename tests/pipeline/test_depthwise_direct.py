@@ -2,7 +2,10 @@
 ReLU6, 1x1 projection, residual adds) through the whole pipeline: every depthwise conv
 lowers to our own kernel (depthwise_direct) with its epilogue fused, the host program
 launches it with that generator, the roofline and the manifest count it as a conv, and the
-lowered module computes what the interpreter computes on the imported graph.
+lowered module computes what the interpreter computes on the imported graph. At this
+model's batch 1 the default pipeline runs each block as one fused launch
+(fuse-depthwise-pointwise, one wave); the kernel's own tests lower it without that pass, as
+the default pipeline leaves a batch past one wave.
 
 The staged window (a tile's `ahead`, 1 to 3): its tile in the choice's three integers, its
 rules, its instances beside the row walk's (unchanged), its tiles for MobileNetV2's big
@@ -37,6 +40,14 @@ from tests.support.own_kernel_units import assert_unit_compiles, mark, the_conv
 NO_DATABASE = "/nonexistent/tuning.sqlite"
 
 
+def lower_unfused(model, arch: str = "sm90") -> compiler.LoweredModel:
+    """The default pipeline without fuse-depthwise-pointwise."""
+    pipeline = compiler.full_pipeline(dtype="f16", arch=arch, cutlass=3 if arch == "sm90" else 2, tuning_db=NO_DATABASE)
+    steps = [step for step in pipeline.split(",") if not step.startswith("fuse-depthwise-pointwise")]
+    assert len(steps) == len(pipeline.split(",")) - 1
+    return compiler.lower(model, arch=arch, dtype="f16", pipeline=",".join(steps))
+
+
 def depthwise_convs(module) -> list[ops.Conv2dOp]:
     return [op for op in module.walk() if isinstance(op, ops.Conv2dOp) and op.prop_value("groups") > 1]
 
@@ -48,7 +59,7 @@ def mobilenet():
 
 @pytest.mark.parametrize("arch", ["sm80", "sm90"])
 def test_every_depthwise_conv_runs_on_our_kernel(mobilenet, arch):
-    lowered = compiler.lower(mobilenet, arch=arch, dtype="f16", tuning_db=NO_DATABASE)
+    lowered = lower_unfused(mobilenet, arch)
     module = lowered.module
     convs = depthwise_convs(module)
     assert len(convs) == 5
@@ -72,7 +83,7 @@ def test_every_depthwise_conv_runs_on_our_kernel(mobilenet, arch):
 
 
 def test_the_roofline_and_the_manifest_count_it_as_a_conv(mobilenet):
-    lowered = compiler.lower(mobilenet, arch="sm90", dtype="f16", tuning_db=NO_DATABASE)
+    lowered = lower_unfused(mobilenet)
     rows = [row for row in module_roofline(lowered.module, get_target("sm90")) if row.family == "depthwise_direct"]
     convs = depthwise_convs(lowered.module)
     assert len(rows) == len(convs) == 5
@@ -89,9 +100,13 @@ def test_the_roofline_and_the_manifest_count_it_as_a_conv(mobilenet):
     assert all(not launch["fallback"] and "cutlass" not in launch for launch in launches)
 
 
-def test_the_lowered_model_computes_what_the_graph_does(mobilenet, rng):
+@pytest.mark.parametrize("fused", [True, False])
+def test_the_lowered_model_computes_what_the_graph_does(mobilenet, rng, fused):
+    """The default build (its blocks fused at batch 1) and the build without the fusion."""
     before = import_model(mobilenet)
-    after = compiler.lower(mobilenet, arch="sm90", dtype="f16", tuning_db=NO_DATABASE).module
+    after = (compiler.lower(mobilenet, arch="sm90", dtype="f16", tuning_db=NO_DATABASE) if fused else
+             lower_unfused(mobilenet)).module
+    assert any(isinstance(op, ops.DepthwisePointwiseConv2dOp) for op in after.walk()) is fused
     inputs = random_inputs(before, rng)
     (expected,) = boltir.interp.run(before, inputs)
     entry = find_entry(after)
@@ -211,7 +226,7 @@ def test_staged_tiles_for_mobilenets_big_layers(side, c, stride):
 def test_a_model_builds_with_the_staged_window(mobilenet):
     """Every depthwise conv's choice set to its staged tile: the host program launches each
     with our generator, a distinct instance with its ring."""
-    module = compiler.lower(mobilenet, arch="sm90", dtype="f16", tuning_db=NO_DATABASE).module
+    module = lower_unfused(mobilenet).module
     walks = {}
     for conv in depthwise_convs(module):
         walks[conv] = depthwise_kernels.kernel_name(conv)
