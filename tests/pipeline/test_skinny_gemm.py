@@ -64,11 +64,12 @@ def test_the_roofline_and_the_manifest_count_it(resnet_b1):
     assert not launch["fallback"] and "cutlass" not in launch
 
 
-def test_at_batch_32_cutlass_keeps_it():
-    model = onnx_models.resnet_onnx(np.random.default_rng(0), classes=1000, batch=32)
-    lowered = compiler.lower(model, arch="sm90", dtype="f16", tuning_db=NO_DATABASE)
-    assert any(op.name == "cutlass.gemm" for op in lowered.module.walk())
-    assert not any(skinny_gemm_kernels.computes(op) for op in lowered.module.walk())
+def test_at_batch_32_it_runs_the_classifier_and_past_it_cutlass_does():
+    for batch, ours in ((32, True), (33, False)):
+        model = onnx_models.resnet_onnx(np.random.default_rng(0), classes=1000, batch=batch)
+        lowered = compiler.lower(model, arch="sm90", dtype="f16", tuning_db=NO_DATABASE)
+        assert any(op.name == "cutlass.gemm" for op in lowered.module.walk()) is not ours
+        assert any(skinny_gemm_kernels.computes(op) for op in lowered.module.walk()) is ours
 
 
 def test_the_lowered_model_computes_what_the_graph_does(resnet_b1, rng):
