@@ -8,7 +8,8 @@
 // A GEMM with few rows (a batch-1 classifier) and an N x K weight runs on our
 // weight-streaming kernel (skinny_gemm, plain CUDA: an "sm80" choice on either target),
 // its tile a CTA's weight rows x warps x unroll. lower-op-to-cutlass leaves it an op.gemm
-// with its whole epilogue; small_m=cutlass keeps CUTLASS's GEMM. 32 rows stay CUTLASS's.
+// with its whole epilogue; small_m=cutlass keeps CUTLASS's GEMM. Up to 32 rows (a batch-32
+// classifier: four column blocks) are ours; 48 rows stay CUTLASS's.
 
 // OPTION:     {{^}}error: small_m must be one of skinny, cutlass; got 'gemv'{{$}}
 // OPTION-NOT: Traceback
@@ -18,7 +19,7 @@
 // CHECK-SAME:  kernel = {family = "skinny_gemm", arch = "sm80", threadblock = array<i64: 8, 16, 4>
 // SM80-LABEL: func.func @classifier
 // SM80:       kernel = {family = "skinny_gemm", arch = "sm80", threadblock = array<i64: 8, 16, 4>
-// SM80-LABEL: func.func @batch32
+// SM80-LABEL: func.func @batch48
 // SM80:       kernel = {family = "gemm"
 // LOWERED-LABEL: func.func @classifier
 // LOWERED-NOT:   cutlass.
@@ -34,13 +35,23 @@ func.func @classifier(%x: tensor<1x2048xf16>, %w: tensor<1000x2048xf16>, %b: ten
 }
 
 // CHECK-LABEL: func.func @batch32
-// CHECK:       kernel = {family = "gemm"
+// CHECK:       kernel = {family = "skinny_gemm", arch = "sm80", threadblock = array<i64: 8, 16, 1>
 // LOWERED-LABEL: func.func @batch32
-// LOWERED:       cutlass.gemm
+// LOWERED-NOT:   cutlass.
+// LOWERED:       family = "skinny_gemm"
 func.func @batch32(%x: tensor<32x2048xf16>, %w: tensor<1000x2048xf16>, %b: tensor<1000xf16>) -> tensor<32x1000xf16> {
   %0 = op.gemm %x, %w bias %b {layout_b = "col", epilogue = #op.epilogue<bias>} : (tensor<32x2048xf16>, tensor<1000x2048xf16>, tensor<1000xf16>) -> tensor<32x1000xf16>
   func.return %0 : tensor<32x1000xf16>
 }
 
+// CHECK-LABEL: func.func @batch48
+// CHECK:       kernel = {family = "gemm"
+// LOWERED-LABEL: func.func @batch48
+// LOWERED:       cutlass.gemm
+func.func @batch48(%x: tensor<48x2048xf16>, %w: tensor<1000x2048xf16>, %b: tensor<1000xf16>) -> tensor<48x1000xf16> {
+  %0 = op.gemm %x, %w bias %b {layout_b = "col", epilogue = #op.epilogue<bias>} : (tensor<48x2048xf16>, tensor<1000x2048xf16>, tensor<1000xf16>) -> tensor<48x1000xf16>
+  func.return %0 : tensor<48x1000xf16>
+}
+
 // STATS: lower-op-to-cutlass
-// STATS: 1 skinny_gemm kernels (op.gemm kept)
+// STATS: 2 skinny_gemm kernels (op.gemm kept)
