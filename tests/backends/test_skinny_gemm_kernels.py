@@ -104,6 +104,19 @@ def test_the_heuristic_picks_it(arch, m, n, k, tile):
         assert sk.SkinnyTile.of(choice.tile) == sk.SkinnyTile(*tile)
 
 
+@pytest.mark.parametrize(("m", "n", "ours"), [(32, 1000, True), (17, 1000, True), (32, 4096, False), (17, 2112, False),
+                                             (16, 4096, True)])
+def test_past_16_rows_the_heuristic_takes_it_only_for_narrow_weights(m, n, ours):
+    """Past 16 rows every CTA reads all of A from the L2: the kernel pays where CUTLASS's
+    64-column tiles leave three quarters of the GPU idle (a batch-32 classifier), not with
+    4096 columns (VGG-16's fc7 at batch 32, where CUTLASS was as fast)."""
+    gemm = the_gemm(parse_module(gemm_text(m, n, 2048)))
+    assert (sk.payoff_reason(gemm, 132) is None) is ours
+    assert (HeuristicSelector().select(gemm, "sm90").family == sk.FAMILY) is ours
+    if not ours:
+        assert sk.payoff_reason(gemm, 132).endswith("fill a quarter of the 132 multiprocessors")
+
+
 @pytest.mark.parametrize("arch", ["sm80", "sm90"])
 def test_more_rows_or_small_m_cutlass_keep_cutlass(arch):
     assert HeuristicSelector().select(the_gemm(parse_module(gemm_text(33, 1000, 2048))), arch).family == "gemm"

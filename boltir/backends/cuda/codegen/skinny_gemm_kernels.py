@@ -63,6 +63,10 @@ MAX_ROWS = 32
 """The most rows of A: four MMA column blocks (a batch-32 classifier, whose 1000 columns
 CUTLASS's 64- and 128-wide tiles spread over 8 to 16 CTAs). Each CTA reads all of A from
 the L2, so past this A's reads outgrow the weight's and CUTLASS's tiles fill the GPU."""
+FEW_ROWS = 16
+"""Up to this many rows the heuristic gives the kernel any weight (`payoff_reason`)."""
+CUTLASS_TILE_COLUMNS = 64
+"""The narrowest CUTLASS GEMM tile's columns: N / 64 CTAs before CUTLASS splits K."""
 ELEMENTS = {"f16": ("__half", "f16"), "bf16": ("__nv_bfloat16", "bf16")}
 """Element type: (CUDA type, the mma.sync operand type)."""
 OUTPUT_ELEMENTS = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float"}
@@ -119,6 +123,21 @@ def gemm_reason(op: Operation) -> str | None:
         return f"{batch * m} rows of A: the kernel takes at most {MAX_ROWS}"
     if k % 8:
         return f"K = {k} is not a multiple of 8 (16-byte rows)"
+    return None
+
+
+def payoff_reason(op: ops.GemmOp, sms: int) -> str | None:
+    """Why the heuristic leaves this GEMM (which gemm_reason accepts) to CUTLASS, or None.
+    Past FEW_ROWS rows the kernel's CTAs each read all of A's rows from the L2 and hold
+    one chunk of loads in flight (unroll 1): it pays only where CUTLASS's narrowest tiles
+    leave most of the GPU idle, N / 64 CTAs under a quarter of the multiprocessors (the
+    1000 columns of a batch-32 classifier), where CUTLASS must split K eight ways. With
+    4096 columns CUTLASS's 64 CTAs, split twice, were as fast or faster (bench/RESULTS.md:
+    VGG-16's fc6 and fc7 at batch 32)."""
+    batch, m, n, _ = problem_of(op)
+    if batch * m > FEW_ROWS and 4 * math.ceil(n / CUTLASS_TILE_COLUMNS) >= sms:
+        return (f"{batch * m} rows and {n} columns: CUTLASS's {CUTLASS_TILE_COLUMNS}-column tiles fill a quarter "
+                f"of the {sms} multiprocessors")
     return None
 
 

@@ -516,7 +516,8 @@ class HeuristicSelector:
         if hopper and self.narrow_pointwise and isinstance(op, ops.Conv2dOp) and (
                 tile := narrow_pointwise_problem(op)) is not None:
             return KernelChoice(stream_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
-        if self.skinny_gemms and isinstance(op, ops.GemmOp) and skinny_gemm_kernels.gemm_reason(op) is None:
+        if (self.skinny_gemms and isinstance(op, ops.GemmOp) and skinny_gemm_kernels.gemm_reason(op) is None
+                and skinny_gemm_kernels.payoff_reason(op, sms) is None):
             return self.skinny_gemm(op, arch)
         if hopper and self.split_convs and isinstance(op, ops.Conv2dOp) and splitk_conv_problem(op, sms):
             return self.splitk_conv(op, sms)
@@ -630,7 +631,7 @@ class HeuristicSelector:
     def skinny_gemm(self, op: ops.GemmOp, arch: str) -> KernelChoice:
         """Our GEMM for few rows (codegen/skinny_gemm_kernels.py): at M <= 16 CUTLASS's
         tiles leave most multiprocessors idle (N / 128 CTAs) and the weight streams at a
-        few percent of DRAM bandwidth. Plain CUDA with mma.sync, built for sm80 and sm90
+        few percent of DRAM bandwidth; up to 32 rows where N is narrow (`payoff_reason`). Plain CUDA with mma.sync, built for sm80 and sm90
         alike, so its choice is an "sm80" one on either target."""
         tile = skinny_gemm_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors)
         return KernelChoice(skinny_gemm_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 1))
