@@ -1,5 +1,5 @@
 """Our GEMM for few rows (family `skinny_gemm`): `D = epilogue(A @ B)` with M of at most
-`MAX_ROWS` rows (a classifier and fully connected layers at batch 1 to 32), the weight
+`MAX_ROWS` rows (fully connected layers at batch 1, classifiers up to batch 32), the weight
 streamed from DRAM at bandwidth, where CUTLASS's tiles leave most multiprocessors idle.
 
     reason = gemm_reason(op)            # None where the kernel computes this op.gemm
