@@ -32,6 +32,16 @@ def test_the_heuristic_build_takes_no_recorded_kernel():
     assert build_pipeline("sm90", HEURISTIC_DB) is None  # boltir.compiler's default: selector=db
 
 
+def test_the_cutlass_fc_build_asks_select_kernels_for_cutlasss_gemms():
+    """`sm90-cutlassfc`: the default pipeline with select-kernels' small_m=cutlass, the
+    baseline of our few-rows GEMM in the same run."""
+    import boltir.compiler
+    from bench.models import HEURISTIC_DB, build_pipeline
+
+    default = boltir.compiler.full_pipeline(dtype="f16", arch="sm90", cutlass=3, selector="db", tuning_db=HEURISTIC_DB)
+    assert build_pipeline("sm90-cutlassfc", HEURISTIC_DB) == default.replace("select-kernels{", "select-kernels{small_m=cutlass ")
+
+
 def test_the_unfused_stem_build_leaves_out_only_the_stems_fusion():
     """`sm90-unfusedstem`: the default pipeline less fuse-conv-space-to-depth (the blocked
     stem's space-to-depth kernel and its halo conv as two launches), the baseline of the fusion."""
