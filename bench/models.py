@@ -224,8 +224,8 @@ build with select-kernels' `few_pixels=cutlass` (CUTLASS's 3.x conv where our
 split-reduction conv would run batch 1's deep layers), `conv_ctas=2` (two 3.x conv CTAs
 per multiprocessor), `narrow_convs=cutlass` (CUTLASS's convs where our wgmma halo conv
 would run 16-64-channel stride-1 convs) or, `sm90-cutlassfc`, `small_m=cutlass` (CUTLASS's
-GEMMs where our few-rows GEMM would run classifiers and FC layers); `sm90-halo16` pads an image's 3 channels to 16
-(pad-alignment's `stem_channels`), so that VGG-16's first conv is the halo conv's too;
+GEMMs where our few-rows GEMM would run classifiers and FC layers); `sm90-halo16` pads an
+image's 3 channels to 16 (pad-alignment's `stem_channels`), so that VGG-16's first conv is the halo conv's too;
 `sm90-unfusedstem` leaves out fuse-conv-space-to-depth (the blocked stem's space-to-depth
 kernel and its halo conv as two launches, as before the fusion); the default pipeline fuses
 MobileNet's inverted residuals where one wave of our depthwise_pointwise kernel computes them

@@ -62,7 +62,8 @@ FAMILIES: dict[type, str] = {ops.GemmOp: FAMILY}
 MAX_ROWS = 32
 """The most rows of A: four MMA column blocks (a batch-32 classifier, whose 1000 columns
 CUTLASS's 64- and 128-wide tiles spread over 8 to 16 CTAs). Each CTA reads all of A from
-the L2, so past this A's reads outgrow the weight's and CUTLASS's tiles fill the GPU."""
+the L2, 2 to 4 times the weight's bytes at 32 rows; past 16 the heuristic takes the kernel
+only for narrow weights (`payoff_reason`)."""
 FEW_ROWS = 16
 """Up to this many rows the heuristic gives the kernel any weight (`payoff_reason`)."""
 CUTLASS_TILE_COLUMNS = 64

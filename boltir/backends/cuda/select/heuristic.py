@@ -631,8 +631,9 @@ class HeuristicSelector:
     def skinny_gemm(self, op: ops.GemmOp, arch: str) -> KernelChoice:
         """Our GEMM for few rows (codegen/skinny_gemm_kernels.py): at M <= 16 CUTLASS's
         tiles leave most multiprocessors idle (N / 128 CTAs) and the weight streams at a
-        few percent of DRAM bandwidth; up to 32 rows where N is narrow (`payoff_reason`). Plain CUDA with mma.sync, built for sm80 and sm90
-        alike, so its choice is an "sm80" one on either target."""
+        few percent of DRAM bandwidth; up to 32 rows where N is narrow (`payoff_reason`).
+        Plain CUDA with mma.sync, built for sm80 and sm90 alike, so its choice is an "sm80"
+        one on either target."""
         tile = skinny_gemm_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors)
         return KernelChoice(skinny_gemm_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 1))
 
