@@ -381,7 +381,8 @@ def conv_floor_rows(launches, target) -> list[tuple]:
     """The profile's launches that issue 15's memory-bound conv floor covers: convs (the
     manifest's `conv` channels) with FLOOR_CHANNELS or fewer on one side or depthwise,
     moving FLOOR_BYTES or more, whose roofline bound is their bytes; each with its TB/s in
-    the model and alone and whether the in-model figure meets FLOOR_TBPS."""
+    the model, alone and over its marginal cost to the graph replay, and whether the
+    in-model figure meets FLOOR_TBPS."""
     rows = []
     for launch in launches:
         conv = launch.conv
@@ -392,10 +393,11 @@ def conv_floor_rows(launches, target) -> list[tuple]:
         if launch.flops / target.peak_flops("f16") > launch.bytes / target.dram_bytes_per_second:
             continue  # compute-bound: the TFLOP/s floors judge it
         tbps = launch.bytes / (launch.ms * 1e-3) / 1e12
-        alone = launch.bytes / (launch.alone_ms * 1e-3) / 1e12 if launch.alone_ms else float("nan")
+        alone, marginal = (launch.bytes / (ms * 1e-3) / 1e12 if ms and ms > 0 else float("nan")
+                           for ms in (launch.alone_ms, launch.marginal_ms))
         shape = "depthwise " + str(conv["in"]) if conv["depthwise"] else f"{conv['in']} -> {conv['out']}"
         rows.append((launch.index, launch.kernel, shape, f"{launch.bytes / 1e6:.1f}", f"{launch.ms:.4f}", f"{tbps:.2f}",
-                     f"{alone:.2f}", "met" if tbps >= FLOOR_TBPS else "MISSED"))
+                     f"{alone:.2f}", f"{marginal:.2f}", "met" if tbps >= FLOOR_TBPS else "MISSED"))
     return rows
 
 
@@ -404,7 +406,7 @@ def print_conv_floor(name: str, launches, target) -> None:
     if rows:
         print(f"issue 15's memory-bound convs in {name} (<= {FLOOR_CHANNELS} channels on a side or depthwise, "
               f">= {FLOOR_BYTES / 1e6:.0f} MB, TB/s over the bytes moved once; floor {FLOOR_TBPS} in the model):")
-        print_table(("#", "kernel", "channels", "MB", "ms", "TB/s", "alone TB/s", "floor"), rows)
+        print_table(("#", "kernel", "channels", "MB", "ms", "TB/s", "alone TB/s", "marginal TB/s", "floor"), rows)
 
 
 def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[str], compiles: int = 2) -> tuple:
@@ -426,8 +428,9 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     torch.cuda.synchronize()
     ours_bytes = free_before - torch.cuda.mem_get_info()[0]
     ours_ms = time_ms(lambda: compiled(**device_inputs))
-    print(f"profile of {name} b{batch} (launches timed inside a captured graph; % bound: the roofline bound over the time):")
-    launches = compiled.profile(**device_inputs, alone=True)
+    print(f"profile of {name} b{batch} (launches timed inside a captured graph; alone: each launch by itself; "
+          f"marginal: what it adds to a graph replay; % bound: the roofline bound over the time):")
+    launches = compiled.profile(**device_inputs, alone=True, marginal=True)
     print(format_profile(launches, top=8), format_profile_by_family(launches), sep="\n", flush=True)
     target = get_target(BUILDS[builds[0]][0])
     print_conv_floor(f"{name} b{batch}", launches, target)

@@ -8,6 +8,7 @@
     model = boltir.runtime.load("out/", debug=True)   # op by op against the interpreter
     print(boltir.runtime.format_profile(model.profile(x=array)))   # every launch against its roofline bound
     model.profile(x=array, alone=True)          # also each launch timed by itself (`alone_ms`)
+    model.profile(x=array, marginal=True)       # also what each launch adds to a graph replay (`marginal_ms`)
 
 A call replays a CUDA graph from its second call on, and its outputs are the model's
 own buffers, valid until the next call (boltir/graph_call.py says how, and on which stream).
@@ -66,6 +67,12 @@ class LaunchTime:
     (`profile(alone=True)`); None when not measured."""
     conv: dict | None = None
     """A conv's channels from the manifest: {"in", "out", "depthwise"}; None for other ops."""
+    marginal_ms: float | None = None
+    """What the launch adds to a graph replay of the whole model: the median, over paired
+    replays, of the whole graph less the graph without this launch (`profile(marginal=True)`).
+    Unlike `ms` it keeps the overlap that programmatic dependent launch gives neighbouring
+    launches; the launches after it read the last run's values, and their inputs may come
+    from DRAM rather than the L2, so it can fall short of the launch's own time."""
 
     @property
     def tflops_per_second(self) -> float | None:
@@ -265,7 +272,7 @@ class CompiledModel:
     def replay(self, stream: int | None = None) -> None:
         self._check(self.library.boltir_model_replay(self.context, ctypes.c_void_p(stream)), "replaying: ")
 
-    def profile(self, *args, repeats: int = 20, alone: bool = False, **kwargs) -> list[LaunchTime]:
+    def profile(self, *args, repeats: int = 20, alone: bool = False, marginal: bool = False, **kwargs) -> list[LaunchTime]:
         """Each launch's median time over `repeats` runs (after one warm-up), in launch
         order, with its roofline counts and bound. The launches are captured once into a
         CUDA graph with an event between them and the graph is replayed, so launch gaps do
@@ -276,7 +283,11 @@ class CompiledModel:
         With `alone`, each launch is also timed by itself (`LaunchTime.alone_ms`): ten
         copies of it back to back in a graph of their own, on the model's buffers. A launch
         much slower in the model than alone loses time to its place (what its neighbours
-        leave in the L2, launch order), not to its kernel."""
+        leave in the L2, launch order), not to its kernel.
+
+        With `marginal`, each launch's cost to a graph replay is also measured
+        (`LaunchTime.marginal_ms`): the whole graph and the graph without that launch,
+        replayed in turn `repeats` times."""
         pointers, _ = self._bind(args, kwargs)
         inputs = self._pointer_array(pointers)
         launches = self.manifest["launches"]
@@ -304,10 +315,26 @@ class CompiledModel:
             timed_alone.restype = ctypes.c_int
             self._check(timed_alone(self.context, inputs, repeats, ALONE_INNER, times, None), "profiling alone: ")
             alone_medians = medians()
+        marginal_medians = [None] * len(launches)
+        if marginal:
+            marginal_medians = self._marginal_medians(inputs, repeats, len(launches))
         return [LaunchTime(i, launch["op"], launch["kernel"], launch["family"], ms, *bound, alone_ms=alone_ms,
-                           conv=launch.get("conv"))
-                for i, (launch, ms, bound, alone_ms) in enumerate(zip(launches, in_model, launch_bounds(self.manifest),
-                                                                      alone_medians))]
+                           conv=launch.get("conv"), marginal_ms=marginal_ms)
+                for i, (launch, ms, bound, alone_ms, marginal_ms) in enumerate(
+                    zip(launches, in_model, launch_bounds(self.manifest), alone_medians, marginal_medians))]
+
+    def _marginal_medians(self, inputs, repeats: int, steps: int) -> list[float]:
+        """Each launch's median of (whole graph - graph without it) over paired replays."""
+        timed = getattr(self.library, "boltir_model_profile_marginal", None)
+        if timed is None:
+            raise BoltError(f"{self.directory} was built before launches' marginal costs could be timed; compile it again")
+        timed.restype = ctypes.c_int
+        pairs = (ctypes.c_float * max(1, 2 * repeats * steps))()
+        self._check(timed(self.context, inputs, repeats, pairs, None), "profiling marginal costs: ")
+        if not repeats:
+            return [0.0] * steps
+        samples = np.frombuffer(pairs, dtype=np.float32)[: 2 * repeats * steps].reshape(repeats, steps, 2)
+        return [float(ms) for ms in np.median(samples[:, :, 0] - samples[:, :, 1], axis=0)]
 
     def results(self) -> list[np.ndarray]:
         self._check(self.library.boltir_synchronize())
@@ -359,18 +386,32 @@ def _figure(value: float | None, width: int, digits: int, scale: float = 1.0, su
     return "-".rjust(width) if value is None else f"{value * scale:{width - len(suffix)}.{digits}f}{suffix}"
 
 
+OPTIONAL_TIMES = (("alone", "alone_ms"), ("marginal", "marginal_ms"))
+"""The optional per-launch times of a profile, each a column where measured."""
+
+
+def _optional_columns(launches: list[LaunchTime]) -> list[tuple[str, str]]:
+    return [(title, field) for title, field in OPTIONAL_TIMES if any(getattr(t, field) is not None for t in launches)]
+
+
+def _summed(launches: list[LaunchTime], field: str) -> float | None:
+    values = [getattr(launch, field) for launch in launches]
+    return None if None in values else sum(values)
+
+
 def format_profile(launches: list[LaunchTime], top: int | None = None) -> str:
     """A table of the launches, slowest first (the `top` slowest): each one's time, share,
     achieved TFLOP/s and GB/s and its bound over its time ("% bound": 100% is the
     roofline); the last line sets the sum of the bounds against the measured total. With
-    launches timed alone (`profile(alone=True)`) an "alone" column follows the time."""
+    launches timed alone (`profile(alone=True)`) an "alone" column follows the time, and
+    with their marginal costs (`profile(marginal=True)`) a "marginal" column."""
     measured = sum(launch.ms for launch in launches)
     share_of = measured or 1.0
     rows = sorted(launches, key=lambda launch: -launch.ms)[:top]
-    alone = any(launch.alone_ms is not None for launch in launches)
-    lines = [f"{'#':>4}  {'ms':>8}  " + (f"{'alone':>8}  " if alone else "")
+    optional = _optional_columns(launches)
+    lines = [f"{'#':>4}  {'ms':>8}  " + "".join(f"{title:>8}  " for title, _ in optional)
              + f"{'share':>6}  {'TFLOP/s':>8}  {'GB/s':>7}  {'% bound':>7}  {'op':<22} kernel"]
-    lines += [f"{r.index:>4}  {r.ms:8.4f}  " + (f"{_figure(r.alone_ms, 8, 4)}  " if alone else "")
+    lines += [f"{r.index:>4}  {r.ms:8.4f}  " + "".join(f"{_figure(getattr(r, field), 8, 4)}  " for _, field in optional)
               + f"{100 * r.ms / share_of:5.1f}%  {_figure(r.tflops_per_second, 8, 1)}  "
               f"{_figure(r.gigabytes_per_second, 7, 0)}  {_figure(r.bound_fraction, 7, 1, 100, '%')}  {r.op:<22} {r.kernel}"
               for r in rows]
@@ -378,8 +419,9 @@ def format_profile(launches: list[LaunchTime], top: int | None = None) -> str:
     bounds = [launch.bound_ms for launch in launches]
     if launches and None not in bounds:
         total += f"; bounds {sum(bounds):.4f} ms, {100 * sum(bounds) / share_of:.1f}% of the measured time"
-    if alone and None not in (alone_times := [launch.alone_ms for launch in launches]):
-        total += f"; alone {sum(alone_times):.4f} ms"
+    for title, field in optional:
+        if (summed := _summed(launches, field)) is not None:
+            total += f"; {title} {summed:.4f} ms"
     lines.append(total)
     return "\n".join(lines)
 
@@ -387,23 +429,21 @@ def format_profile(launches: list[LaunchTime], top: int | None = None) -> str:
 def format_profile_by_family(launches: list[LaunchTime]) -> str:
     """The launches summed per kernel family, largest time first: count, time, share, the
     family's summed bounds and their fraction of its time (which families are far from
-    their roofline, and how much of the whole they cost); with launches timed alone, their
-    sum per family follows the time."""
+    their roofline, and how much of the whole they cost); with launches timed alone or
+    their marginal costs, their sums per family follow the time."""
     measured = sum(launch.ms for launch in launches) or 1.0
     families: dict[str, list[LaunchTime]] = {}
     for launch in launches:
         families.setdefault(launch.family, []).append(launch)
-    alone = any(launch.alone_ms is not None for launch in launches)
-    lines = [f"{'family':<24}  {'launches':>8}  {'ms':>8}  " + (f"{'alone':>8}  " if alone else "")
+    optional = _optional_columns(launches)
+    lines = [f"{'family':<24}  {'launches':>8}  {'ms':>8}  " + "".join(f"{title:>8}  " for title, _ in optional)
              + f"{'share':>6}  {'bound ms':>8}  {'% bound':>7}"]
     totals = {family: sum(launch.ms for launch in group) for family, group in families.items()}
     for family, group in sorted(families.items(), key=lambda item: -totals[item[0]]):
         ms = totals[family]
-        bounds = [launch.bound_ms for launch in group]
-        bound = None if None in bounds else sum(bounds)
-        alone_times = [launch.alone_ms for launch in group]
-        alone_ms = None if None in alone_times else sum(alone_times)
-        lines.append(f"{family:<24}  {len(group):>8}  {ms:8.4f}  " + (f"{_figure(alone_ms, 8, 4)}  " if alone else "")
+        bound = _summed(group, "bound_ms")
+        lines.append(f"{family:<24}  {len(group):>8}  {ms:8.4f}  "
+                     + "".join(f"{_figure(_summed(group, field), 8, 4)}  " for _, field in optional)
                      + f"{100 * ms / measured:5.1f}%  "
                      f"{_figure(bound, 8, 4)}  {_figure(None if bound is None or ms <= 0 else bound / ms, 7, 1, 100, '%')}")
     return "\n".join(lines)

@@ -80,16 +80,16 @@ def test_the_memory_bound_conv_floor_rows():
     from boltir.runtime import LaunchTime
     from boltir.target import get_target
 
-    def launch(index, conv, megabytes, ms, flops=0, alone=None):
-        return LaunchTime(index, "op.conv2d", f"k{index}", "f", ms, flops, int(megabytes * 1e6), None, alone, conv)
+    def launch(index, conv, megabytes, ms, flops=0, alone=None, marginal=None):
+        return LaunchTime(index, "op.conv2d", f"k{index}", "f", ms, flops, int(megabytes * 1e6), None, alone, conv, marginal)
 
     narrow, wide = {"in": 24, "out": 144, "depthwise": False}, {"in": 256, "out": 512, "depthwise": False}
     depthwise = {"in": 192, "out": 192, "depthwise": True}
-    launches = [launch(0, narrow, 33.7, 0.0136, alone=0.0120), launch(1, depthwise, 19.3, 0.0099),
+    launches = [launch(0, narrow, 33.7, 0.0136, alone=0.0120, marginal=0.0110), launch(1, depthwise, 19.3, 0.0099),
                 launch(2, wide, 40.0, 0.0100), launch(3, narrow, 10.0, 0.0010), launch(4, None, 50.0, 0.0100),
                 launch(5, {"in": 64, "out": 64, "depthwise": False}, 25.7, 0.030, flops=int(50e9))]
     rows = conv_floor_rows(launches, get_target("sm90"))
     # the wide conv, the small one, the non-conv and the compute-bound one (50 GFLOP) are not covered
     assert [row[0] for row in rows] == [0, 1]
-    assert rows[0][1:] == ("k0", "24 -> 144", "33.7", "0.0136", "2.48", "2.81", "MISSED")
-    assert rows[1][2] == "depthwise 192" and rows[1][5] == "1.95" and rows[1][6] == "nan"
+    assert rows[0][1:] == ("k0", "24 -> 144", "33.7", "0.0136", "2.48", "2.81", "3.06", "MISSED")
+    assert rows[1][2] == "depthwise 192" and rows[1][5] == "1.95" and rows[1][6] == rows[1][7] == "nan"

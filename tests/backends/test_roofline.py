@@ -329,6 +329,56 @@ def test_format_profile_by_family_sums_the_launches_timed_alone():
     assert lines[1].split()[:4] == ["conv2d_fprop", "1", "0.1000", "0.0500"]
 
 
+def test_format_profile_with_marginal_costs_adds_their_column_after_alone():
+    launches = [dataclasses.replace(launch, alone_ms=alone, marginal_ms=marginal)
+                for launch, alone, marginal in zip(fake_launches(), (0.05, 0.02, 0.01), (0.09, 0.015, 0.004))]
+    lines = format_profile(launches, top=2).splitlines()
+    assert lines[0].split()[:4] == ["#", "ms", "alone", "marginal"]
+    assert lines[1].split()[:5] == ["0", "0.1000", "0.0500", "0.0900", "76.9%"]
+    assert lines[-1].endswith("; alone 0.0800 ms; marginal 0.1090 ms")
+    by_family = format_profile_by_family(launches).splitlines()
+    assert by_family[0].split()[:5] == ["family", "launches", "ms", "alone", "marginal"]
+    assert by_family[1].split()[:5] == ["conv2d_fprop", "1", "0.1000", "0.0500", "0.0900"]
+
+
+def test_marginal_costs_are_the_median_of_paired_differences():
+    """`profile(marginal=True)` reads (whole, without launch i) pairs per repeat and launch."""
+    import ctypes
+
+    from boltir.runtime import CompiledModel
+
+    class Library:
+        def __init__(self):
+            self.boltir_model_profile_marginal = self.marginal
+
+        @staticmethod
+        def marginal(context, inputs, repeats, pairs, stream):
+            whole = (1.0, 1.2, 1.1)  # three repeats of a two-launch model
+            without = ((0.7, 0.9), (0.8, 1.3), (0.9, 0.95))  # launch 1 once "costs" -0.1: noise
+            for r in range(repeats):
+                for i in range(2):
+                    pairs[2 * (r * 2 + i)], pairs[2 * (r * 2 + i) + 1] = whole[r], without[r][i]
+            return 0
+
+    model = CompiledModel.__new__(CompiledModel)
+    model.library, model.context, model.directory = Library(), ctypes.c_void_p(), "out"
+    model._check = lambda code, context="": None
+    medians = model._marginal_medians(None, 3, 2)
+    assert medians == pytest.approx([0.3, 0.1])  # launch 1: the median of 0.1, -0.1 and 0.15
+
+
+def test_marginal_costs_of_an_older_library_say_to_compile_again():
+    import ctypes
+
+    from boltir.diagnostics import BoltError
+    from boltir.runtime import CompiledModel
+
+    model = CompiledModel.__new__(CompiledModel)
+    model.library, model.context, model.directory = object(), ctypes.c_void_p(), "out"
+    with pytest.raises(BoltError, match="compile it again"):
+        model._marginal_medians(None, 3, 2)
+
+
 def test_format_profile_by_family_without_counts_shows_dashes():
     lines = format_profile_by_family([LaunchTime(0, "op.pad", "pad", "pad", 0.02)]).splitlines()
     assert lines[1].split() == ["pad", "1", "0.0200", "100.0%", "-", "-"]
@@ -343,16 +393,17 @@ def test_launch_bounds_of_a_manifest_without_counts():
 @pytest.mark.slow
 def test_profile_on_the_gpu_sets_launches_against_their_bounds(small_resnet, tmp_path):
     """Timed inside a captured graph: every launch of the manifest, with its counts and
-    bound, and the model still runs afterwards."""
+    bound, alone and its marginal cost, and the model still runs afterwards."""
     from boltir.runtime import load
 
     result = compiler.compile(small_resnet, tmp_path / "out", arch="sm80", dtype="f16", progress=False)
     model = load(result.directory)
     image = np.load(small_resnet.parent / "input.npz")["image"]
-    launches = model.profile(image=image, repeats=10, alone=True)
+    launches = model.profile(image=image, repeats=10, alone=True, marginal=True)
     assert len(launches) == len(result.manifest["launches"])
     assert all(t.ms > 0 and t.flops is not None and t.bound_ms > 0 for t in launches)
     assert all(t.alone_ms > 0 for t in launches)
+    assert all(np.isfinite(t.marginal_ms) for t in launches) and sum(t.marginal_ms for t in launches) > 0
     assert [t.flops for t in launches] == [launch["flops"] for launch in result.manifest["launches"]]
     assert "; bounds " in format_profile(launches).splitlines()[-1]
     (got,) = model(image=image)  # profiling leaves the model usable
