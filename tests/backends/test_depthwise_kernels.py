@@ -254,6 +254,7 @@ COMPILED = [
     (depthwise_text(2, 14, 14, 24, r=5, element="bf16", epilogue="bias, relu"), (1, 7, 4)),
     (depthwise_text(2, 9, 9, 12, element="f32", epilogue=""), (1, 3, 4)),
     (depthwise_text(1, 13, 13, 3, r=7, pad=3, epilogue="bias, silu"), (1, 4, 1)),
+    (depthwise_text(2, 12, 12, 32), (2, 4, 8, 3)),  # staged, a 72 KB ring: past 48 KB it opts in
 ]
 
 

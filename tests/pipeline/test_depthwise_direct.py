@@ -167,7 +167,7 @@ def test_the_rows_a_staged_row_shares_and_copies(shape, window, rows):
 def test_the_row_walk_instance_has_no_stage_and_the_staged_one_copies_ahead():
     walk = depthwise_kernels.emit_instance(staged(dw_conv(32, 112, 112, 32), DirectTile(1, 4, 8))).source
     assert "cp.async" not in walk and "constexpr int AHEAD" not in walk
-    assert "launch(kernel, 3136, kBlock, 0, stream, " in walk and "cudaFuncSetAttribute" not in walk
+    assert "launch(kernel, 3136, kBlock, 0, stream, " in walk and "opt_in_shared_memory(kernel" not in walk
     op = staged(dw_conv(32, 112, 112, 32), DirectTile(4, 4, 8, ahead=2))
     source = depthwise_kernels.emit_instance(op).source
     ring = (3 + 2) * 6 * 128 * 16
@@ -175,11 +175,11 @@ def test_the_row_walk_instance_has_no_stage_and_the_staged_one_copies_ahead():
     assert "constexpr int V = 8, TW = 4, TH = 4;" in source and "constexpr int AHEAD = 2;" in source
     assert f"static_assert(kSharedBytes == {ring}, " in source
     assert "cp.async.ca.shared.global" in source and 'cp.async.wait_group %0;\\n" ::"n"(AHEAD)' in source
-    assert f"cudaFuncAttributeMaxDynamicSharedMemorySize, {ring})" in source
+    assert f"opt_in_shared_memory(kernel, {ring}, opted)" in source
     assert f"launch(kernel, {32 * 28 * 28 * 4 // 128}, kBlock, {ring}, stream, " in source
     # a ring within 48 KB launches without opting in
     small = depthwise_kernels.emit_instance(staged(dw_conv(32, 112, 112, 32), DirectTile(4, 2, 8, ahead=1))).source
-    assert "cudaFuncSetAttribute" not in small and f"kBlock, {(3 + 1) * 4 * 128 * 16}, stream, " in small
+    assert "opt_in_shared_memory(kernel" not in small and f"kBlock, {(3 + 1) * 4 * 128 * 16}, stream, " in small
 
 
 @pytest.mark.parametrize(("op", "tile", "reason"), [
