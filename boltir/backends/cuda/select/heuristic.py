@@ -498,9 +498,13 @@ class HeuristicSelector:
     """The halo conv's `mode` (halo_conv_kernels.MODES: the filter in shared memory or
     registers, or overlapped epilogues), select-kernels' `halo_mode`."""
 
+    def multiprocessors(self, arch: str) -> int:
+        """The GPU's multiprocessors the tiles are sized for: `sms`, else the arch's flagship's."""
+        return self.sms or get_target(arch).multiprocessors
+
     def select(self, op: Operation, arch: str) -> KernelChoice | str:
         hopper = arch == "sm90" and self.cutlass >= 3
-        sms = self.sms or get_target(arch).multiprocessors
+        sms = self.multiprocessors(arch)
         if isinstance(op, ops.DepthwisePointwiseConv2dOp):  # only our kernel computes it (fuse-depthwise-pointwise)
             return depthwise_pointwise_choice(op)
         # before the halo and stem rules, which take such convs too (at a fraction of DRAM speed)
@@ -528,7 +532,7 @@ class HeuristicSelector:
         if self.direct_depthwise and isinstance(op, ops.Conv2dOp) and depthwise_kernels.conv_reason(op) is None:
             return self.depthwise_direct(op, arch)  # the target's arch: an sm90 build stages big convs
         # 2.x instances are sm80 kernels (they run on sm90 too), their grid sized for the target.
-        legacy = self if arch == "sm80" else dataclasses.replace(self, sms=self.sms or get_target(arch).multiprocessors)
+        legacy = self if arch == "sm80" else dataclasses.replace(self, sms=self.multiprocessors(arch))
         if isinstance(op, ops.GemmOp):
             return legacy.gemm(op, "sm80")
         if isinstance(op, ops.Conv2dOp):
@@ -548,7 +552,7 @@ class HeuristicSelector:
             # A 64-row wgmma tile mostly padding, or one K tile: nothing for TMA's pipeline
             # to hide (25088x64x64 ran in 0.0070 ms on 2.x, 0.0091 at best on 3.x).
             return None
-        sms = self.sms or get_target("sm90").multiprocessors
+        sms = self.multiprocessors("sm90")
         tile, schedule, cluster, split_k = choose_hopper_gemm(rows, n, k, count, sms)
         if count > 1:
             split_k = 1  # a batch fills the GPU by itself
@@ -570,7 +574,7 @@ class HeuristicSelector:
             # the H200 2.x ran the space-to-depth stem (16 channels) in 0.112 ms against
             # 0.192, and a 1x1 16 -> 96 conv as fast as the best 3.x tile (bench/RESULTS.md).
             return None
-        tile = hopper_tile(hopper_conv_tile(pixels, k, self.sms or get_target("sm90").multiprocessors), "warpspecialized")
+        tile = hopper_tile(hopper_conv_tile(pixels, k, self.multiprocessors("sm90")), "warpspecialized")
         if self.conv_ctas > 1 and (stages := cutlass_sm90.occupancy_stages(tile.threadblock, self.conv_ctas)):
             tile = dataclasses.replace(tile, stages=stages)
         return KernelChoice("conv2d_fprop", "sm90", tile, (8, 8, 8), 1, 1, "optimized",
@@ -624,7 +628,7 @@ class HeuristicSelector:
         """Our own depthwise kernel (codegen/depthwise_kernels.py): plain CUDA built for
         sm80 and sm90 alike, so its choice is an "sm80" one on either target; on an sm90
         target big convs take its staged window (`depthwise_kernels.default_tile`)."""
-        tile = depthwise_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors, staged=arch == "sm90")
+        tile = depthwise_kernels.default_tile(op, self.multiprocessors(arch), staged=arch == "sm90")
         vector = tile.vector
         return KernelChoice(depthwise_kernels.FAMILY, "sm80", tile.as_tile(), (vector, vector, vector))
 
@@ -634,7 +638,7 @@ class HeuristicSelector:
         few percent of DRAM bandwidth; up to 32 rows where N is narrow (`payoff_reason`).
         Plain CUDA with mma.sync, built for sm80 and sm90 alike, so its choice is an "sm80"
         one on either target."""
-        tile = skinny_gemm_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors)
+        tile = skinny_gemm_kernels.default_tile(op, self.multiprocessors(arch))
         return KernelChoice(skinny_gemm_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 1))
 
     def stem_conv(self, op: ops.Conv2dOp, arch: str) -> KernelChoice:
@@ -642,7 +646,7 @@ class HeuristicSelector:
         small CUTLASS's implicit GEMM waits on its epilogue's stores (VGG-16's first conv at
         12% of its bound on the H200). Plain CUDA with mma.sync, built for sm80 and sm90
         alike, so its choice is an "sm80" one on either target."""
-        tile = stem_conv_kernels.default_tile(op, self.sms or get_target(arch).multiprocessors)
+        tile = stem_conv_kernels.default_tile(op, self.multiprocessors(arch))
         return KernelChoice(stem_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
 
     def splitk_conv(self, op: ops.Conv2dOp, sms: int) -> KernelChoice:
