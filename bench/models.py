@@ -409,6 +409,52 @@ def print_conv_floor(name: str, launches, target) -> None:
         print_table(("#", "kernel", "channels", "MB", "ms", "TB/s", "alone TB/s", "marginal TB/s", "floor"), rows)
 
 
+DATA_FLOOR_TBPS = 2.5
+"""Issue 16's floor for softmax, LayerNorm and the other data kernels at batch 32: 2.5 TB/s
+or more over the bytes they move once (or fused away)."""
+
+
+def data_floor_families() -> frozenset[str]:
+    from boltir.backends.cuda.codegen import compute_kernels, data_kernels
+
+    families = set(data_kernels.FAMILIES.values()) | set(compute_kernels.FAMILIES.values())
+    return frozenset(families - compute_kernels.FALLBACK_FAMILIES - compute_kernels.INTEGER_FAMILIES)
+
+
+def data_floor_rows(launches) -> list[tuple]:
+    """The profile's data-kernel launches (layer norms, softmaxes, elementwise, layout
+    changes, ...) summed per family: launches, MB moved once, ms, and TB/s in the model,
+    alone and over their marginal costs to the graph replay; whether the in-model figure
+    meets DATA_FLOOR_TBPS."""
+    families = data_floor_families()
+    groups: dict[str, list] = {}
+    for launch in launches:
+        if launch.family in families and launch.bytes:
+            groups.setdefault(launch.family, []).append(launch)
+
+    def tbps(group, field: str) -> float:
+        times = [getattr(launch, field) for launch in group]
+        if None in times or sum(times) <= 0:
+            return float("nan")
+        return sum(launch.bytes for launch in group) / (sum(times) * 1e-3) / 1e12
+
+    rows = []
+    for family, group in sorted(groups.items(), key=lambda item: -sum(launch.ms for launch in item[1])):
+        in_model = tbps(group, "ms")
+        rows.append((family, len(group), f"{sum(launch.bytes for launch in group) / 1e6:.1f}",
+                     f"{sum(launch.ms for launch in group):.4f}", f"{in_model:.2f}", f"{tbps(group, 'alone_ms'):.2f}",
+                     f"{tbps(group, 'marginal_ms'):.2f}", "met" if in_model >= DATA_FLOOR_TBPS else "MISSED"))
+    return rows
+
+
+def print_data_floor(name: str, launches) -> None:
+    rows = data_floor_rows(launches)
+    if rows:
+        print(f"issue 16's data kernels in {name} (summed per family, TB/s over the bytes moved once; floor "
+              f"{DATA_FLOOR_TBPS} at batch 32, in the model):")
+        print_table(("family", "launches", "MB", "ms", "TB/s", "alone TB/s", "marginal TB/s", "floor"), rows)
+
+
 def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[str], compiles: int = 2) -> tuple:
     import torch
 
@@ -434,6 +480,7 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     print(format_profile(launches, top=8), format_profile_by_family(launches), sep="\n", flush=True)
     target = get_target(BUILDS[builds[0]][0])
     print_conv_floor(f"{name} b{batch}", launches, target)
+    print_data_floor(f"{name} b{batch}", launches)
     plot_launches(launches, target, "f16", f"{name} b{batch}",
                   Path(os.environ.get("OUT", ".")) / f"{name}_b{batch}_roofline.png")
     graph_ms = replay_ms(compiled, device_inputs)

@@ -93,3 +93,23 @@ def test_the_memory_bound_conv_floor_rows():
     assert [row[0] for row in rows] == [0, 1]
     assert rows[0][1:] == ("k0", "24 -> 144", "33.7", "0.0136", "2.48", "2.81", "3.06", "MISSED")
     assert rows[1][2] == "depthwise 192" and rows[1][5] == "1.95" and rows[1][6] == rows[1][7] == "nan"
+
+
+def test_the_data_kernel_floor_rows_sum_each_family():
+    """Issue 16's floor for layer norms, softmaxes and the data kernels: per family, TB/s in
+    the model, alone and over the marginal costs; GEMMs, convs and attention are not covered."""
+    from bench.models import data_floor_families, data_floor_rows
+    from boltir.runtime import LaunchTime
+
+    def launch(index, family, megabytes, ms, alone=None, marginal=None):
+        return LaunchTime(index, "op.x", f"k{index}", family, ms, 0, int(megabytes * 1e6), None, alone, None, marginal)
+
+    assert {"layer_norm", "softmax", "layout_transform", "elementwise"} <= data_floor_families()
+    assert not {"gemm_fallback", "cumsum", "attention"} & data_floor_families()
+    launches = [launch(0, "layer_norm", 12.6, 0.0061, 0.0060, 0.0040), launch(1, "layer_norm", 12.6, 0.0065, 0.0062, 0.0044),
+                launch(2, "softmax", 50.0, 0.0150), launch(3, "gemm", 40.0, 0.0500), launch(4, "attention", 10.0, 0.0100)]
+    rows = data_floor_rows(launches)
+    assert [row[0] for row in rows] == ["softmax", "layer_norm"]  # the larger time first
+    # two layer norms: 25.2 MB in 0.0126 ms (2.00 TB/s), alone 0.0122 (2.07), marginal 0.0084 (3.00)
+    assert rows[1] == ("layer_norm", 2, "25.2", "0.0126", "2.00", "2.07", "3.00", "MISSED")
+    assert rows[0][4:] == ("3.33", "nan", "nan", "met")
