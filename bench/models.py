@@ -259,6 +259,7 @@ def build_pipeline(build: str, tuning_db: str) -> str | None:
             and build != "sm90-heuristic"):
         return None
     import boltir.compiler
+    import boltir.pipelines
 
     arch, cutlass = BUILDS[build]
     selector = "heuristic" if build == "sm90-heuristic" else "db"
@@ -268,7 +269,7 @@ def build_pipeline(build: str, tuning_db: str) -> str | None:
     if build in PAD_OPTIONS:
         pipeline = pipeline.replace("pad-alignment{", "pad-alignment{" + PAD_OPTIONS[build] + " ")
     if build in LEFT_OUT:
-        pipeline = ",".join(step for step in pipeline.split(",") if step.split("{")[0] != LEFT_OUT[build])
+        pipeline = boltir.pipelines.without_passes(pipeline, [LEFT_OUT[build]])
     if build in ADDED:
         after, added = ADDED[build]
         pipeline = pipeline.replace(f",{after},", f",{after},{added},", 1)

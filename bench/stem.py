@@ -61,9 +61,10 @@ def stem_model(name: str, batch: int, size: int = 224) -> onnx.ModelProto:
 
 def pipeline_of(blocked: bool) -> str:
     from boltir.compiler import full_pipeline
+    from boltir.pipelines import without_passes
 
     pipeline = full_pipeline(arch="sm90")  # down to plan-memory: boltir.compile takes the whole pipeline
-    return pipeline if blocked else ",".join(p for p in pipeline.split(",") if p not in BLOCKING_PASSES)
+    return pipeline if blocked else without_passes(pipeline, BLOCKING_PASSES)
 
 
 def check(model_path: Path, pipeline: str, compiled, image: np.ndarray) -> float:

@@ -16,7 +16,7 @@ The default pipeline, with precision after layout:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
@@ -92,14 +92,18 @@ def available_passes(plugin_files: Sequence[str] = ()) -> PassRegistry:
     return registry
 
 
-def parse_pipeline_spec(spec: str, registry: PassRegistry) -> list[ModulePass]:
-    """The passes a pipeline string names, with one clear error for a bad string."""
+def _pass_specs(spec: str) -> tuple:
+    """xDSL's parse of a pipeline string, with one clear error for a bad string."""
     try:
-        specs = tuple(parse_pipeline(spec))
+        return tuple(parse_pipeline(spec))
     except ArgSpecParseError as error:
         raise BoltError(f"bad pass pipeline: {str(error).splitlines()[-1].strip() or error}") from error
+
+
+def parse_pipeline_spec(spec: str, registry: PassRegistry) -> list[ModulePass]:
+    """The passes a pipeline string names, with one clear error for a bad string."""
     passes: list[ModulePass] = []
-    for pass_spec in specs:
+    for pass_spec in _pass_specs(spec):
         if pass_spec.name not in registry:
             close = difflib.get_close_matches(pass_spec.name, list(registry), n=1)
             hint = f"; did you mean '{close[0]}'?" if close else "; `bolt-opt --help` lists them"
@@ -111,6 +115,32 @@ def parse_pipeline_spec(spec: str, registry: PassRegistry) -> list[ModulePass]:
         except (ValueError, TypeError) as error:
             raise BoltError(f"bad argument for pass '{pass_spec.name}': {error}") from error
     return passes
+
+
+def without_passes(spec: str, names: Collection[str]) -> str:
+    """The pipeline string `spec` without the passes `names` (with whatever options they
+    have there): a build that leaves a pass out. A name that `spec` does not hold is an
+    error, so that a renamed pass cannot leave the pipeline silently whole."""
+    steps = _pass_specs(spec)
+    if missing := sorted(set(names) - {step.name for step in steps}):
+        raise BoltError(f"the pipeline has no pass {', '.join(repr(name) for name in missing)} to leave out")
+    texts = _step_texts(spec)
+    assert len(texts) == len(steps), spec
+    return ",".join(text for text, step in zip(texts, steps) if step.name not in names)
+
+
+def _step_texts(spec: str) -> list[str]:
+    """The pipeline string's steps as written: split at the commas outside options and quotes."""
+    texts, depth, quoted, start = [], 0, False, 0
+    for index, char in enumerate(spec):
+        if char == '"':
+            quoted = not quoted
+        elif not quoted and char in "{}":
+            depth += 1 if char == "{" else -1
+        elif not quoted and depth == 0 and char == ",":
+            texts.append(spec[start:index].strip())
+            start = index + 1
+    return [*texts, spec[start:].strip()]
 
 
 def run_passes(

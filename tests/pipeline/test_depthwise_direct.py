@@ -30,6 +30,7 @@ from boltir.dialects import op as ops
 from boltir.frontends.onnx import import_model
 from boltir.interp import find_entry
 from boltir.ir import parse_module
+from boltir.pipelines import without_passes
 from boltir.target import get_target
 from boltir.tools import bolt_opt
 from tests.frontends import onnx_models
@@ -43,9 +44,7 @@ NO_DATABASE = "/nonexistent/tuning.sqlite"
 def lower_unfused(model, arch: str = "sm90") -> compiler.LoweredModel:
     """The default pipeline without fuse-depthwise-pointwise."""
     pipeline = compiler.full_pipeline(dtype="f16", arch=arch, cutlass=3 if arch == "sm90" else 2, tuning_db=NO_DATABASE)
-    steps = [step for step in pipeline.split(",") if not step.startswith("fuse-depthwise-pointwise")]
-    assert len(steps) == len(pipeline.split(",")) - 1
-    return compiler.lower(model, arch=arch, dtype="f16", pipeline=",".join(steps))
+    return compiler.lower(model, arch=arch, dtype="f16", pipeline=without_passes(pipeline, ["fuse-depthwise-pointwise"]))
 
 
 def depthwise_convs(module) -> list[ops.Conv2dOp]:
