@@ -456,11 +456,49 @@ def print_data_floor(name: str, launches) -> None:
         print_table(("family", "launches", "MB", "ms", "TB/s", "alone TB/s", "marginal TB/s", "floor"), rows)
 
 
+def print_profile(name: str, batch: int, compiled, device_inputs: dict, build: str) -> list:
+    """The launch profile (in the graph, alone and marginal), its tables, the floor rows
+    and the roofline plot in $OUT; returns the launches."""
+    from boltir.runtime import format_profile, format_profile_by_family
+
+    print(f"profile of {name} b{batch} (launches timed inside a captured graph; alone: each launch by itself; "
+          f"marginal: what it adds to a graph replay; % bound: the roofline bound over the time):")
+    launches = compiled.profile(**device_inputs, alone=True, marginal=True)
+    print(format_profile(launches, top=8), format_profile_by_family(launches), sep="\n", flush=True)
+    target = get_target(BUILDS[build][0])
+    print_conv_floor(f"{name} b{batch}", launches, target)
+    print_data_floor(f"{name} b{batch}", launches)
+    plot_launches(launches, target, "f16", f"{name} b{batch}",
+                  Path(os.environ.get("OUT", ".")) / f"{name}_b{batch}_roofline.png")
+    return launches
+
+
+def profile_only(name: str, batch: int, model, work: Path, build: str) -> tuple:
+    """One compile of `build`, its profile and graph replay: no peers, no correctness
+    check (a cheap GPU call for the per-launch figures)."""
+    from boltir.runtime import load
+
+    result, inputs, compile_s, _ = compiled_model(name, batch, model, work, build, builds=1)
+    compiled = load(result.directory)
+    device_inputs = {k: v.cuda() for k, v in inputs.items()}
+    compiled(**device_inputs)
+    launches = print_profile(name, batch, compiled, device_inputs, build)
+    graph_ms = replay_ms(compiled, device_inputs)
+    compiled.close()
+    marginal = sum(launch.marginal_ms for launch in launches)
+    bounds_ms = sum(launch.bound_ms or 0.0 for launch in launches)
+    return (f"{name} b{batch} {build}", f"{graph_ms:.3f}", len(launches), f"{sum(launch.ms for launch in launches):.3f}",
+            f"{marginal:.3f}", f"{bounds_ms:.3f}", f"{compile_s:.0f}")
+
+
+PROFILE_HEADER = ("model", "graph ms", "launches", "profile ms", "marginal ms", "bounds ms", "compile s")
+
+
 def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[str], compiles: int = 2) -> tuple:
     import torch
 
     from boltir.accuracy import judge
-    from boltir.runtime import format_profile, format_profile_by_family, load
+    from boltir.runtime import load
 
     result, inputs, compile_s, warm_s = compiled_model(name, batch, model, work, builds[0], builds=compiles)
     torch.cuda.synchronize()
@@ -475,15 +513,7 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     torch.cuda.synchronize()
     ours_bytes = free_before - torch.cuda.mem_get_info()[0]
     ours_ms = time_ms(lambda: compiled(**device_inputs))
-    print(f"profile of {name} b{batch} (launches timed inside a captured graph; alone: each launch by itself; "
-          f"marginal: what it adds to a graph replay; % bound: the roofline bound over the time):")
-    launches = compiled.profile(**device_inputs, alone=True, marginal=True)
-    print(format_profile(launches, top=8), format_profile_by_family(launches), sep="\n", flush=True)
-    target = get_target(BUILDS[builds[0]][0])
-    print_conv_floor(f"{name} b{batch}", launches, target)
-    print_data_floor(f"{name} b{batch}", launches)
-    plot_launches(launches, target, "f16", f"{name} b{batch}",
-                  Path(os.environ.get("OUT", ".")) / f"{name}_b{batch}_roofline.png")
+    print_profile(name, batch, compiled, device_inputs, builds[0])
     graph_ms = replay_ms(compiled, device_inputs)
     compiled.close()
     bounds_ms, model_flops, peak = roofline_figures(result, work / f"{name}_b{batch}.onnx")
@@ -548,7 +578,12 @@ def main() -> int:
                         help="compile the first build once (its warm compile time then reads the same as cold)")
     parser.add_argument("--compile-only", action="store_true",
                         help="export and compile only (no GPU): cold and warm compile times, and a filled object cache")
+    parser.add_argument("--profile-only", action="store_true",
+                        help="the first build's launch profile (in the graph, alone, marginal), floor rows and graph "
+                             "replay only: no peers, no correctness check")
     args = parser.parse_args()
+    if args.compile_only and args.profile_only:
+        parser.error("--compile-only and --profile-only exclude each other")
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -572,6 +607,8 @@ def main() -> int:
                         rows.append((f"{name} b{batch} {build}", len(launches), len({launch["kernel"] for launch in launches}),
                                      sum(launch.get("cutlass") == "3.x" for launch in launches), f"{cold:.1f}", f"{warm:.1f}",
                                      len(result.fallbacks), f"{model_flops / 1e9:.2f}", f"{bounds_ms:.3f}"))
+                elif args.profile_only:
+                    rows.append(profile_only(name, batch, model, work, builds[0]))
                 else:
                     rows.append(measure(name, batch, model, work, name in args.peer_models.split(","), builds,
                                         1 if args.no_warm_compile else 2))
@@ -589,6 +626,9 @@ def main() -> int:
     import torch
 
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; times in ms, median of {REPEATS}")
+    if args.profile_only:
+        print_table(PROFILE_HEADER, [r + ("",) * (len(PROFILE_HEADER) - len(r)) for r in rows])
+        return 0
     print_table(HEADER, [r + ("",) * (len(HEADER) - len(r)) for r in rows])
     plot(rows)
     return 0
