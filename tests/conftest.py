@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -45,3 +46,13 @@ def rng() -> np.random.Generator:
     seed = int(os.environ.get("BOLTIR_TEST_SEED") or np.random.SeedSequence().entropy)
     print(f"rng seed: {seed} (replay with BOLTIR_TEST_SEED={seed})")
     return np.random.default_rng(seed)
+
+
+@pytest.fixture(scope="session")
+def small_resnet(tmp_path_factory) -> Path:
+    """A directory with the bundled example's model (examples/small_resnet/make_model.py):
+    small_resnet.onnx, small_resnet.mlir and input.npz."""
+    directory = tmp_path_factory.mktemp("small_resnet")
+    subprocess.run([sys.executable, str(REPO_ROOT / "examples/small_resnet/make_model.py"), str(directory)], check=True,
+                   capture_output=True)
+    return directory

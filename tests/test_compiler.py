@@ -5,8 +5,6 @@ run tests need a GPU (marked, skipped here with the reason)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +12,6 @@ import pytest
 
 from boltir.diagnostics import BoltError
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _toolchain_or_skip():
@@ -25,13 +22,6 @@ def _toolchain_or_skip():
     except BoltError as error:
         pytest.skip(f"no CUDA toolchain here: {error}")
 
-
-@pytest.fixture(scope="module")
-def small_resnet(tmp_path_factory) -> Path:
-    directory = tmp_path_factory.mktemp("small_resnet")
-    subprocess.run([sys.executable, str(ROOT / "examples/small_resnet/make_model.py"), str(directory)], check=True,
-                   capture_output=True)
-    return directory
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,6 @@ from __future__ import annotations
 import dataclasses
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +27,6 @@ from boltir.tools import boltc
 from tests.support.onnx_macs import multiply_adds
 from tests.support.op_modules import b2b_conv_text, b2b_gemm_text, conv_text, gemm_text
 
-ROOT = Path(__file__).resolve().parents[2]
 SM90 = get_target("sm90")
 TOTAL = re.compile(r"^total: (\d+\.\d{4}) GFLOP, (\d+\.\d{3}) MB, bound (\d+\.\d{4}) ms$")
 
@@ -192,11 +189,8 @@ def test_pooling_and_softmax():
 
 
 @pytest.fixture(scope="module")
-def small_resnet(tmp_path_factory) -> Path:
-    directory = tmp_path_factory.mktemp("small_resnet")
-    subprocess.run([sys.executable, str(ROOT / "examples/small_resnet/make_model.py"), str(directory)], check=True,
-                   capture_output=True)
-    return directory / "small_resnet.onnx"
+def small_resnet_onnx(small_resnet) -> Path:
+    return small_resnet / "small_resnet.onnx"
 
 
 def padded_multiply_adds(model: onnx.ModelProto, multiple: int = 8) -> int:
@@ -220,10 +214,10 @@ def padded_multiply_adds(model: onnx.ModelProto, multiple: int = 8) -> int:
     return total
 
 
-def test_boltc_roofline_on_the_small_resnet(small_resnet, capsys):
-    assert boltc.main([str(small_resnet), "--roofline"]) == 0
+def test_boltc_roofline_on_the_small_resnet(small_resnet_onnx, capsys):
+    assert boltc.main([str(small_resnet_onnx), "--roofline"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    rows = compiler.roofline(small_resnet, arch="sm90")
+    rows = compiler.roofline(small_resnet_onnx, arch="sm90")
     assert len(lines) == 1 + len(rows) + 1
     assert lines[0].split() == ["#", "op", "family", "MFLOP", "MB", "bound", "µs"]
     for line, row in zip(lines[1:], rows):
@@ -233,37 +227,37 @@ def test_boltc_roofline_on_the_small_resnet(small_resnet, capsys):
     assert moved == pytest.approx(sum(r.bytes for r in rows) / 1e6, abs=1e-3)
     assert bound == pytest.approx(sum(r.bound_seconds for r in rows) * 1e3, abs=1e-4)
 
-    model = onnx.load(str(small_resnet))
+    model = onnx.load(str(small_resnet_onnx))
     macs = multiply_adds(model)
     products = sum(r.flops for r in rows if r.family in ("conv2d_fprop", "gemm", "stem_conv"))
     assert 2 * macs <= products <= 2 * padded_multiply_adds(model)
     assert sum(r.flops for r in rows) - products < 0.01 * products  # pooling: the rest
 
 
-def test_the_rows_are_the_host_programs_launches(small_resnet):
-    module = compiler.lower(small_resnet, arch="sm80", dtype="f16").module
+def test_the_rows_are_the_host_programs_launches(small_resnet_onnx):
+    module = compiler.lower(small_resnet_onnx, arch="sm80", dtype="f16").module
     steps = build_program(module).steps
     rows = module_roofline(module, get_target("sm80"))
     assert [(r.op, r.family) for r in rows] == [(s.op.name, s.family) for s in steps]
     assert not any(r.note for r in rows)
 
 
-def test_roofline_with_an_unknown_arch_is_one_line(small_resnet, capsys):
-    assert boltc.main([str(small_resnet), "--roofline", "--arch", "sm75"]) == 1
+def test_roofline_with_an_unknown_arch_is_one_line(small_resnet_onnx, capsys):
+    assert boltc.main([str(small_resnet_onnx), "--roofline", "--arch", "sm75"]) == 1
     err = capsys.readouterr().err
     assert err == "error: --arch must be one of sm80, sm90, got 'sm75'\n"
 
 
-def test_roofline_takes_no_output(small_resnet, tmp_path, capsys):
-    assert boltc.main([str(small_resnet), "--roofline", "-o", str(tmp_path / "out")]) == 1
+def test_roofline_takes_no_output(small_resnet_onnx, tmp_path, capsys):
+    assert boltc.main([str(small_resnet_onnx), "--roofline", "-o", str(tmp_path / "out")]) == 1
     assert capsys.readouterr().err == "error: --roofline prints a table on standard output; it takes neither --emit nor -o\n"
 
 
 # ------------------------------------------------------------ manifest and profile
 
 
-def test_the_manifest_carries_each_launchs_counts(small_resnet):
-    lowered = compiler.lower(small_resnet, arch="sm90", dtype="f16")
+def test_the_manifest_carries_each_launchs_counts(small_resnet_onnx):
+    lowered = compiler.lower(small_resnet_onnx, arch="sm90", dtype="f16")
     program = build_program(lowered.module)
     built = compiler.BuiltModel(lowered, program, [], [None] * len(program.steps))
     manifest = compiler.build_manifest(built, arch="sm90", dtype="f16", collected=None)
@@ -391,14 +385,14 @@ def test_launch_bounds_of_a_manifest_without_counts():
 
 @pytest.mark.gpu
 @pytest.mark.slow
-def test_profile_on_the_gpu_sets_launches_against_their_bounds(small_resnet, tmp_path):
+def test_profile_on_the_gpu_sets_launches_against_their_bounds(small_resnet_onnx, tmp_path):
     """Timed inside a captured graph: every launch of the manifest, with its counts and
     bound, alone and its marginal cost, and the model still runs afterwards."""
     from boltir.runtime import load
 
-    result = compiler.compile(small_resnet, tmp_path / "out", arch="sm80", dtype="f16", progress=False)
+    result = compiler.compile(small_resnet_onnx, tmp_path / "out", arch="sm80", dtype="f16", progress=False)
     model = load(result.directory)
-    image = np.load(small_resnet.parent / "input.npz")["image"]
+    image = np.load(small_resnet_onnx.parent / "input.npz")["image"]
     launches = model.profile(image=image, repeats=10, alone=True, marginal=True)
     assert len(launches) == len(result.manifest["launches"])
     assert all(t.ms > 0 and t.flops is not None and t.bound_ms > 0 for t in launches)

@@ -17,13 +17,6 @@ from tests.support.cli import error_of
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def small_resnet(tmp_path_factory) -> Path:
-    directory = tmp_path_factory.mktemp("small_resnet")
-    subprocess.run([sys.executable, str(ROOT / "examples/small_resnet/make_model.py"), str(directory)], check=True,
-                   capture_output=True)
-    return directory
-
 
 @pytest.fixture(scope="module")
 def graph_mlir(small_resnet) -> Path:

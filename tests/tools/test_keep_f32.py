@@ -29,7 +29,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "small_resnet" / "m
 
 
 @pytest.fixture(scope="module")
-def small_resnet(tmp_path_factory) -> Path:
+def small_resnet_onnx(tmp_path_factory) -> Path:
     spec = importlib.util.spec_from_file_location("make_small_resnet", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -68,9 +68,9 @@ def test_the_importer_names_ops_after_their_nodes():
 # ------------------------------------------------------------------ boltc --emit
 
 
-def test_emit_op_keeps_the_named_conv_in_f32(small_resnet, tmp_path):
+def test_emit_op_keeps_the_named_conv_in_f32(small_resnet_onnx, tmp_path):
     out = tmp_path / "op.mlir"
-    assert boltc.main([str(small_resnet), "--emit", "op", "--keep-f32", "Conv_5", "-o", str(out)]) == 0
+    assert boltc.main([str(small_resnet_onnx), "--emit", "op", "--keep-f32", "Conv_5", "-o", str(out)]) == 0
     module = boltir.parse_module(out.read_text())
     convs = [op for op in module.walk() if isinstance(op, ops.Conv2dOp)]
     kept = [op for op in convs if element_types(op) == {"f32"}]
@@ -83,13 +83,13 @@ def test_emit_op_keeps_the_named_conv_in_f32(small_resnet, tmp_path):
     assert element_type_name(use.operation.results[0].type.element_type) == "f16"
     # and it computes what the model computes, up to f16's rounding
     image = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
-    (reference,) = run(import_model(small_resnet), {"image": image})
+    (reference,) = run(import_model(small_resnet_onnx), {"image": image})
     (got,) = run(module, {"image": image})
     assert relative_l2(got, reference) < 1e-2
 
 
-def test_emit_cutlass_gives_the_kept_ops_f32_kernels(small_resnet, capsys):
-    assert boltc.main([str(small_resnet), "--emit", "cutlass", "--elide-weights", "--keep-f32", "Conv_5,fc"]) == 0
+def test_emit_cutlass_gives_the_kept_ops_f32_kernels(small_resnet_onnx, capsys):
+    assert boltc.main([str(small_resnet_onnx), "--emit", "cutlass", "--elide-weights", "--keep-f32", "Conv_5,fc"]) == 0
     module = boltir.parse_module(capsys.readouterr().out, verify=False)
     instances = [op for op in module.walk() if op.name.startswith("cutlass.")]
     f32 = [op for op in instances if element_types(op) == {"f32"}]
@@ -105,31 +105,31 @@ def test_print_pipeline_shows_the_kept_names(capsys):
 # --------------------------------------------------------------------- bad input
 
 
-def test_unknown_op_name_lists_near_matches(small_resnet, capsys):
-    line = error_of(capsys, [str(small_resnet), "--emit", "op", "--keep-f32", "conv_5"])
+def test_unknown_op_name_lists_near_matches(small_resnet_onnx, capsys):
+    line = error_of(capsys, [str(small_resnet_onnx), "--emit", "op", "--keep-f32", "conv_5"])
     assert line.startswith("error: keep-f32: no op named 'conv_5' is left when precision is chosen")
     assert line.endswith("near matches: 'Conv_5', 'Conv_15', 'Conv_8'")
 
 
-def test_a_folded_op_is_named_as_such(small_resnet, capsys):
+def test_a_folded_op_is_named_as_such(small_resnet_onnx, capsys):
     """fold-batchnorm folds each BatchNormalization into its conv: the name is gone."""
-    line = error_of(capsys, [str(small_resnet), "-o", "unused", "--keep-f32", "BatchNormalization_2"])
+    line = error_of(capsys, [str(small_resnet_onnx), "-o", "unused", "--keep-f32", "BatchNormalization_2"])
     assert "no op named 'BatchNormalization_2' is left when precision is chosen (it is not in the model, " \
            "or an earlier pass folded it into another op, as a BatchNormalization into its conv)" in line
 
 
 @pytest.mark.parametrize("bad", [",Conv_5", "Conv_5,", "Conv_5,,fc"])
-def test_an_empty_op_name(small_resnet, capsys, bad):
-    line = error_of(capsys, [str(small_resnet), "--emit", "op", "--keep-f32", bad])
+def test_an_empty_op_name(small_resnet_onnx, capsys, bad):
+    line = error_of(capsys, [str(small_resnet_onnx), "--emit", "op", "--keep-f32", bad])
     assert line == f"error: --keep-f32 '{bad}' has an empty op name; give OPNAMES as name1,name2"
 
 
-def test_keep_f32_with_a_pipeline_of_ones_own(small_resnet, capsys):
-    line = error_of(capsys, [str(small_resnet), "--emit", "op", "--pipeline", "canonicalize", "--keep-f32", "Conv_5"])
+def test_keep_f32_with_a_pipeline_of_ones_own(small_resnet_onnx, capsys):
+    line = error_of(capsys, [str(small_resnet_onnx), "--emit", "op", "--pipeline", "canonicalize", "--keep-f32", "Conv_5"])
     assert line == ("error: --keep-f32 adds to the default pipeline; with --pipeline, "
                     "give convert-precision{keep_f32=...} in it")
     with pytest.raises(boltir.BoltError, match="keep_f32 adds to the default pipeline"):
-        compiler.lower(small_resnet, arch="sm90", dtype="f16", pipeline="canonicalize", keep_f32=("Conv_5",))
+        compiler.lower(small_resnet_onnx, arch="sm90", dtype="f16", pipeline="canonicalize", keep_f32=("Conv_5",))
 
 
 class NoF32Convs:
@@ -147,11 +147,11 @@ class NoF32Convs:
         return "this family takes f16 or bf16" if "f32" in element_types(op) else None
 
 
-def test_an_op_no_kernel_computes_in_f32(small_resnet, monkeypatch):
+def test_an_op_no_kernel_computes_in_f32(small_resnet_onnx, monkeypatch):
     others = tuple(g for g in compiler.GENERATORS if ops.Conv2dOp not in g.FAMILIES)
     monkeypatch.setattr(compiler, "GENERATORS", (NoF32Convs, *others))
     with pytest.raises(boltir.BoltError) as caught:
-        compiler.lower_model(small_resnet, arch="sm90", dtype="f16", keep_f32=("Conv_5",))
+        compiler.lower_model(small_resnet_onnx, arch="sm90", dtype="f16", keep_f32=("Conv_5",))
     assert str(caught.value) == "error: keep-f32: op 'Conv_5' (op.conv2d) cannot run in f32: this family takes f16 or bf16"
     # the other convs, in f16, are the family's as before
-    compiler.lower_model(small_resnet, arch="sm90", dtype="f16", keep_f32=("Relu_7",))
+    compiler.lower_model(small_resnet_onnx, arch="sm90", dtype="f16", keep_f32=("Relu_7",))
