@@ -43,7 +43,7 @@ from pathlib import Path
 from bench.interpreter_reference import verdict_cell
 from bench.models import HEURISTIC_DB, condition, export, replay_ms, time_ms
 from bench.tables import print_table
-from bench.roofline_plot import plot_launches
+from boltir.tools.roofline_plot import plot_launches
 from boltir.target import get_target
 
 ARCH, DTYPE = "sm90", "f16"

@@ -5,7 +5,7 @@ run. Checks each compiled model by `boltir.accuracy`'s criterion: against PyTorc
 the same input, ‖Δ‖/‖ref‖ within max(1e-2, 1.1 × PyTorch's own fp16 run) (f16 arithmetic
 alone moves a deep random network's output by a few percent), and within 5e-3 of the
 op-level interpreter at f16 on the module the build compiled (numpy, on the CPU). Prints each model's slowest launches
-(`CompiledModel.profile`: each against its roofline bound; bench/roofline_plot.py draws them
+(`CompiledModel.profile`: each against its roofline bound; boltir/tools/roofline_plot.py draws them
 into $OUT/<model>_b<batch>_roofline.png) and one table last.
 
 The roofline columns need no GPU: "bounds ms" is the sum of the launches' roofline bounds
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from bench.tables import print_table
-from bench.roofline_plot import plot_launches
+from boltir.tools.roofline_plot import plot_launches
 from boltir.runtime import launch_bounds
 from boltir.target import get_target
 from tests.support.onnx_macs import multiply_adds

@@ -2,12 +2,14 @@
 
     bolt-profile out/                              # random inputs (seed 0)
     bolt-profile out/ --inputs in.npz --alone --marginal --top 10
+    bolt-profile out/ --plot roofline.png           # also the launches as a roofline picture
 
 `out/` is what `boltc MODEL -o out/` writes. The launches are timed inside a captured CUDA
 graph (`CompiledModel.profile`); the table lists the slowest first with each one's share,
 TFLOP/s, GB/s and its bound over its time (`boltir.runtime.format_profile`), then the
 launches summed per kernel family. `--alone` adds each launch timed by itself, `--marginal`
-what each adds to a replay of the whole graph.
+what each adds to a replay of the whole graph, `--plot` draws the launches under the
+target's roofline (boltir/tools/roofline_plot.py; matplotlib, `boltir[plot]`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--marginal", action="store_true",
                         help="also time what each launch adds to a replay of the whole graph (a 'marginal' column)")
     parser.add_argument("--top", metavar="N", type=positive, help="list only the N slowest launches")
+    parser.add_argument("--plot", metavar="FILE.png", help="also draw the launches under the target's roofline (PNG)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     parser.add_argument("--version", action="version", version=f"bolt-profile (boltir {__version__})")
     return parser
@@ -111,6 +114,12 @@ def bolt_profile(args: argparse.Namespace) -> None:
     print(format_profile(launches, top=args.top))
     print()
     print(format_profile_by_family(launches))
+    if args.plot:
+        from boltir.target import get_target
+        from boltir.tools.roofline_plot import plot_launches
+
+        if plot_launches(launches, get_target(manifest["arch"]), manifest["dtype"], str(directory), args.plot):
+            print(f"wrote {args.plot}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

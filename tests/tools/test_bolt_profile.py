@@ -73,10 +73,12 @@ def test_on_the_gpu_prints_every_launch_and_the_families(small_resnet, tmp_path,
     from boltir import compiler
 
     result = compiler.compile(small_resnet / "small_resnet.onnx", tmp_path / "out", arch="sm80", dtype="f16", progress=False)
-    assert bolt_profile.main([str(result.directory), "--alone", "--marginal", "--repeats", "5"]) == 0
+    plot = tmp_path / "roofline.png"
+    assert bolt_profile.main([str(result.directory), "--alone", "--marginal", "--repeats", "5", "--plot", str(plot)]) == 0
     out = capsys.readouterr().out.splitlines()
     launches = len(result.manifest["launches"])
     assert out[0].startswith(f"{result.directory}: {launches} launches, sm80 f16")
     assert out[1].split()[:5] == ["#", "ms", "alone", "marginal", "share"]
     assert any(line.startswith(f"{launches} launches, ") and "; marginal " in line for line in out)
     assert any(line.split()[:3] == ["family", "launches", "ms"] for line in out)
+    assert out[-1] == f"wrote {plot}" and plot.stat().st_size > 0

@@ -1,9 +1,9 @@
-"""bench/roofline_plot.py draws a profile's launches (both panels) from their roofline
+"""boltir/tools/roofline_plot.py draws a profile's launches (both panels) from their roofline
 counts, and says in one line when it cannot."""
 
 import pytest
 
-from bench.roofline_plot import plot_launches
+from boltir.tools.roofline_plot import plot_launches
 from boltir.runtime import LaunchTime
 from boltir.target import get_target
 

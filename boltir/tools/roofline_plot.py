@@ -7,10 +7,11 @@ time against the fraction of its roofline bound it reaches. The launches worth w
 are the large markers low on both panels. Marker area follows the launch's share of the
 run's time; colour, its kernel family.
 
-    from bench.roofline_plot import plot_launches
+    from boltir.tools.roofline_plot import plot_launches
     plot_launches(compiled.profile(**inputs), get_target("sm90"), "f16", "resnet50 b32", "roofline.png")
 
-bench/models.py writes one per model and batch into $OUT (`<model>_b<batch>_roofline.png`).
+`bolt-profile DIR --plot FILE.png` draws one; bench/models.py writes one per model and
+batch into $OUT (`<model>_b<batch>_roofline.png`). matplotlib is optional (`boltir[plot]`).
 """
 
 from __future__ import annotations
