@@ -410,6 +410,33 @@ def print_conv_floor(name: str, launches, target) -> None:
         print_table(("#", "kernel", "channels", "MB", "ms", "TB/s", "alone TB/s", "marginal TB/s", "floor"), rows)
 
 
+STEM_FLOOR_MS = 0.05
+"""Issue 15's floor for ResNet-50 b32's stem with its input kernels."""
+
+
+def stem_row(launches) -> tuple | None:
+    """The stem with its input kernels (every launch up to and including the first conv):
+    launches, kernels, and ms in the model, alone and summed marginal costs; None without a conv."""
+    first = next((i for i, launch in enumerate(launches) if launch.conv is not None), None)
+    if first is None:
+        return None
+    stem = launches[: first + 1]
+
+    def summed(field: str) -> str:
+        times = [getattr(launch, field) for launch in stem]
+        return "-" if None in times else f"{sum(times):.4f}"
+
+    return (len(stem), " + ".join(launch.kernel.split()[0] for launch in stem), summed("ms"), summed("alone_ms"),
+            summed("marginal_ms"))
+
+
+def print_stem(name: str, launches) -> None:
+    row = stem_row(launches)
+    if row is not None:
+        print(f"the stem of {name} with its input kernels (issue 15's floor for ResNet-50 b32: {STEM_FLOOR_MS} ms):")
+        print_table(("launches", "kernels", "ms", "alone ms", "marginal ms"), [row])
+
+
 DATA_FLOOR_TBPS = 2.5
 """Issue 16's floor for softmax, LayerNorm and the other data kernels at batch 32: 2.5 TB/s
 or more over the bytes they move once (or fused away)."""
@@ -468,6 +495,7 @@ def print_profile(name: str, batch: int, compiled, device_inputs: dict, build: s
     target = get_target(BUILDS[build][0])
     print_conv_floor(f"{name} b{batch}", launches, target)
     print_data_floor(f"{name} b{batch}", launches)
+    print_stem(f"{name} b{batch}", launches)
     plot_launches(launches, target, "f16", f"{name} b{batch}",
                   Path(os.environ.get("OUT", ".")) / f"{name}_b{batch}_roofline.png")
     return launches

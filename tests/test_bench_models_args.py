@@ -4,6 +4,7 @@ table of issue 15's memory-bound convs picks the launches that floor covers."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -113,3 +114,17 @@ def test_the_data_kernel_floor_rows_sum_each_family():
     # two layer norms: 25.2 MB in 0.0126 ms (2.00 TB/s), alone 0.0122 (2.07), marginal 0.0084 (3.00)
     assert rows[1] == ("layer_norm", 2, "25.2", "0.0126", "2.00", "2.07", "3.00", "MISSED")
     assert rows[0][4:] == ("3.33", "nan", "nan", "met")
+
+
+def test_the_stem_row_sums_the_launches_up_to_the_first_conv():
+    from bench.models import stem_row
+    from boltir.runtime import LaunchTime
+
+    conv = {"in": 16, "out": 64, "depthwise": False}
+    launches = [LaunchTime(0, "op.space_to_depth", "space_to_depth f16", "space_to_depth", 0.016, alone_ms=0.015,
+                           marginal_ms=0.010),
+                LaunchTime(1, "op.conv2d", "halo_conv 4x4", "halo_conv", 0.042, conv=conv, alone_ms=0.040, marginal_ms=0.038),
+                LaunchTime(2, "op.pool2d", "pool2d", "pool2d", 0.010, alone_ms=0.010)]
+    assert stem_row(launches) == (2, "space_to_depth + halo_conv", "0.0580", "0.0550", "0.0480")
+    assert stem_row(launches[:1]) is None
+    assert stem_row([dataclasses.replace(launches[1], marginal_ms=None)])[4] == "-"
