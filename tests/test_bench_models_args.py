@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize(("arguments", "message"), [
     (["--models", "mobilenetv2"], "unknown model mobilenetv2; known: resnet50, mobilenet_v2, vgg16, repvgg_a0, bert"),
     (["--builds", "sm90-halo"], "unknown build sm90-halo; known: sm80, sm90,"),
+    (["--compile-only", "--profile-only"], "--compile-only and --profile-only exclude each other"),
 ])
 def test_a_bad_name_is_one_line(arguments, message):
     result = subprocess.run([sys.executable, "-m", "bench.models", *arguments], cwd=ROOT, capture_output=True, text=True)
