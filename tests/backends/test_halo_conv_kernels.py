@@ -114,6 +114,22 @@ def test_three_and_four_rows_at_half_the_columns():
     assert hc.tiles(op, hc.HaloTile(56, 4)) == 32 * 56 * 4  # 224 rows in fours, 224 columns in 56s
 
 
+@pytest.mark.parametrize(("shape", "tile", "ctas"), [
+    ({**VGG_224, "c": 16}, (112, 2), 2),  # 108 registers of the 128 two CTAs of 256 threads leave
+    ({**VGG_224, "c": 16}, (112, 3), 1),  # 108 of 80 (two CTAs of 384): ptxas refused it, so one CTA
+    ({**VGG_224, "c": 16}, (56, 3), 2),   # 80 of 80
+    (RESNET_STEM, (112, 4), 1),
+    (VGG_224, (112, 2), 1),               # 2 x 8 KiB x 9 taps and its patches: past 113 KiB
+    ({**VGG_224, "c": 16}, (112, 2, 2), 1),  # the filter in registers
+    ({**VGG_224, "c": 16}, (112, 2, 3), 1),  # two accumulator sets
+])
+def test_two_ctas_a_multiprocessor_only_where_their_registers_and_shared_memory_fit(shape, tile, ctas):
+    op = conv_of(**shape)
+    assert hc.tile_reason(op, hc.HaloTile(*tile)) is None
+    assert hc.ctas_per_multiprocessor(op, hc.HaloTile(*tile)) == ctas
+    assert f"__launch_bounds__(kThreads, {ctas}) kernel(" in hc.emit_instance(marked(op, hc.HaloTile(*tile))).source
+
+
 def test_the_bench_and_the_tuner_take_the_same_more_warps_tiles():
     """One rule (`more_warps_tiles`): the default columns where they fit, else half; whole
     pooled rows for a conv a pool joins. The tuner's candidates and check_halo_conv's timed
@@ -503,6 +519,7 @@ def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
               (VGG_224, (112, 2, 3)), ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2, 3)),
               (VGG_224, (56, 4)), (RESNET_56, (56, 3)),  # four and three warpgroups: 128 and 168 registers a thread
               (VGG_224, (112, 2, 4)), ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2, 4)),
-              ({**RESNET_56, "element": "bf16"}, (24, 1, 4))]  # stmatrix: x4 pairs, an odd block count's x2
+              ({**RESNET_56, "element": "bf16"}, (24, 1, 4)),  # stmatrix: x4 pairs, an odd block count's x2
+              ({**VGG_224, "c": 16}, (112, 3)), (RESNET_STEM, (112, 4))]  # more warps on 16 channels: one CTA
     op_list = [marked(conv_of(**shape), hc.HaloTile(*tile)) for shape, tile in shapes]
     assert_unit_compiles(hc, op_list, tmp_path, SM90A)

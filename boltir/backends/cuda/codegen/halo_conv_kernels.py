@@ -271,11 +271,34 @@ def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
                 "(mode 2)")
     if tile.overlapped and tile.rows > MAX_OVERLAPPED_ROWS:
         return f"mode 3 with {tile.rows} warpgroups: its two accumulator sets take at most {MAX_OVERLAPPED_ROWS}"
-    if (need := thread_registers(op, tile)) > (have := min(255, REGISTER_FILE // (128 * tile.rows))):
+    if (need := thread_registers(op, tile)) > (have := registers_per_thread(tile.rows, 1)):
         return f"{tile.rows} warpgroups leave {have} registers a thread; the tile needs about {need}"
     if (need := shared_bytes(op, tile)) > SHARED_LIMIT:
         return f"{need} bytes of shared memory: a block takes at most {SHARED_LIMIT}"
     return None
+
+
+TWO_CTA_SHARED_BYTES = 113 * 1024
+"""Shared memory a CTA may take for two to share a multiprocessor (one's epilogue under the
+other's products)."""
+
+
+def ctas_per_multiprocessor(op: ops.Conv2dOp, tile: HaloTile) -> int:
+    """The CTAs a multiprocessor should hold, the kernel's launch bound: two where their
+    shared memory fits, the filter is not in registers, epilogues do not overlap, and a
+    thread's registers (`thread_registers`) fit half the register file in ptxas's steps of
+    8; else one. (Two CTAs of three warpgroups leave 80 registers a thread, fewer than a
+    112-column tile needs: ptxas then refuses the kernel, not spills.)"""
+    if (shared_bytes(op, tile) > TWO_CTA_SHARED_BYTES or tile.filter_in_registers or tile.overlapped
+            or thread_registers(op, tile) > registers_per_thread(tile.rows, 2)):
+        return 1
+    return 2
+
+
+def registers_per_thread(rows: int, ctas: int) -> int:
+    """What ptxas leaves a thread when `ctas` CTAs of `rows` warpgroups share the register
+    file: a multiple of 8, at most 255."""
+    return min(255, REGISTER_FILE // (128 * rows * ctas) // 8 * 8)
 
 
 def thread_registers(op: ops.Conv2dOp, tile: HaloTile) -> int:
@@ -361,6 +384,7 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
         "filter_in_registers": tile.filter_in_registers, "filter_bytes": filter_bytes(op, tile),
         "overlapped": tile.overlapped, "matrix_stores": tile.matrix_stores,
         "tiles": tiles(op, tile), "patch_bytes": patch_bytes(op, tile), "shared_bytes": shared_bytes(op, tile),
+        "ctas_per_multiprocessor": ctas_per_multiprocessor(op, tile),
         "element": ELEMENTS[element], "mma_type": element, "swizzle_mode": SWIZZLE_MODE[c],
         "index_t": "int" if max(n * h * w * c, n * p * q * k, k * r * s * c) < compute_kernels.INT_LIMIT else "long long",
         "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
