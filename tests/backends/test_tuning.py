@@ -526,6 +526,23 @@ def test_3x_gemms_and_convs_never_share_a_translation_unit(tmp_path):
     assert any(len({kind for _, kind in k}) == 2 for k in kinds)  # the 2.x ones do share
 
 
+def test_our_kernel_families_never_share_a_translation_unit(tmp_path):
+    """A unit is emitted by its first kernel's generator: the halo conv's, the streaming
+    conv's and the depthwise conv's candidates are all op.conv2d, and one unit of two of
+    them raised "no stream_conv kernel for op.conv2d" (MobileNetV2 b32's tuning)."""
+    from boltir.backends.cuda.tune.tuner import generator_of
+
+    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU)
+    _, jobs = tuner.plan([op_of(conv_text(32, 56, 56, 24, 144, 1, 1)), op_of(conv_text(32, 56, 56, 64, 64, 3, 3)),
+                          op_of(conv_text(32, 56, 56, 144, 144, 3, 3, depthwise=True))])
+    groups, unit, _ = tuner.compile_units(jobs)
+    templates = {c.kernel: c.template for job in jobs for c in job.candidates if c.template is not None}
+    families = {generator_of(templates[n]).__name__.rsplit(".", 1)[-1] for n in templates}
+    assert {"stream_conv_kernels", "halo_conv_kernels", "depthwise_kernels"} <= families
+    assert all(len({generator_of(templates[n]) for n in group}) == 1 for group in groups)
+    assert all(unit(group).source for group in groups)  # each unit's generator emits every kernel in it
+
+
 def test_the_generated_profiler_compiles(tmp_path):
     """The profiler unit (`profile.cu.j2`: stream and graph timing) compiles with the real
     nvcc; its launchers are only declared there, so this needs no CUTLASS and no GPU."""

@@ -353,12 +353,14 @@ class Tuner:
         groups: list[list[str]] = []
         # per arch, and on sm90 per op kind (a CUTLASS 3.x GEMM and a 3.x conv in one unit make
         # GemmUniversal's specializations ambiguous), in first-use order
-        open_group: dict[tuple[str, str], list[str]] = {}
+        open_group: dict[tuple, list[str]] = {}
         for name in order:
             generator = generator_of(instances[name])
             arch = generator.kernel_arch(instances[name])
-            # one generator's kernels per unit (ours are plain CUDA in their own frame)
-            kind = (arch, instances[name].name if arch == "sm90" or generator is not cutlass_kernels else "")
+            # one generator's kernels per unit (ours are plain CUDA in their own frame: a halo
+            # conv and a streaming conv are both op.conv2d, and each unit is emitted by the
+            # generator of its first kernel)
+            kind = (arch, generator, instances[name].name if arch == "sm90" or generator is not cutlass_kernels else "")
             group = open_group.setdefault(kind, [])
             group.append(name)
             if len(group) == GROUP_SIZE[arch]:
