@@ -526,6 +526,24 @@ def test_3x_gemms_and_convs_never_share_a_translation_unit(tmp_path):
     assert any(len({kind for _, kind in k}) == 2 for k in kinds)  # the 2.x ones do share
 
 
+def test_a_pointwise_conv_as_a_3x_gemm_never_shares_a_unit_with_a_3x_conv(tmp_path):
+    """Both are cutlass.conv2d_fprop ops, but one is a GemmUniversal and the other a
+    ConvUniversal: in one unit nvcc finds GemmUniversal's specializations ambiguous (as in
+    MobileNetV2 b32's tuning). Units group sm90 instances by their template."""
+    from boltir.backends.cuda.codegen.cutlass_kernels import kernel_arch, template_name
+    from boltir.backends.cuda.tune.tuner import generator_of
+
+    tuner = Tuner(TuningDatabase.open(tmp_path / "t.sqlite"), "sm90", 3, progress=False, gpu=GPU,
+                  heuristic=HeuristicSelector(halo_convs=False))
+    _, jobs = tuner.plan([op_of(conv_text(32, 14, 14, 96, 576, 1, 1)), op_of(conv_text(32, 14, 14, 96, 96, 3, 3))])
+    groups, _, _ = tuner.compile_units(jobs)
+    templates = {c.kernel: c.template for job in jobs for c in job.candidates if c.template is not None}
+    hopper = {n: template_name(t) for n, t in templates.items()
+              if generator_of(t).__name__.endswith("cutlass_kernels") and kernel_arch(t) == "sm90"}
+    assert {"conv2d_fprop_pointwise_sm90", "conv2d_fprop_sm90"} <= set(hopper.values())
+    assert all(len({hopper[n] for n in group if n in hopper}) <= 1 for group in groups)
+
+
 def test_our_kernel_families_never_share_a_translation_unit(tmp_path):
     """A unit is emitted by its first kernel's generator: the halo conv's, the streaming
     conv's and the depthwise conv's candidates are all op.conv2d, and one unit of two of

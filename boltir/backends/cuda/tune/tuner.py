@@ -351,16 +351,21 @@ class Tuner:
         ready = {name: path for name, path in zip(order, cached) if path is not None}
         order = [name for name in order if name not in ready]
         groups: list[list[str]] = []
-        # per arch, and on sm90 per op kind (a CUTLASS 3.x GEMM and a 3.x conv in one unit make
-        # GemmUniversal's specializations ambiguous), in first-use order
+        # per arch, and on sm90 per template (a CUTLASS 3.x GEMM and a 3.x conv in one unit make
+        # GemmUniversal's specializations ambiguous, and a pointwise conv runs as a 3.x GEMM),
+        # in first-use order
         open_group: dict[tuple, list[str]] = {}
         for name in order:
-            generator = generator_of(instances[name])
-            arch = generator.kernel_arch(instances[name])
+            instance = instances[name]
+            generator = generator_of(instance)
+            arch = generator.kernel_arch(instance)
             # one generator's kernels per unit (ours are plain CUDA in their own frame: a halo
             # conv and a streaming conv are both op.conv2d, and each unit is emitted by the
             # generator of its first kernel)
-            kind = (arch, generator, instances[name].name if arch == "sm90" or generator is not cutlass_kernels else "")
+            if generator is cutlass_kernels:
+                kind = (arch, generator, cutlass_kernels.template_name(instance) if arch == "sm90" else "")
+            else:
+                kind = (arch, generator, instance.name)
             group = open_group.setdefault(kind, [])
             group.append(name)
             if len(group) == GROUP_SIZE[arch]:
