@@ -4,6 +4,7 @@ the device call's carry limit (64 MiB with the wheels); the rest waits in `.kcac
     python3 -m bench.carry_objects --models resnet50,bert --batches 1,32 --skip bert:1 \
         --builds sm90,sm90-2x --tune-models resnet50:1,resnet50:32,bert:32
     python3 -m bench.carry_objects --restore        # everything back into objects/
+    python3 -m bench.carry_objects --models resnet50 --batches 32 --keep attention.txt   # and a check's objects
 
 Needed: the candidate units the tuner compiles for each tuned model, in order (its
 `compile_units`: an earlier tuning's objects serve the later ones; their members,
@@ -72,6 +73,9 @@ def main() -> int:
     parser.add_argument("--max-candidates", type=int, default=None, help="the tuner's bound (bench/tune.py's --max-candidates)")
     parser.add_argument("--arch", default="sm90")
     parser.add_argument("--work", default="/tmp/boltir-models")
+    parser.add_argument("--keep", action="append", default=[], metavar="FILE",
+                        help="also keep the objects this file names, one a line (a check script's, listed after its "
+                             "--build-only: `ls .kcache/objects > FILE` around it)")
     parser.add_argument("--restore", action="store_true", help="move every object back and stop")
     parser.add_argument("--compile", action="store_true", help="compile the needed objects that are missing, here")
     parser.add_argument("--as-gpu", default="", metavar="NAME",
@@ -117,6 +121,8 @@ def main() -> int:
     supplied = objects_of_larger_units([k for k in needed if not cache.object_path(k).exists()], set(needed), cache)
     needed.update({container: needed[key] for key, container in supplied.items()})
     keep = set(needed) | {path.stem for path in ready}
+    for listing in args.keep:
+        keep |= {Path(line.strip()).stem for line in Path(listing).read_text().splitlines() if line.strip()}
     missing = [key for key in needed if key not in supplied and not (objects / f"{key}.o").exists()]
     if missing and args.compile:
         from boltir.backends.cuda.toolchain.nvcc import compile_objects
