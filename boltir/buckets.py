@@ -53,7 +53,7 @@ from boltir.ir import find_entry, input_names, make_context, print_module
 from boltir.passes import statistics
 from boltir.passes.bucket_axes import BucketAxes, bucket_axes
 from boltir.passes.mask_padded_keys import KEY_LENGTHS_INPUT, PADDED_KEYS_ATTR
-from boltir.pipelines import available_passes, parse_pipeline_spec, run_passes
+from boltir.pipelines import available_passes, parse_pipeline_spec, pipeline_steps, run_passes
 from boltir.shape_ranges import (
     Bucket,
     BucketPlan,
@@ -86,16 +86,7 @@ class BucketedLowering:
 
 def split_pipeline(pipeline: str) -> tuple[str, str]:
     """(the passes before lower-graph-to-op, the passes after it), split at top-level commas."""
-    items, depth, quoted, start = [], 0, False, 0
-    for index, char in enumerate(pipeline):
-        if char == '"' and (index == 0 or pipeline[index - 1] != "\\"):
-            quoted = not quoted
-        elif not quoted and char in "{}":
-            depth += 1 if char == "{" else -1
-        elif not quoted and depth == 0 and char == ",":
-            items.append(pipeline[start:index].strip())
-            start = index + 1
-    items.append(pipeline[start:].strip())
+    items = pipeline_steps(pipeline)
     if LOWER_TO_OP not in items:
         raise BoltError(f"a bucketed build runs its analysis before {LOWER_TO_OP}, and the pipeline has no {LOWER_TO_OP}")
     split = items.index(LOWER_TO_OP)

@@ -124,16 +124,17 @@ def without_passes(spec: str, names: Collection[str]) -> str:
     steps = _pass_specs(spec)
     if missing := sorted(set(names) - {step.name for step in steps}):
         raise BoltError(f"the pipeline has no pass {', '.join(repr(name) for name in missing)} to leave out")
-    texts = _step_texts(spec)
+    texts = pipeline_steps(spec)
     assert len(texts) == len(steps), spec
     return ",".join(text for text, step in zip(texts, steps) if step.name not in names)
 
 
-def _step_texts(spec: str) -> list[str]:
-    """The pipeline string's steps as written: split at the commas outside options and quotes."""
+def pipeline_steps(spec: str) -> list[str]:
+    """The pipeline string's steps as written: split at the commas outside options and
+    (unescaped) quotes."""
     texts, depth, quoted, start = [], 0, False, 0
     for index, char in enumerate(spec):
-        if char == '"':
+        if char == '"' and (index == 0 or spec[index - 1] != "\\"):
             quoted = not quoted
         elif not quoted and char in "{}":
             depth += 1 if char == "{" else -1
