@@ -378,6 +378,11 @@ FLOOR_TBPS, FLOOR_BYTES, FLOOR_CHANNELS = 2.5, 16e6, 96
 depthwise, that move 16 MB or more, at 2.5 TB/s or more."""
 
 
+def terabytes_per_second(nbytes: int, ms: float | None) -> float:
+    """TB/s over `nbytes` in `ms`; NaN where the time was not measured."""
+    return nbytes / (ms * 1e-3) / 1e12 if ms and ms > 0 else float("nan")
+
+
 def conv_floor_rows(launches, target) -> list[tuple]:
     """The profile's launches that issue 15's memory-bound conv floor covers: convs (the
     manifest's `conv` channels) with FLOOR_CHANNELS or fewer on one side or depthwise,
@@ -393,9 +398,8 @@ def conv_floor_rows(launches, target) -> list[tuple]:
             continue
         if launch.flops / target.peak_flops("f16") > launch.bytes / target.dram_bytes_per_second:
             continue  # compute-bound: the TFLOP/s floors judge it
-        tbps = launch.bytes / (launch.ms * 1e-3) / 1e12
-        alone, marginal = (launch.bytes / (ms * 1e-3) / 1e12 if ms and ms > 0 else float("nan")
-                           for ms in (launch.alone_ms, launch.marginal_ms))
+        tbps, alone, marginal = (terabytes_per_second(launch.bytes, ms)
+                                 for ms in (launch.ms, launch.alone_ms, launch.marginal_ms))
         shape = "depthwise " + str(conv["in"]) if conv["depthwise"] else f"{conv['in']} -> {conv['out']}"
         rows.append((launch.index, launch.kernel, shape, f"{launch.bytes / 1e6:.1f}", f"{launch.ms:.4f}", f"{tbps:.2f}",
                      f"{alone:.2f}", f"{marginal:.2f}", "met" if tbps >= FLOOR_TBPS else "MISSED"))
@@ -462,9 +466,7 @@ def data_floor_rows(launches) -> list[tuple]:
 
     def tbps(group, field: str) -> float:
         times = [getattr(launch, field) for launch in group]
-        if None in times or sum(times) <= 0:
-            return float("nan")
-        return sum(launch.bytes for launch in group) / (sum(times) * 1e-3) / 1e12
+        return terabytes_per_second(sum(launch.bytes for launch in group), None if None in times else sum(times))
 
     rows = []
     for family, group in sorted(groups.items(), key=lambda item: -sum(launch.ms for launch in item[1])):

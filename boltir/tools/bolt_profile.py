@@ -24,7 +24,7 @@ import numpy as np
 
 from boltir.diagnostics import BoltError
 from boltir.manifest import TensorSpec
-from boltir.tools.bolt_run import load_inputs
+from boltir.tools.bolt_run import load_inputs, random_array
 from boltir.tools.common import run_tool
 from boltir.version import __version__
 
@@ -88,12 +88,8 @@ def profile_inputs(specs: Sequence[TensorSpec], given: dict[str, np.ndarray], se
                 raise BoltError(f"input '{spec.name}' is {value.dtype}[{', '.join(map(str, value.shape))}] in --inputs, "
                                 f"the model takes {spec.describe()}")
             inputs[spec.name] = value
-        elif spec.numpy_dtype.kind == "f":
-            inputs[spec.name] = rng.standard_normal(spec.shape).astype(spec.numpy_dtype)
-        elif spec.numpy_dtype == np.bool_:
-            inputs[spec.name] = rng.random(spec.shape) < 0.5
         else:
-            inputs[spec.name] = rng.integers(0, 8, spec.shape).astype(spec.numpy_dtype)
+            inputs[spec.name] = random_array(spec.shape, spec.numpy_dtype, rng)
     return inputs
 
 

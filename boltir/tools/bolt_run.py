@@ -62,6 +62,15 @@ def load_inputs(path: str) -> dict[str, np.ndarray]:
         raise BoltError(f"cannot read inputs '{path}': not a numpy .npz archive (numpy.savez writes one)") from error
 
 
+def random_array(shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
+    """A random input: normal floats, integers in [0, 8), mixed booleans."""
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    return rng.integers(0, 8, shape).astype(dtype)
+
+
 def random_inputs(module, given: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
     """Random values for the inputs that `given` lacks: normal floats, small integers."""
     rng = np.random.default_rng(seed)
@@ -70,14 +79,7 @@ def random_inputs(module, given: dict[str, np.ndarray], seed: int) -> dict[str, 
     for index, (name, arg_type) in enumerate(zip(input_names(entry), entry.function_type.inputs, strict=True)):
         if name in given or f"arg{index}" in given:
             continue
-        dtype = numpy_dtype(arg_type.element_type)
-        shape = tuple(arg_type.get_shape())
-        if dtype.kind == "f":
-            filled[name] = rng.standard_normal(shape).astype(dtype)
-        elif dtype == np.bool_:
-            filled[name] = rng.random(shape) < 0.5
-        else:
-            filled[name] = rng.integers(0, 8, shape).astype(dtype)
+        filled[name] = random_array(tuple(arg_type.get_shape()), numpy_dtype(arg_type.element_type), rng)
     return filled
 
 

@@ -532,7 +532,7 @@ class HeuristicSelector:
         if self.direct_depthwise and isinstance(op, ops.Conv2dOp) and depthwise_kernels.conv_reason(op) is None:
             return self.depthwise_direct(op, arch)  # the target's arch: an sm90 build stages big convs
         # 2.x instances are sm80 kernels (they run on sm90 too), their grid sized for the target.
-        legacy = self if arch == "sm80" else dataclasses.replace(self, sms=self.multiprocessors(arch))
+        legacy = self if arch == "sm80" else dataclasses.replace(self, sms=sms)
         if isinstance(op, ops.GemmOp):
             return legacy.gemm(op, "sm80")
         if isinstance(op, ops.Conv2dOp):
