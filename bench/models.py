@@ -572,7 +572,7 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
             reduce = torch.compile(peer, mode="reduce-overhead")
             overhead_ms = time_ms(lambda: forward(name, reduce, peer_inputs))
             torch._dynamo.reset()
-    del peer
+    peer = None  # frees its weights before the interpreter runs (a del would leave the lambdas above a deleted name)
     onnx_path = work / f"{name}_b{batch}.onnx"
     interpreter = interpreter_output(onnx_path, builds[0], inputs)
     verdict = judge(ours.numpy(), reference.numpy(), interpreter, framework_error=eager_error)
