@@ -18,12 +18,9 @@ extent), whether a bias is read, and the schedule:
   take turns at the softmax; D = 64 only);
 - "overlap" ("wide"'s tiles and persistent kernel with our own mainloop,
   `templates/boltir_attention_sm90_overlap.h`: each key step's softmax runs while the
-  previous step's P·V product does, inside a warp group; D = 64 only);
-- "wide256" and "overlap256" ("wide" and "overlap" on 256-key tiles; D = 64 only), timed
-  by bench.check_attention, not chosen by `attention_kernels.hopper_schedule`.
+  previous step's P·V product does, inside a warp group; D = 64 only).
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
-example's); 64 × 128 for "tma" (the example's), 128 × 128 for "wide" and 128 × 256 for
-"wide256". The
+example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
 masks and scales share an instance.
 
@@ -55,7 +52,6 @@ HEAD_DIMS = (64, 128)
 TILES = {64: (128, 64), 128: (128, 128)}
 """The example's tiles: head dim -> (queries, keys)."""
 WIDE_TILES = {64: (128, 128)}
-WIDER_TILES = {64: (128, 256)}
 PINGPONG = "cutlass::gemm::KernelTmaWarpSpecializedPingpong"
 
 
@@ -89,10 +85,6 @@ SCHEDULES = {
                        ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",)),
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
-    # half the key steps of "wide" and "overlap" again (at 512 keys, two), for the long
-    # sequences where the 128-key tiles still trail cuDNN; not chosen by the rule until timed
-    "wide256": Schedule(PINGPONG, "persistent on 256-key tiles", WIDER_TILES),
-    "overlap256": Schedule(PINGPONG, "persistent on 256-key tiles, our mainloop", WIDER_TILES, own_mainloop=True),
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
