@@ -76,7 +76,8 @@ def test_the_kernel_takes_vgg_and_resnet_stage_one_convs_and_the_blocked_stem():
 ])
 def test_the_default_tile_pads_the_row_least(shape, tile):
     op = conv_of(**shape)
-    assert hc.default_tile(op) == hc.HaloTile(*tile)
+    assert hc.default_tile(op) == hc.HaloTile(*tile, mode=hc.DEFAULT_MODE)
+    assert hc.default_tile(op, 1) == hc.HaloTile(*tile)
     assert hc.tile_reason(op, hc.default_tile(op)) is None
 
 
@@ -209,6 +210,8 @@ def test_narrow_convs_halo_gives_the_kernel_vggs_and_resnets_convs():
 
 def test_the_halo_conv_is_the_default_and_narrow_convs_cutlass_keeps_cutlass():
     module, _ = selected(conv_text(**VGG_224))
+    assert hc.marked_tile(the_conv(module)) == hc.HaloTile(112, 2, 4)  # stmatrix stores, the default mode
+    module, _ = selected(conv_text(**VGG_224), halo_mode=1)
     assert hc.marked_tile(the_conv(module)) == hc.HaloTile(112, 2, 1)
     assert HeuristicSelector().select(conv_of(**VGG_224), "sm90").family == "halo_conv"
     module, _ = selected(conv_text(**VGG_224), narrow_convs="cutlass")

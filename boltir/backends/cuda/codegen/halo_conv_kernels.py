@@ -130,6 +130,10 @@ shared-memory reads of the products); in shared memory with two sets of accumula
 each tile's epilogue running under the next tile's products (3); or mode 1 with the staged
 row written by `stmatrix.trans` (4: a warp's accumulators leave as 16-byte pixel rows,
 COLUMNS / 16 instructions a thread instead of COLUMNS / 2 two-byte stores)."""
+DEFAULT_MODE = 4
+"""The mode select-kernels' heuristic gives (its `halo_mode`): stmatrix's 16-byte pixel rows
+took 13-22% off every halo conv timed on the H100 against mode 1 (bench/RESULTS.md),
+which left the tensor pipe idle while a thread stored its row two bytes at a time."""
 MAX_FILTER_REGISTERS = 160
 """A thread's registers for the filter in mode 2 (4 a tap and k16 step), at most:
 with the accumulators (columns / 2) and addressing, a thread stays under 255."""
@@ -318,7 +322,7 @@ def tiles(op: ops.Conv2dOp, tile: HaloTile) -> int:
 # ------------------------------------------------------------------ the heuristic
 
 
-def default_tile(op: ops.Conv2dOp, mode: int = 1) -> HaloTile:
+def default_tile(op: ops.Conv2dOp, mode: int = DEFAULT_MODE) -> HaloTile:
     """Two rows a tile; the widest column count (a multiple of 8, at most MAX_COLUMNS)
     that pads the output's width least, so a 224-wide row is two tiles of 112; `mode`
     where it takes the op, else its shared-memory twin (the filter's registers exceeded)."""

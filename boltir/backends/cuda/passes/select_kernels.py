@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=1 conv_ctas=1 narrow_pointwise=stream narrow_windows=stream}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=4 conv_ctas=1 narrow_pointwise=stream narrow_windows=stream}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -20,9 +20,9 @@ first stages, ResNet-50's space-to-depth stem)
 run on our wgmma conv with its halo in shared memory on sm90 (`narrow_convs=halo`,
 codegen/halo_conv_kernels.py, where heuristic.halo_conv_problem says so);
 `narrow_convs=cutlass` keeps CUTLASS's; `halo_mode` is its schedule
-(halo_conv_kernels.MODES: 1, the fastest on the H200, keeps the filter in shared memory; 2
-in registers; 3 overlaps each tile's epilogue with the next tile's products; 4 is 1 with
-its staged output written by stmatrix). Memory-bound
+(halo_conv_kernels.MODES: 1 keeps the filter in shared memory; 2 in registers; 3 overlaps
+each tile's epilogue with the next tile's products; 4, the default
+(halo_conv_kernels.DEFAULT_MODE), is 1 with its staged output written by stmatrix). Memory-bound
 1x1 convs with fewer than 64 channels on one side (MobileNet's expand and project convs)
 run on our streaming 1x1 conv on sm90 (`narrow_pointwise=stream`,
 codegen/stream_conv_kernels.py, where heuristic.narrow_pointwise_problem says so);
@@ -82,7 +82,8 @@ NARROW_WINDOW_KERNELS = ("stream", "stem")
 def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "",
                   depthwise: str = "direct", small_m: str = "skinny", few_channels: str = "stem",
                   few_pixels: str = "splitk", conv_ctas: int = 1, narrow_convs: str = "halo",
-                  halo_mode: int = 1, narrow_pointwise: str = "stream", narrow_windows: str = "stream") -> KernelSelector:
+                  halo_mode: int = halo_conv_kernels.DEFAULT_MODE, narrow_pointwise: str = "stream",
+                  narrow_windows: str = "stream") -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
     (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
     kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's), and
@@ -168,7 +169,7 @@ class SelectKernelsPass(ModulePass):
     """CTAs per multiprocessor of the heuristic's 3.x implicit-GEMM convs (1: as many stages as fit)."""
     narrow_convs: str = "halo"
     """Whose kernel the heuristic gives stride-1 convs on 16-64 channels on sm90: "cutlass" or "halo" (ours)."""
-    halo_mode: int = 1
+    halo_mode: int = halo_conv_kernels.DEFAULT_MODE
     """The mode of our halo conv (halo_conv_kernels.MODES: 1 filter in shared memory, 2 in registers, 3 overlapped
     epilogues, 4 as 1 with stmatrix staging)."""
     narrow_pointwise: str = "stream"

@@ -585,7 +585,7 @@ def _spread(choices: list, count: int) -> list:
 
 
 def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_convs: bool = True,
-               halo_mode: int | None = 1, *, heuristic: HeuristicSelector | None = None,
+               halo_mode: int | None = halo_conv_kernels.DEFAULT_MODE, *, heuristic: HeuristicSelector | None = None,
                at_most: int | None = None) -> CandidateSet:
     """The candidates of one op-level GEMM, conv or b2b op for an `arch` target on a GPU of
     `sms` multiprocessors (0: the arch's flagship), newest generation `cutlass`;
@@ -602,7 +602,7 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_c
     whose compile cost is known."""
     if heuristic is None:
         heuristic = HeuristicSelector(sms=sms, cutlass=cutlass, split_convs=split_convs,
-                                      halo_convs=halo_mode is not None, halo_mode=halo_mode or 1)
+                                      halo_convs=halo_mode is not None, halo_mode=halo_mode or halo_conv_kernels.DEFAULT_MODE)
     sms = heuristic.sms or sms or get_target(arch).multiprocessors
     heuristic = dataclasses.replace(heuristic, sms=sms, notes=[])
     cutlass = heuristic.cutlass

@@ -407,7 +407,7 @@ multiprocessor (ResNet-50's blocked stem), and lost with 0.21 (ResNet-50's 56² 
 where each CTA's filter load is paid for too few output pixels (bench/RESULTS.md)."""
 
 
-def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = 1) -> halo_conv_kernels.HaloTile | None:
+def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = halo_conv_kernels.DEFAULT_MODE) -> halo_conv_kernels.HaloTile | None:
     """The tile our wgmma conv for few input channels gives the op (codegen/halo_conv_kernels.py)
     where it takes it, else None: a conv it computes with a window wider than 1x1 (a 1x1
     conv has no halo to share: the pointwise rules' persistent GEMMs keep it), with at least
@@ -494,9 +494,9 @@ class HeuristicSelector:
     """Whether memory-bound small-window convs on few channels run on our streaming conv on
     sm90 where `narrow_window_problem` says so (select-kernels narrow_windows=stem turns it
     off: the rules after it, our stem conv)."""
-    halo_mode: int = 1
+    halo_mode: int = halo_conv_kernels.DEFAULT_MODE
     """The halo conv's `mode` (halo_conv_kernels.MODES: the filter in shared memory or
-    registers, or overlapped epilogues), select-kernels' `halo_mode`."""
+    registers, overlapped epilogues, or stmatrix stores), select-kernels' `halo_mode`."""
 
     def multiprocessors(self, arch: str) -> int:
         """The GPU's multiprocessors the tiles are sized for: `sms`, else the arch's flagship's."""
