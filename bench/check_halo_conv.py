@@ -86,10 +86,12 @@ def halo_case(label: str, text: str, element: str = "f16", tile: halo_conv_kerne
 
 def more_warps(conv: str, text: str, pooled: bool = False) -> list[Case]:
     """The timed conv on the tuner's three- and four-warpgroup tiles
-    (`halo_conv_kernels.more_warps_tiles`; `pooled`: whole pooled rows)."""
+    (`halo_conv_kernels.more_warps_tiles`; `pooled`: whole pooled rows), in each mode they
+    take (`MORE_WARPS_MODES`)."""
     op = next(o for o in parse_module(text).walk() if isinstance(o, ops.Conv2dOp))
-    return [case for tile in halo_conv_kernels.more_warps_tiles(op, pooled_rows=pooled)
-            if (case := halo_case(f"{conv} {tile.describe()}", text, tile=tile, pooled=pooled)) is not None]
+    return [case for mode in halo_conv_kernels.MORE_WARPS_MODES
+            for tile in halo_conv_kernels.more_warps_tiles(op, pooled_rows=pooled, mode=mode)
+            if (case := halo_case(f"{conv} {tile.columns}x{tile.rows}", text, tile=tile, mode=mode, pooled=pooled)) is not None]
 
 
 def pooled_text(n: int, h: int, w: int, c: int, k: int, element: str = "f16") -> str:

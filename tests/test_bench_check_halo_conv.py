@@ -63,7 +63,7 @@ def test_timing_only_keeps_the_named_convs(monkeypatch, capsys):
     listed = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert {label.split(" N32")[0] for label in listed} == {"vgg16 3x3 64->64 224²", "vgg16 stem 3x3 16->64 224²"}
     # every mode, three and four warpgroups (more_warps), and CUTLASS's (or our stem's) choice
-    assert len(listed) == 2 * (len(halo_conv_kernels.MODES) + 2 + 1)
+    assert len(listed) == 2 * (len(halo_conv_kernels.MODES) + 2 * len(halo_conv_kernels.MORE_WARPS_MODES) + 1)
     assert sum(label.endswith(('x3 m1', 'x4 m1')) for label in listed) == 4
 
 

@@ -138,14 +138,17 @@ def test_the_bench_and_the_tuner_take_the_same_more_warps_tiles():
     from bench.check_halo_conv import more_warps, pooled_text
 
     op = conv_of(**VGG_224)
-    assert hc.more_warps_tiles(op) == [hc.HaloTile(56, 3), hc.HaloTile(56, 4)]  # 112 columns: 270848 bytes
-    assert hc.more_warps_tiles(op, pooled_rows=True) == [hc.HaloTile(56, 4)]
-    assert hc.more_warps_tiles(conv_of(**RESNET_STEM)) == [hc.HaloTile(112, 3), hc.HaloTile(112, 4)]
+    assert hc.more_warps_tiles(op, mode=1) == [hc.HaloTile(56, 3), hc.HaloTile(56, 4)]  # 112 columns: 270848 bytes
+    assert hc.more_warps_tiles(op) == [hc.HaloTile(56, 3, 4), hc.HaloTile(56, 4, 4)]  # the default mode's
+    assert hc.more_warps_tiles(op, pooled_rows=True, mode=1) == [hc.HaloTile(56, 4)]
+    assert hc.more_warps_tiles(conv_of(**RESNET_STEM), mode=1) == [hc.HaloTile(112, 3), hc.HaloTile(112, 4)]
     found = candidates(op, "sm90", sms=132, halo_mode=1)
     tiles = [hc.HaloTile.of(c.tile) for c in found.choices if c.family == "halo_conv"]
-    assert set(hc.more_warps_tiles(op)) <= set(tiles) and hc.HaloTile(56, 2) in tiles
+    assert set(hc.more_warps_tiles(op, mode=1)) <= set(tiles) and hc.HaloTile(56, 2) in tiles
+    tiles = [hc.HaloTile.of(c.tile) for c in candidates(op, "sm90", sms=132).choices if c.family == "halo_conv"]
+    assert tiles[0] == hc.HaloTile(112, 2, 4) and set(hc.more_warps_tiles(op)) <= set(tiles)
     text = pooled_text(32, 224, 224, 64, 64)
-    assert [case.label.split()[-2] for case in more_warps("pooled", text, pooled=True)] == ["56x4"]
+    assert [case.label.split()[-2:] for case in more_warps("pooled", text, pooled=True)] == [["56x4", "m1"], ["56x4", "m4"]]
 
 
 def test_a_pooled_tile_is_whole_pooled_rows():

@@ -338,6 +338,9 @@ def default_tile(op: ops.Conv2dOp, mode: int = DEFAULT_MODE) -> HaloTile:
 
 MORE_WARPS_ROWS = (3, 4)
 """The tiles of more warps a multiprocessor than the default two warpgroups."""
+MORE_WARPS_MODES = (1, 4)
+"""The modes such tiles take: one accumulator set and the filter in shared memory (mode 3's
+two sets and mode 2's filter registers do not fit three warpgroups' registers)."""
 
 
 def half_columns(tile: HaloTile) -> int:
@@ -345,11 +348,12 @@ def half_columns(tile: HaloTile) -> int:
     return max(8, tile.columns // 2 // 8 * 8)
 
 
-def more_warps_tiles(op: Operation, pooled_rows: bool | None = None) -> list[HaloTile]:
-    """Mode 1 on three and four warpgroups (12 or 16 warps a multiprocessor where the
-    default tile has 8): at the default tile's columns where the shared memory and the
-    registers take them, else at half. `pooled_rows` asks for whole pooled rows where the
-    op is still the conv that a pool will join (default: whether the op is pooled)."""
+def more_warps_tiles(op: Operation, pooled_rows: bool | None = None, mode: int = DEFAULT_MODE) -> list[HaloTile]:
+    """`mode` (one of MORE_WARPS_MODES) on three and four
+    warpgroups (12 or 16 warps a multiprocessor where the default tile has 8): at the
+    default tile's columns where the shared memory and the registers take them, else at
+    half. `pooled_rows` asks for whole pooled rows where the op is still the conv that a
+    pool will join (default: whether the op is pooled)."""
     wide = default_tile(op)
     whole_pooled = pooled(op) if pooled_rows is None else pooled_rows
     out = []
@@ -357,7 +361,7 @@ def more_warps_tiles(op: Operation, pooled_rows: bool | None = None) -> list[Hal
         if whole_pooled and rows % POOL:
             continue
         for columns in dict.fromkeys((wide.columns, half_columns(wide))):
-            if tile_reason(op, tile := HaloTile(columns, rows)) is None:
+            if tile_reason(op, tile := HaloTile(columns, rows, mode)) is None:
                 out.append(tile)
                 break
     return out

@@ -336,7 +336,8 @@ def halo_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list
     variants += [dataclasses.replace(tile, mode=mode) for mode in halo_conv_kernels.MODES]
     variants += [dataclasses.replace(tile, rows=rows) for rows in halo_conv_kernels.ROWS
                  if rows not in halo_conv_kernels.MORE_WARPS_ROWS]
-    variants += halo_conv_kernels.more_warps_tiles(op)
+    variants += halo_conv_kernels.more_warps_tiles(
+        op, mode=tile.mode if tile.mode in halo_conv_kernels.MORE_WARPS_MODES else halo_conv_kernels.DEFAULT_MODE)
     variants.append(dataclasses.replace(tile, columns=halo_conv_kernels.half_columns(tile)))
     return _own_tiles(op, base, variants, halo_conv_kernels.tile_reason, found)[:MAX_HALO]
 
