@@ -44,6 +44,18 @@ def test_the_cutlass_fc_build_asks_select_kernels_for_cutlasss_gemms():
     assert build_pipeline("sm90-cutlassfc", HEURISTIC_DB) == default.replace("select-kernels{", "select-kernels{small_m=cutlass ")
 
 
+def test_the_halo1_build_asks_select_kernels_for_mode_1():
+    """`sm90-halo1`: the default pipeline with the halo conv in mode 1 (two-byte stores of
+    its staged rows), the baseline of the default mode 4 in the same run."""
+    import boltir.compiler
+    from bench.models import HEURISTIC_DB, build_pipeline
+    from boltir.backends.cuda.codegen import halo_conv_kernels
+
+    default = boltir.compiler.full_pipeline(dtype="f16", arch="sm90", cutlass=3, selector="db", tuning_db=HEURISTIC_DB)
+    assert build_pipeline("sm90-halo1", HEURISTIC_DB) == default.replace("select-kernels{", "select-kernels{halo_mode=1 ")
+    assert halo_conv_kernels.DEFAULT_MODE != 1
+
+
 def test_the_unfused_stem_build_leaves_out_only_the_stems_fusion():
     """`sm90-unfusedstem`: the default pipeline less fuse-conv-space-to-depth (the blocked
     stem's space-to-depth kernel and its halo conv as two launches), the baseline of the fusion."""
