@@ -105,8 +105,9 @@ def test_the_memory_bound_conv_floor_rows():
     rows = conv_floor_rows(launches, get_target("sm90"))
     # the wide conv, the small one, the non-conv and the compute-bound one (50 GFLOP) are not covered
     assert [row[0] for row in rows] == [0, 1]
-    assert rows[0][1:] == ("k0", "24 -> 144", "33.7", "0.0136", "2.48", "2.81", "3.06", "MISSED")
+    assert rows[0][1:] == ("k0", "24 -> 144", "33.7", "0.0136", "2.48", "2.81", "3.06", "met (marginal)")
     assert rows[1][2] == "depthwise 192" and rows[1][5] == "1.95" and rows[1][6] == rows[1][7] == "nan"
+    assert rows[1][8] == "MISSED"  # neither figure: no marginal cost was measured
 
 
 def test_the_data_kernel_floor_rows_sum_each_family():
@@ -125,8 +126,16 @@ def test_the_data_kernel_floor_rows_sum_each_family():
     rows = data_floor_rows(launches)
     assert [row[0] for row in rows] == ["softmax", "layer_norm"]  # the larger time first
     # two layer norms: 25.2 MB in 0.0126 ms (2.00 TB/s), alone 0.0122 (2.07), marginal 0.0084 (3.00)
-    assert rows[1] == ("layer_norm", 2, "25.2", "0.0126", "2.00", "2.07", "3.00", "MISSED")
+    assert rows[1] == ("layer_norm", 2, "25.2", "0.0126", "2.00", "2.07", "3.00", "met (marginal)")
     assert rows[0][4:] == ("3.33", "nan", "nan", "met")
+
+
+def test_a_floor_is_met_in_the_model_by_marginal_cost_or_missed():
+    from bench.models import floor_verdict
+
+    assert floor_verdict(2.6, float("nan"), 2.5) == "met"
+    assert floor_verdict(2.0, 2.7, 2.5) == "met (marginal)"
+    assert floor_verdict(2.0, 2.4, 2.5) == floor_verdict(2.0, float("nan"), 2.5) == "MISSED"
 
 
 def test_the_stem_row_sums_the_launches_up_to_the_first_conv():
