@@ -389,7 +389,9 @@ def floor_verdict(in_model: float, marginal: float, floor: float) -> str:
     """"met" where the profile's in-model TB/s meets the floor; "met (marginal)" where only
     the launch's cost to a graph replay does (the profile's events serialize what
     programmatic dependent launch overlaps, and a launch whose operands stay in the L2 costs
-    the replay less than its bytes from DRAM); else "MISSED"."""
+    the replay less than its bytes from DRAM); else "MISSED". The marginal cost leans low:
+    without the launch, the one after it reads its input from DRAM rather than the L2, so
+    "met (marginal)" is the weaker verdict."""
     if in_model >= floor:
         return "met"
     return "met (marginal)" if marginal >= floor else "MISSED"
