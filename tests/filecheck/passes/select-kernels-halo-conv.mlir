@@ -8,8 +8,8 @@
 
 // By default (narrow_convs=halo) a stride-1 3x3 conv on 64 channels with many output
 // pixels (VGG-16's 64 -> 64 at 224², batch 32) runs on our wgmma conv with its halo in
-// shared memory (an "sm90" choice), its tile output columns x rows x mode (halo_mode=2: the
-// filter in registers); with narrow_convs=cutlass CUTLASS's 3.x conv keeps it. lower-op-to-cutlass
+// shared memory (an "sm90" choice), its tile output columns x rows x mode (4 by default:
+// stmatrix stores; halo_mode=2: the filter in registers); with narrow_convs=cutlass CUTLASS's 3.x conv keeps it. lower-op-to-cutlass
 // leaves it an op.conv2d with its whole epilogue. A 1x1 conv on 64 channels stays with the
 // pointwise rules' persistent GEMM.
 
@@ -20,7 +20,7 @@
 // MODE:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 2>
 
 // CHECK-LABEL: func.func @vgg
-// CHECK:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 1>
+// CHECK:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 4>
 // CUTLASS-LABEL: func.func @vgg
 // CUTLASS:       kernel = {family = "conv2d_fprop", arch = "sm90"
 // LOWERED-LABEL: func.func @vgg
