@@ -339,8 +339,9 @@ def default_tile(op: ops.Conv2dOp, mode: int = DEFAULT_MODE) -> HaloTile:
 MORE_WARPS_ROWS = (3, 4)
 """The tiles of more warps a multiprocessor than the default two warpgroups."""
 MORE_WARPS_MODES = (1, 4)
-"""The modes such tiles take: one accumulator set and the filter in shared memory (mode 3's
-two sets and mode 2's filter registers do not fit three warpgroups' registers)."""
+"""The modes such tiles are tried in: one accumulator set and the filter in shared memory
+(mode 3 takes at most MAX_OVERLAPPED_ROWS warpgroups, and mode 2's filter registers leave
+three warpgroups too few on 64 channels)."""
 
 
 def half_columns(tile: HaloTile) -> int:
