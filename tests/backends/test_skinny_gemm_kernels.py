@@ -253,3 +253,11 @@ COMPILED = [
 @pytest.mark.slow
 def test_the_unit_compiles_with_nvcc(tmp_path):
     assert_unit_compiles(sk, [marked(text, sk.SkinnyTile(*tile)) for text, tile in COMPILED], tmp_path)
+
+def test_the_payoff_rule_counts_the_heuristics_narrowest_cutlass_tile():
+    """payoff_reason's CUTLASS_TILE_COLUMNS is the narrowest N of the tiles the heuristic
+    gives GEMMs (2.x and 3.x): the grid it compares against is the one CUTLASS would get."""
+    from boltir.backends.cuda.select.heuristic import GEMM_TILES, HOPPER_GEMM_TILES
+
+    narrowest = min(tile[1] for tile, _ in (*GEMM_TILES, *HOPPER_GEMM_TILES))
+    assert sk.CUTLASS_TILE_COLUMNS == narrowest

@@ -67,7 +67,8 @@ only for narrow weights (`payoff_reason`)."""
 FEW_ROWS = 16
 """Up to this many rows the heuristic gives the kernel any weight (`payoff_reason`)."""
 CUTLASS_TILE_COLUMNS = 64
-"""The narrowest CUTLASS GEMM tile's columns: N / 64 CTAs before CUTLASS splits K."""
+"""The narrowest CUTLASS GEMM tile's columns: N / 64 CTAs before CUTLASS splits K (the
+heuristic's tile lists; a test keeps the two equal)."""
 ELEMENTS = {"f16": ("__half", "f16"), "bf16": ("__nv_bfloat16", "bf16")}
 """Element type: (CUDA type, the mma.sync operand type)."""
 OUTPUT_ELEMENTS = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float"}
