@@ -156,3 +156,20 @@ def fresh_gpu_name():
     selectors.local_gpu_name.cache_clear()
     yield
     selectors.local_gpu_name.cache_clear()
+
+
+def test_the_shipped_mode_1_halo_records_yield_to_the_default_mode(tmp_path):
+    """The shipped H200 record of VGG-16 b32's 3x3 64 -> 64 conv at 224² timed the halo
+    conv's modes 1 and 2 only; the heuristic now gives it mode 4 (halo_conv_kernels.
+    DEFAULT_MODE), which that record never raced, so a build for the H200 takes mode 4."""
+    from boltir.backends.cuda.codegen import halo_conv_kernels as hc
+    from tests.support.op_modules import conv_text
+
+    module = parse_module(conv_text(32, 224, 224, 64, 64, 3, 3), "<conv>", ctx=make_context())
+    conv = next(o for o in module.walk() if isinstance(o, ops.Conv2dOp))
+    record = shipped_tuning().lookup(tuning_key(conv, "sm90", H200))
+    assert record is not None and hc.HaloTile.of(record.best.tile).mode == 1
+    selector = DatabaseSelector(sms=132, tuning_db=str(tmp_path / "none.sqlite"), gpu=H200)
+    chosen = selector.select(conv, "sm90")
+    assert chosen.family == hc.FAMILY and hc.HaloTile.of(chosen.tile) == hc.HaloTile(112, 2, hc.DEFAULT_MODE)
+    assert selector.counts == {"kernels from the heuristic": 1, "records that never raced the heuristic's choice": 1}
