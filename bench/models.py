@@ -35,7 +35,7 @@ from pathlib import Path
 
 from bench.tables import print_table
 from boltir.tools.roofline_plot import plot_launches
-from boltir.runtime import launch_bounds
+from boltir.runtime import launch_bounds, summed_times
 from boltir.target import get_target
 from tests.support.onnx_macs import multiply_adds
 
@@ -442,8 +442,8 @@ def stem_row(launches) -> tuple | None:
     stem = launches[: first + 1]
 
     def summed(field: str) -> str:
-        times = [getattr(launch, field) for launch in stem]
-        return "-" if None in times else f"{sum(times):.4f}"
+        total = summed_times(stem, field)
+        return "-" if total is None else f"{total:.4f}"
 
     return (len(stem), " + ".join(launch.kernel.split()[0] for launch in stem), summed("ms"), summed("alone_ms"),
             summed("marginal_ms"))
@@ -480,8 +480,7 @@ def data_floor_rows(launches) -> list[tuple]:
             groups.setdefault(launch.family, []).append(launch)
 
     def tbps(group, field: str) -> float:
-        times = [getattr(launch, field) for launch in group]
-        return terabytes_per_second(sum(launch.bytes for launch in group), None if None in times else sum(times))
+        return terabytes_per_second(sum(launch.bytes for launch in group), summed_times(group, field))
 
     rows = []
     for family, group in sorted(groups.items(), key=lambda item: -sum(launch.ms for launch in item[1])):
@@ -530,10 +529,9 @@ def profile_only(name: str, batch: int, model, work: Path, build: str) -> tuple:
     launches = print_profile(name, batch, compiled, device_inputs, build)
     graph_ms = replay_ms(compiled, device_inputs)
     compiled.close()
-    marginal = sum(launch.marginal_ms for launch in launches)
     bounds_ms = sum(launch.bound_ms or 0.0 for launch in launches)
-    return (f"{name} b{batch} {build}", f"{graph_ms:.3f}", len(launches), f"{sum(launch.ms for launch in launches):.3f}",
-            f"{marginal:.3f}", f"{bounds_ms:.3f}", f"{compile_s:.0f}")
+    return (f"{name} b{batch} {build}", f"{graph_ms:.3f}", len(launches), f"{summed_times(launches, 'ms'):.3f}",
+            f"{summed_times(launches, 'marginal_ms'):.3f}", f"{bounds_ms:.3f}", f"{compile_s:.0f}")
 
 
 PROFILE_HEADER = ("model", "graph ms", "launches", "profile ms", "marginal ms", "bounds ms", "compile s")

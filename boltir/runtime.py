@@ -394,7 +394,9 @@ def _optional_columns(launches: list[LaunchTime]) -> list[tuple[str, str]]:
     return [(title, field) for title, field in OPTIONAL_TIMES if any(getattr(t, field) is not None for t in launches)]
 
 
-def _summed(launches: list[LaunchTime], field: str) -> float | None:
+def summed_times(launches: list[LaunchTime], field: str) -> float | None:
+    """The launches' `field` (ms, alone_ms, marginal_ms, bound_ms) summed; None where one
+    of them was not measured."""
     values = [getattr(launch, field) for launch in launches]
     return None if None in values else sum(values)
 
@@ -420,7 +422,7 @@ def format_profile(launches: list[LaunchTime], top: int | None = None) -> str:
     if launches and None not in bounds:
         total += f"; bounds {sum(bounds):.4f} ms, {100 * sum(bounds) / share_of:.1f}% of the measured time"
     for title, field in optional:
-        if (summed := _summed(launches, field)) is not None:
+        if (summed := summed_times(launches, field)) is not None:
             total += f"; {title} {summed:.4f} ms"
     lines.append(total)
     return "\n".join(lines)
@@ -441,9 +443,9 @@ def format_profile_by_family(launches: list[LaunchTime]) -> str:
     totals = {family: sum(launch.ms for launch in group) for family, group in families.items()}
     for family, group in sorted(families.items(), key=lambda item: -totals[item[0]]):
         ms = totals[family]
-        bound = _summed(group, "bound_ms")
+        bound = summed_times(group, "bound_ms")
         lines.append(f"{family:<24}  {len(group):>8}  {ms:8.4f}  "
-                     + "".join(f"{_figure(_summed(group, field), 8, 4)}  " for _, field in optional)
+                     + "".join(f"{_figure(summed_times(group, field), 8, 4)}  " for _, field in optional)
                      + f"{100 * ms / measured:5.1f}%  "
                      f"{_figure(bound, 8, 4)}  {_figure(None if bound is None or ms <= 0 else bound / ms, 7, 1, 100, '%')}")
     return "\n".join(lines)
