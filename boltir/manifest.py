@@ -4,12 +4,27 @@ that checks calls against it and the debugger that reads launches back."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from boltir.diagnostics import BoltError
 from boltir.dtypes import element_type_name, numpy_dtype_from_name
+
+
+def read_manifest(directory: Path) -> dict:
+    """The parsed `manifest.json` of a compiled model's directory; a BoltError, in one line,
+    where there is none or it does not parse."""
+    path = Path(directory) / "manifest.json"
+    if not path.is_file():
+        raise BoltError(f"'{directory}' is not a compiled boltir model: no manifest.json (boltc MODEL -o DIR writes one)")
+    try:
+        return json.loads(path.read_text())
+    except (ValueError, OSError) as error:
+        raise BoltError(f"cannot read '{path}': {error}") from error
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ that says so; `boltir.interp.run` is the CPU path.
 from __future__ import annotations
 
 import ctypes
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from boltir.cuda_driver import NO_DRIVER, driver_present
 from boltir.diagnostics import BoltError
 from boltir.dtypes import ir_name_of_numpy, numpy_dtype_from_name
 from boltir.graph_call import GraphCall
-from boltir.manifest import TensorSpec
+from boltir.manifest import TensorSpec, read_manifest
 from boltir.shape_ranges import (
     BucketPlan,
     bucket_inputs,
@@ -129,10 +128,7 @@ def _device_pointer(value) -> tuple[int, tuple[int, ...], str] | None:
 class CompiledModel:
     def __init__(self, directory: Path, debug: bool = False):
         self.directory = directory
-        manifest_path = directory / "manifest.json"
-        if not manifest_path.is_file():
-            raise BoltError(f"{directory} is not a compiled boltir model: no manifest.json")
-        self.manifest = json.loads(manifest_path.read_text())
+        self.manifest = read_manifest(directory)
         self.inputs = [TensorSpec.from_manifest(t) for t in self.manifest["inputs"]]
         self.outputs = [TensorSpec.from_manifest(t) for t in self.manifest["outputs"]]
         self.debug = debug
@@ -454,8 +450,7 @@ def format_profile_by_family(launches: list[LaunchTime]) -> str:
 def load(directory: str | Path, debug: bool = False) -> CompiledModel | BucketedModel:
     """The compiled model in `directory`, ready to call (a `BucketedModel` for a build with
     input ranges, `boltir.buckets`)."""
-    manifest_path = Path(directory) / "manifest.json"
-    if manifest_path.is_file() and "buckets" in json.loads(manifest_path.read_text()):
+    if "buckets" in read_manifest(Path(directory)):
         if debug:
             raise BoltError("the launch-by-launch debugger does not run bucketed models yet; compile one bucket's size "
                             "statically to debug it")
@@ -477,7 +472,7 @@ class BucketedModel:
 
     def __init__(self, directory: Path):
         self.directory = directory
-        self.manifest = json.loads((directory / "manifest.json").read_text())
+        self.manifest = read_manifest(directory)
         self.plan = BucketPlan.from_manifest(self.manifest["inputs"], self.manifest["symbols"])
         self.buckets = self.manifest["buckets"]
         self.dtypes = {t["name"]: t["dtype"] for t in self.manifest["inputs"]}

@@ -76,6 +76,14 @@ def test_loading_a_directory_that_is_not_a_model(tmp_path):
         load(tmp_path)
 
 
+def test_loading_a_model_whose_manifest_does_not_parse(tmp_path):
+    from boltir.runtime import load
+
+    (tmp_path / "manifest.json").write_text("{ not json")
+    with pytest.raises(BoltError, match=r"^error: cannot read '.*manifest.json': Expecting property name"):
+        load(tmp_path)
+
+
 def test_boltc_needs_an_output_directory(small_resnet, capsys):
     from boltir.tools.boltc import main
 

@@ -15,7 +15,6 @@ target's roofline (boltir/tools/roofline_plot.py; matplotlib, `boltir[plot]`).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from boltir.diagnostics import BoltError
-from boltir.manifest import TensorSpec
+from boltir.manifest import TensorSpec, read_manifest
 from boltir.tools.bolt_run import load_inputs, random_array
 from boltir.tools.common import run_tool
 from boltir.version import __version__
@@ -59,14 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def read_manifest(directory: Path) -> dict:
-    path = directory / "manifest.json"
-    if not path.is_file():
-        raise BoltError(f"'{directory}' is not a compiled boltir model: no manifest.json (boltc MODEL -o DIR writes one)")
-    try:
-        manifest = json.loads(path.read_text())
-    except (ValueError, OSError) as error:
-        raise BoltError(f"cannot read '{path}': {error}") from error
+def read_static_manifest(directory: Path) -> dict:
+    """The manifest of a build with one static size (bolt-profile times one size)."""
+    manifest = read_manifest(directory)
     if "buckets" in manifest:
         raise BoltError(f"'{directory}' is a bucketed build: bolt-profile times one static size; compile that size "
                         "with boltc --input-shape")
@@ -97,7 +91,7 @@ def bolt_profile(args: argparse.Namespace) -> None:
     from boltir.runtime import CompiledModel, format_profile, format_profile_by_family
 
     directory = Path(args.directory)
-    manifest = read_manifest(directory)
+    manifest = read_static_manifest(directory)
     specs = [TensorSpec.from_manifest(entry) for entry in manifest["inputs"]]
     inputs = profile_inputs(specs, load_inputs(args.inputs) if args.inputs else {}, args.random_inputs)
     model = CompiledModel(directory)
