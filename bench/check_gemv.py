@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from bench.harness import Case, correctness_main
+from bench.harness import Case, correctness_main, own_kernel
 from boltir.backends.cuda.codegen import skinny_gemm_kernels
 from boltir.backends.cuda.select.candidates import candidates
 from boltir.dialects import op as ops
@@ -70,14 +70,20 @@ def shapes() -> list[tuple[str, str]]:
 
 
 def cases() -> list[Case]:
-    """Each shape with the heuristic's tile; the first few shapes with every tile the tuner
-    would measure too."""
+    """Each shape with the heuristic's tile (our kernel forced on its default tile where the
+    heuristic leaves the shape to CUTLASS, `payoff_reason`: VGG-16's FC layers at batch 32);
+    the first few shapes with every tile the tuner would measure too."""
     out = []
     for index, (label, text) in enumerate(shapes()):
         element = "bf16" if " bf16 " in label else "f16"
-        out.append(Case(label, text, element, target="sm90", small_m="skinny"))
+        op = next(o for o in parse_module(text).walk() if isinstance(o, ops.GemmOp))
+        if skinny_gemm_kernels.payoff_reason(op, SMS) is None:
+            out.append(Case(label, text, element, target="sm90", small_m="skinny"))
+        else:
+            tile = skinny_gemm_kernels.default_tile(op, SMS)
+            out.append(Case(f"{label} forced {tile.describe()}", text, element, target="sm90", small_m="skinny",
+                            override=own_kernel(skinny_gemm_kernels.FAMILY, "sm90", tile)))
         if index < 8:
-            op = next(o for o in parse_module(text).walk() if isinstance(o, ops.GemmOp))
             for choice in candidates(op, "sm90", sms=SMS).choices[1:]:
                 if choice.family == skinny_gemm_kernels.FAMILY:
                     tile = skinny_gemm_kernels.SkinnyTile.of(choice.tile)
