@@ -18,12 +18,7 @@ extent), whether a bias is read, and the schedule:
   take turns at the softmax; D = 64 only);
 - "overlap" ("wide"'s tiles and persistent kernel with our own mainloop,
   `templates/boltir_attention_sm90_overlap.h`: each key step's softmax runs while the
-  previous step's P·V product does, inside a warp group; D = 64 only);
-- "overlap_poly2", "overlap_poly3" and "overlap_poly4" ("overlap" with 2, 3 or 4 of every
-  8 of a thread's exponentials computed as a cubic on the FMA pipe rather than by the
-  multi-function unit's ex2, whose quarter rate makes the softmax as long as a step's two
-  products at D = 64), timed by bench.check_attention, not chosen by
-  `attention_kernels.hopper_schedule`.
+  previous step's P·V product does, inside a warp group; D = 64 only).
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -73,9 +68,6 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
-    polynomial_eighths: int = 0
-    """Of every 8 of a thread's exponentials in our mainloop, how many are a cubic on the
-    FMA pipe (`exp2_polynomial`) instead of ex2."""
 
 
 SCHEDULES = {
@@ -93,12 +85,6 @@ SCHEDULES = {
                        ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",)),
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
-    # the softmax's exponentials shared between the multi-function unit and the FMA pipe
-    # (FlashAttention-4's software exp2); not chosen by the rule until timed
-    **{f"overlap_poly{eighths}": Schedule(PINGPONG, f"persistent on 128-key tiles, our mainloop, {eighths} of every 8 "
-                                                    "exponentials a cubic on the FMA pipe", WIDE_TILES, own_mainloop=True,
-                                          polynomial_eighths=eighths)
-       for eighths in (2, 3, 4)},
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
@@ -184,7 +170,6 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
                   kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
-                  polynomial_eighths=chosen.polynomial_eighths,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

@@ -23,24 +23,7 @@
 namespace boltir {
 namespace attention_sm90 {
 
-/// 2^x for x <= 0 on the FMA pipe, where the multi-function unit's ex2 runs at a quarter of
-/// its rate: x rounded to n + f (f in [-1/2, 1/2]) by adding 1.5 * 2^23, 2^f a cubic
-/// (relative error 1.0e-4, under f16's half ulp; 1 at f = 0), and n added to the exponent
-/// bits. x clamps at -127, whose exponent field is 0: a masked score (-inf) gives exactly 0,
-/// as ex2 does. The _rn intrinsics keep the rounding trick from being contracted or folded.
-CUTLASS_DEVICE float exp2_polynomial(float x) {
-  x = ::fmaxf(x, -127.0f);
-  float const shifted = __fadd_rn(x, 12582912.0f);
-  float const f = __fsub_rn(x, __fsub_rn(shifted, 12582912.0f));
-  float p = __fmaf_rn(f, 0.05500893f, 0.24221098f);
-  p = __fmaf_rn(f, p, 0.69328293f);
-  p = __fmaf_rn(f, p, 1.0f);
-  return __int_as_float(__float_as_int(p) + (__float_as_int(shifted) << 23));
-}
-
-/// kPolynomialEighths: of every 8 of a thread's scores, how many take exp2_polynomial
-/// (the rest ex2), so that both pipes share the softmax's exponentials.
-template <class Base, class Fusion, int kPolynomialEighths = 0>
+template <class Base, class Fusion>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
@@ -105,8 +88,7 @@ struct OverlappedMainloop : Base {
       float sum = 0.0f;
       CUTLASS_PRAGMA_UNROLL
       for (int j = 0; j < cute::size<1>(acc_qk_mn); j++) {
-        float const x = acc_qk_mn(i, j) * scale_log2 - offset;
-        acc_qk_mn(i, j) = j % 8 < kPolynomialEighths ? exp2_polynomial(x) : ::exp2f(x);  // j is unrolled: no branch
+        acc_qk_mn(i, j) = ::exp2f(acc_qk_mn(i, j) * scale_log2 - offset);
         sum += acc_qk_mn(i, j);
       }
       row_sum(i) = row_sum(i) * correction(i) + sum;
