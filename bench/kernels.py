@@ -67,12 +67,14 @@ GEMM_CANDIDATES = [
 """3.x GEMM instances timed beside the heuristic's choices (swizzle 1), to see what the
 sm90 heuristic should pick: they are one instance each for every GEMM workload."""
 SMALL_M_CANDIDATES = [
+    ((64, 32, 64), "pingpong", (1, 1, 1), 1),
     ((64, 64, 64), "pingpong", (1, 1, 1), 1),
     ((64, 128, 64), "pingpong", (1, 1, 1), 1),
     ((64, 256, 64), "pingpong", (1, 1, 1), 1),
     ((128, 64, 64), "cooperative", (1, 1, 1), 1),
     ((128, 64, 64), "cooperative", (1, 1, 1), 2),
     ((128, 64, 64), "cooperative", (1, 1, 1), 4),
+    ((128, 64, 64), "cooperative", (1, 1, 1), 8),
     ((128, 128, 64), "cooperative", (1, 1, 1), 2),
     ((128, 128, 64), "cooperative", (1, 1, 1), 4),
     ((128, 128, 64), "cooperative", (1, 1, 1), 8),

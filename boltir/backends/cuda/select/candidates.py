@@ -129,16 +129,27 @@ LEGACY_TILES: tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ...] = (
 heuristic's GEMM_TILES, in the order that breaks score ties)."""
 LEGACY_STAGES = (3, 4, 5)
 
-HOPPER_GEMM_SHAPES = tuple((m, n, 64) for m in (64, 128, 256) for n in (64, 128, 192, 256) if m * n <= 256 * 128)
+HOPPER_GEMM_SHAPES = (*((m, n, 64) for m in (64, 128, 256) for n in (64, 128, 192, 256) if m * n <= 256 * 128), (64, 32, 64))
+"""The 3.x GEMM tiles the tuner may race. 64x32 doubles the CTAs of a small-M grid
+(BERT's batch-1 GEMMs at M = 128: 64x64 tiles fill 24-96 of 132 SMs); on a full grid it
+scores too low to be kept."""
 HOPPER_CONV_SHAPES = ((64, 64, 64), (64, 128, 64), (128, 64, 64), (128, 128, 64), (64, 256, 64), (128, 256, 64))
 CLUSTERS = ((1, 1, 1), (2, 1, 1), (1, 2, 1))
 SPLIT_K = (2, 4, 8)
+SMALL_M_ROWS = 256
+"""A 3.x GEMM of at most this many rows whose grid is under half a wave may split K into
+slices of 4 K tiles (else 8): at M = 128 and K = 768 (BERT's batch-1 QKV and FFN1) there is
+no split of 8 tiles a slice, and the tuner should race the split against the idle SMs."""
 MAX_ACCUMULATORS = 128
 """f32 accumulators per consumer thread (a warpgroup's share of the tile over its 128
 threads) beyond which the tile spills."""
 
 MIN_RELATIVE_EFFICIENCY = 0.5
 """A tile whose grid is less than half as efficient as the best tile's is pruned."""
+SMALL_M_MIN_RELATIVE_EFFICIENCY = 0.25
+"""The same for a 3.x GEMM of at most SMALL_M_ROWS rows: there the grid score (busy SMs)
+says least about the time, since every tile is a few K steps of latency; a 128x64 tile split
+eight ways scored just under half the 64x32 tile's at BERT's 128 x 768 x 3072."""
 MAX_EDGE_WASTE = 0.5
 """A tile whose edge tiles pad away more than half of the work is pruned."""
 
@@ -173,9 +184,9 @@ def _edge_use(m: int, n: int, tile_m: int, tile_n: int) -> float:
 
 
 def _keep_best(found: CandidateSet, ranked: list[_Ranked], limit: int, m: int, n: int, batch: int, sms: int,
-               first: KernelChoice | None) -> list[KernelChoice]:
-    """Prunes `ranked` by edge waste and relative grid efficiency, then keeps the `limit`
-    best (the heuristic's `first` always, in front)."""
+               first: KernelChoice | None, min_relative: float = MIN_RELATIVE_EFFICIENCY) -> list[KernelChoice]:
+    """Prunes `ranked` by edge waste and relative grid efficiency (`min_relative` of the best
+    score), then keeps the `limit` best (the heuristic's `first` always, in front)."""
     if not ranked:
         return [first] if first else []
     best = max(r.score for r in ranked)
@@ -186,7 +197,7 @@ def _keep_best(found: CandidateSet, ranked: list[_Ranked], limit: int, m: int, n
             if _edge_use(m, n, tb[0], tb[1]) < 1 - MAX_EDGE_WASTE:
                 found.prune("edge waste")
                 continue
-            if candidate.score < MIN_RELATIVE_EFFICIENCY * best:
+            if candidate.score < min_relative * best:
                 found.prune("waves")
                 continue
         kept.append(candidate)
@@ -445,7 +456,8 @@ def _hopper_ranked(shapes, schedules_for, rows: int, n: int, k: int, count: int,
                 if cluster != (1, 1, 1) and tiles < sms:
                     found.prune("cluster on a partial wave")
                     continue
-                splits = _split_k_options(tiles, k, shape[2], sms, 8) if split and schedule == "cooperative" and count == 1 else [1]
+                splits = (_split_k_options(tiles, k, shape[2], sms, 4 if rows <= SMALL_M_ROWS else 8)
+                          if split and schedule == "cooperative" and count == 1 else [1])
                 # a cluster's multicast halves one operand's traffic: a small bonus on big grids
                 bonus = (1 + 0.03 * (cluster != (1, 1, 1))) * (1 + 0.02 * (schedule == "pingpong" and shape[0] == 64))
                 for split_k in splits:
@@ -484,7 +496,8 @@ def hopper_gemm(op: ops.GemmOp, base: KernelChoice, sms: int, found: CandidateSe
 
     ranked = _hopper_ranked(HOPPER_GEMM_SHAPES, schedules, rows, n, k, count, sms, found, "gemm", True, base)
     first = base if base.arch == "sm90" else None
-    return _keep_best(found, ranked, MAX_PER_GENERATION["3.x"], rows, n, count, sms, first)
+    relative = SMALL_M_MIN_RELATIVE_EFFICIENCY if rows * count <= SMALL_M_ROWS else MIN_RELATIVE_EFFICIENCY
+    return _keep_best(found, ranked, MAX_PER_GENERATION["3.x"], rows, n, count, sms, first, relative)
 
 
 def hopper_conv(op: ops.Conv2dOp, base: KernelChoice, sms: int, found: CandidateSet) -> list[KernelChoice]:
