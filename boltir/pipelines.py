@@ -124,12 +124,24 @@ def without_passes(spec: str, names: Collection[str]) -> str:
     steps = _pass_specs(spec)
     if missing := sorted(set(names) - {step.name for step in steps}):
         raise BoltError(f"the pipeline has no pass {', '.join(repr(name) for name in missing)} to leave out")
-    return ",".join(str(step) for step in steps if step.name not in names)
+    texts = pipeline_steps(spec)
+    assert len(texts) == len(steps), spec
+    return ",".join(text for text, step in zip(texts, steps) if step.name not in names)
 
 
 def pipeline_steps(spec: str) -> list[str]:
-    """The pipeline string's steps, each as xDSL's parse prints it back (`name{options}`)."""
-    return [str(step) for step in _pass_specs(spec)]
+    """The pipeline string's steps as written: split at the commas outside options and
+    (unescaped) quotes."""
+    texts, depth, quoted, start = [], 0, False, 0
+    for index, char in enumerate(spec):
+        if char == '"' and (index == 0 or spec[index - 1] != "\\"):
+            quoted = not quoted
+        elif not quoted and char in "{}":
+            depth += 1 if char == "{" else -1
+        elif not quoted and depth == 0 and char == ",":
+            texts.append(spec[start:index].strip())
+            start = index + 1
+    return [*texts, spec[start:].strip()]
 
 
 def run_passes(

@@ -2,7 +2,6 @@
 a name the pipeline lacks is an error (a renamed pass must not leave a build silently whole)."""
 
 import pytest
-from xdsl.utils.arg_spec import parse_pipeline
 
 from boltir.compiler import full_pipeline
 from boltir.diagnostics import BoltError
@@ -29,9 +28,6 @@ def test_a_bad_pipeline_is_a_one_line_error():
         without_passes("canonicalize{", ["canonicalize"])
 
 
-def test_the_steps_keep_their_options_and_commas_inside_options_do_not_split():
-    # the steps come back as xDSL's parser prints them (sm90 quoted): the same pipeline
+def test_the_steps_keep_their_text_and_commas_inside_options_do_not_split():
     spec = 'canonicalize,select-kernels{selector="db" arch=sm90},x{names="a,b"},cse'
-    left = without_passes(spec, ["cse"])
-    assert left == 'canonicalize,select-kernels{selector="db" arch="sm90"},x{names="a,b"}'
-    assert list(parse_pipeline(left)) == list(parse_pipeline(spec))[:-1]
+    assert without_passes(spec, ["cse"]) == 'canonicalize,select-kernels{selector="db" arch=sm90},x{names="a,b"}'
