@@ -73,15 +73,18 @@ MODEL_CONVS = {  # label: conv_text arguments
 }
 
 
-def halo_case(label: str, text: str, element: str = "f16", tile: halo_conv_kernels.HaloTile | None = None,
+def halo_case(label: str, text: str, element: str = "f16", shape: tuple[int, int] | None = None,
               mode: int = 1, pooled: bool = False, blocked: bool = False) -> Case | None:
-    """The case with our kernel forced in `mode` (`pooled`: the text's conv and 2x2 max pool
-    become one op.conv2d_max_pool; `blocked`: the text's space-to-depth and conv become one
+    """The case with our kernel forced on tiles of `shape` (columns, rows; else the default
+    tile's) in `mode` (`pooled`: the text's conv and 2x2 max pool become one
+    op.conv2d_max_pool; `blocked`: the text's space-to-depth and conv become one
     op.space_to_depth_conv2d); None where that mode cannot take the conv (the filter in
     registers of a large window; the overlapped mode with an image to block)."""
     op = next(o for o in parse_module(text).walk() if isinstance(o, ops.Conv2dOp))
-    base = tile or halo_conv_kernels.default_tile(op)
-    tile = halo_conv_kernels.HaloTile(base.columns, base.rows, mode)
+    if shape is None:
+        default = halo_conv_kernels.default_tile(op)
+        shape = (default.columns, default.rows)
+    tile = halo_conv_kernels.HaloTile(*shape, mode)
     if halo_conv_kernels.tile_reason(op, tile) is not None or (blocked and tile.overlapped):
         return None
     return Case(f"{label} m{mode}", text, element, override=own_kernel(halo_conv_kernels.FAMILY, "sm90", tile), target="sm90",
@@ -95,7 +98,8 @@ def more_warps(conv: str, text: str, pooled: bool = False) -> list[Case]:
     op = next(o for o in parse_module(text).walk() if isinstance(o, ops.Conv2dOp))
     return [case for mode in halo_conv_kernels.MORE_WARPS_MODES
             for tile in halo_conv_kernels.more_warps_tiles(op, pooled_rows=pooled, mode=mode)
-            if (case := halo_case(f"{conv} {tile.columns}x{tile.rows}", text, tile=tile, mode=mode, pooled=pooled)) is not None]
+            if (case := halo_case(f"{conv} {tile.columns}x{tile.rows}", text, shape=(tile.columns, tile.rows), mode=tile.mode,
+                                  pooled=pooled)) is not None]
 
 
 def pooled_text(n: int, h: int, w: int, c: int, k: int, element: str = "f16") -> str:
@@ -141,14 +145,14 @@ def cases() -> list[Case]:
             for element in ("f16", "bf16"):
                 label = f"{element} {r}x{s} {n}x{h}x{w}x{c}->{k} {extra or ''}" + (f" tile {tile[0]}x{tile[1]}" if tile else "")
                 text = conv_text(n, h, w, c, k, r, s, element=element, **extra)
-                out.append(halo_case(label, text, element, halo_conv_kernels.HaloTile(*tile) if tile else None, mode))
+                out.append(halo_case(label, text, element, tile, mode))
         for n, h, w, c, k, element, tile in [(2, 224, 224, 64, 64, "f16", None), (1, 8, 40, 64, 128, "f16", (16, 2)),
                                              (2, 6, 24, 32, 64, "bf16", (16, 2)), (1, 10, 20, 16, 64, "f16", (8, 2)),
                                              (2, 10, 40, 64, 128, "f16", (16, 4)),  # two pooled rows a tile, the last partial
                                              (1, 224, 224, 64, 64, "f16", (56, 4))]:
             label = f"pooled {element} 3x3 {n}x{h}x{w}x{c}->{k} + maxpool" + (f" tile {tile[0]}x{tile[1]}" if tile else "")
             out.append(halo_case(label, pooled_text(n, h, w, c, k, element), element,
-                                 halo_conv_kernels.HaloTile(*tile) if tile else None, mode, pooled=True))
+                                 tile, mode, pooled=True))
         for n, h, w, pads, k, image, element, tile in [
                 (2, 224, 224, (3, 3, 3, 3), 64, "f32", "f16", None),          # ResNet-50's stem
                 (1, 16, 30, (3, 3, 3, 3), 64, "f32", "f16", (8, 2)),          # a partial last column tile
@@ -157,7 +161,7 @@ def cases() -> list[Case]:
                 (1, 18, 22, (3, 3, 3, 3), 64, "f32", "bf16", (16, 2))]:       # bf16 conv
             label = f"blocked {image}->{element} 3x{h}x{w} pads {pads} -> 4x4 16->{k} N{n}"
             text = blocked_stem_text(n=n, h=h, w=w, pads=pads, k=k, image=image, element=element)
-            out.append(halo_case(label, text, element, halo_conv_kernels.HaloTile(*tile) if tile else None, mode,
+            out.append(halo_case(label, text, element, tile, mode,
                                  blocked=True))
         for epilogue in ("bias, hardswish", "bias, relu, residual = add, then relu", "residual = add", "none",
                          "alpha = 0.5, beta = 2.0, bias, silu", "bias, gelu", "bias, leaky_relu(0.1)"):
