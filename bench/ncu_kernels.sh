@@ -2,10 +2,11 @@
 # Nsight Compute on the kernels issues 15 and 16 still miss (VGG-16's 224² halo convs in every
 # mode and tile, MobileNetV2's 28² depthwise conv in every timed tile, the Hopper attention at
 # b32 h12 s512 d64 in every schedule, MobileNetV2's 28² block fused whole or in part by our
-# depthwise_pointwise kernel), under BOLTIR_BENCH_PROFILE: each kernel launched twice, plainly,
+# depthwise_pointwise kernel, BERT b1's FFN GEMMs at M = 128 on the heuristic's tile and the
+# tuner's small-M candidates), under BOLTIR_BENCH_PROFILE: each kernel launched twice, plainly,
 # and a plain copy of the depthwise conv's bytes for its floor. One report each in $OUT
-# (ncu_halo.txt, ncu_dw.txt, ncu_copy.txt, ncu_attention.txt, ncu_dwpw.txt);
-# NCU_ONLY=halo,dw,copy,attention,dwpw picks some (default: the first four).
+# (ncu_halo.txt, ncu_dw.txt, ncu_copy.txt, ncu_attention.txt, ncu_dwpw.txt, ncu_smallm.txt);
+# NCU_ONLY=halo,dw,copy,attention,dwpw,smallm picks some (default: the first four).
 #   run: bash bench/ncu_kernels.sh      carry: [".whl"]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,4 +48,9 @@ if [[ ",$only," == *,attention,* ]]; then
   ATTENTION="b32 h12 s512 d64 BHSD"
   python3 -m bench.check_attention --only "$ATTENTION" --build-only > /dev/null
   profile attention "fmha|attention|boltir" python3 -m bench.check_attention --only "$ATTENTION"
+fi
+if [[ ",$only," == *,smallm,* ]]; then  # both FFN GEMMs: the heuristic's 2.x and 3.x tiles and every small-M candidate
+  SMALLM="128x768x3072,128x3072x768"
+  python3 -m bench.kernels --only "$SMALLM" --build-only > /dev/null
+  profile smallm "boltir" python3 -m bench.kernels --only "$SMALLM"
 fi
