@@ -499,6 +499,58 @@ def print_data_floor(name: str, launches) -> None:
         print_table(("family", "launches", "MB", "ms", "TB/s", "alone TB/s", "marginal TB/s", "floor"), rows)
 
 
+SMALL_M_ROWS, SMALL_M_FACTOR = 256, 3
+"""Issue 16's target for GEMMs of few rows (BERT's at batch 1: M = 128): each within 3x of
+max(reading its weight once at DRAM bandwidth, an empty kernel in a graph)."""
+
+
+def empty_kernel_ms() -> float:
+    """An empty kernel's time in a CUDA graph (a one-element add, timed as bench.kernels
+    times its floors)."""
+    import torch
+
+    from bench.kernels import graph_time_ms
+
+    empty = torch.zeros(1, device="cuda")
+    return graph_time_ms(lambda i: empty.add_(0))
+
+
+def small_m_rows(launches, target, empty_ms: float) -> list[tuple]:
+    """The profile's GEMMs of at most SMALL_M_ROWS rows, one row per kernel and shape:
+    launches, the median ms in the model, alone and marginal, the floor (max(weight bytes /
+    DRAM bandwidth, `empty_ms`)), the alone time over it, and whether that is within
+    SMALL_M_FACTOR ("met") or not ("MISSED")."""
+    groups: dict[tuple, list] = {}
+    for launch in launches:
+        gemm = launch.gemm
+        if gemm is not None and gemm["rows"] <= SMALL_M_ROWS:
+            groups.setdefault((launch.kernel, gemm["rows"], gemm["n"], gemm["k"]), []).append(launch)
+
+    def median(group, field: str) -> float:
+        values = [getattr(launch, field) for launch in group if getattr(launch, field) is not None]
+        return statistics.median(values) if values else float("nan")
+
+    rows = []
+    for (kernel, m, n, k), group in sorted(groups.items(), key=lambda item: -sum(launch.ms for launch in item[1])):
+        floor = max(group[0].gemm["weight_bytes"] / target.dram_bytes_per_second * 1e3, empty_ms)
+        alone = median(group, "alone_ms")
+        rows.append((kernel, f"{m}x{n}x{k}", len(group), f"{group[0].gemm['weight_bytes'] / 1e6:.2f}",
+                     f"{median(group, 'ms'):.4f}", f"{alone:.4f}", f"{median(group, 'marginal_ms'):.4f}", f"{floor:.4f}",
+                     f"{alone / floor:.1f}", "met" if alone <= SMALL_M_FACTOR * floor else "MISSED"))
+    return rows
+
+
+def print_small_m(name: str, launches, target) -> None:
+    if not any(launch.gemm is not None and launch.gemm["rows"] <= SMALL_M_ROWS for launch in launches):
+        return
+    empty_ms = empty_kernel_ms()
+    print(f"issue 16's small-M GEMMs in {name} (<= {SMALL_M_ROWS} rows; medians per kernel and shape; floor max(weight "
+          f"read at {target.dram_bytes_per_second / 1e12:.1f} TB/s, an empty kernel in a graph {empty_ms:.4f} ms); "
+          f"target: alone within {SMALL_M_FACTOR}x the floor):")
+    print_table(("kernel", "MxNxK", "launches", "weight MB", "ms", "alone ms", "marginal ms", "floor ms", "alone / floor",
+                 "target"), small_m_rows(launches, target, empty_ms))
+
+
 def print_profile(name: str, batch: int, compiled, device_inputs: dict, build: str) -> list:
     """The launch profile (in the graph, alone and marginal), its tables, the floor rows
     and the roofline plot in $OUT; returns the launches."""
@@ -511,6 +563,7 @@ def print_profile(name: str, batch: int, compiled, device_inputs: dict, build: s
     target = get_target(BUILDS[build][0])
     print_conv_floor(f"{name} b{batch}", launches, target)
     print_data_floor(f"{name} b{batch}", launches)
+    print_small_m(f"{name} b{batch}", launches, target)
     print_stem(f"{name} b{batch}", launches)
     plot_launches(launches, target, "f16", f"{name} b{batch}",
                   Path(os.environ.get("OUT", ".")) / f"{name}_b{batch}_roofline.png")

@@ -42,6 +42,7 @@ from boltir.backends.cuda.passes.lower_op_to_cutlass import FAMILIES_OF
 from boltir.backends.cuda.roofline import (
     RooflineRow,
     conv_channels,
+    gemm_problem,
     launch_cost,
     launch_element,
     module_roofline,
@@ -384,6 +385,8 @@ def build_manifest(built: BuiltModel, *, arch: str, dtype: str, collected) -> di
                   "flops": cost.flops, "bytes": cost.bytes, "element": launch_element(step.op)}
         if (channels := conv_channels(step.op)) is not None:
             launch["conv"] = {"in": channels[0], "out": channels[1], "depthwise": channels[2]}
+        if (gemm := gemm_problem(step.op)) is not None:
+            launch["gemm"] = gemm
         if compile_fallback is not None:
             launch["compile_fallback"] = {"instance": compile_fallback.instance, "error": compile_fallback.error}
         launches.append(launch)

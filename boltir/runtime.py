@@ -72,6 +72,8 @@ class LaunchTime:
     Unlike `ms` it keeps the overlap that programmatic dependent launch gives neighbouring
     launches; the launches after it read the last run's values, and their inputs may come
     from DRAM rather than the L2, so it can fall short of the launch's own time."""
+    gemm: dict | None = None
+    """A GEMM's problem from the manifest: {"rows", "n", "k", "weight_bytes"}; None for other ops."""
 
     @property
     def tflops_per_second(self) -> float | None:
@@ -315,7 +317,7 @@ class CompiledModel:
         if marginal:
             marginal_medians = self._marginal_medians(inputs, repeats, len(launches))
         return [LaunchTime(i, launch["op"], launch["kernel"], launch["family"], ms, *bound, alone_ms=alone_ms,
-                           conv=launch.get("conv"), marginal_ms=marginal_ms)
+                           conv=launch.get("conv"), marginal_ms=marginal_ms, gemm=launch.get("gemm"))
                 for i, (launch, ms, bound, alone_ms, marginal_ms) in enumerate(
                     zip(launches, in_model, launch_bounds(self.manifest), alone_medians, marginal_medians))]
 

@@ -130,6 +130,30 @@ def test_the_data_kernel_floor_rows_sum_each_family():
     assert rows[0][4:] == ("3.33", "nan", "nan", "met")
 
 
+def test_the_small_m_gemm_rows():
+    """Issue 16's small-M target: GEMMs of at most 256 rows, grouped by kernel and shape, each
+    group's median alone time within 3x of max(weight read at DRAM bandwidth, an empty kernel)."""
+    from bench.models import small_m_rows
+    from boltir.runtime import LaunchTime
+    from boltir.target import get_target
+
+    target = get_target("sm90")
+
+    def launch(index, kernel, rows, n, k, ms, alone):
+        gemm = {"rows": rows, "n": n, "k": k, "weight_bytes": n * k * 2}
+        return LaunchTime(index, "cutlass.gemm", kernel, "gemm", ms, 2 * rows * n * k, 0, None, alone, None, None, gemm=gemm)
+
+    launches = [launch(0, "ffn2", 128, 768, 3072, 0.0116, 0.0073), launch(1, "ffn2", 128, 768, 3072, 0.0112, 0.0071),
+                launch(2, "fc6", 1, 4096, 25088, 0.0841, 0.0700), launch(3, "big", 4096, 768, 3072, 0.0300, 0.0280),
+                LaunchTime(4, "op.layer_norm", "ln", "layer_norm", 0.0050)]
+    rows = small_m_rows(launches, target, empty_ms=0.0012)
+    assert [row[:3] for row in rows] == [("fc6", "1x4096x25088", 1), ("ffn2", "128x768x3072", 2)]  # the larger time first
+    # fc6's 205 MB weight sets its floor; FFN2's 4.7 MB reads in less than the empty kernel
+    fc6_ms = 4096 * 25088 * 2 / target.dram_bytes_per_second * 1e3
+    assert rows[0][7:] == (f"{fc6_ms:.4f}", f"{0.0700 / fc6_ms:.1f}", "met")
+    assert rows[1][4:] == ("0.0114", "0.0072", "nan", "0.0012", "6.0", "MISSED")
+
+
 def test_a_floor_is_met_in_the_model_by_marginal_cost_or_missed():
     from bench.models import floor_verdict
 

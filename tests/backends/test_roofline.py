@@ -16,7 +16,7 @@ import pytest
 
 from boltir import compiler
 from boltir.backends.cuda.codegen.host_program import build_program
-from boltir.backends.cuda.roofline import conv_channels, launch_cost, module_roofline
+from boltir.backends.cuda.roofline import conv_channels, gemm_problem, launch_cost, module_roofline
 from boltir.builder import ModelBuilder
 from boltir.dialects import graph
 from boltir.dialects import op as ops
@@ -102,6 +102,19 @@ def test_a_launchs_conv_channels(text, kwargs, channels):
     output channels, depthwise) of a conv launch, None for other ops."""
     (op,) = launched_ops(text, **kwargs)
     assert conv_channels(op) == channels
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    (gemm_text(128, 768, 3072), {"rows": 128, "n": 768, "k": 3072, "weight_bytes": 768 * 3072 * 2}),  # cutlass.gemm
+    (gemm_text(1, 1000, 2048), {"rows": 1, "n": 1000, "k": 2048, "weight_bytes": 1000 * 2048 * 2}),    # our few-rows GEMM
+    (gemm_text(8, 64, 32, batch=3, shared_b=True), {"rows": 24, "n": 64, "k": 32, "weight_bytes": 64 * 32 * 2}),
+    (conv_text(2, 14, 14, 256, 512, 3, 3), None),
+])
+def test_a_launchs_gemm_problem(text, problem):
+    """What issue 16's small-M floor reads from the manifest: a GEMM launch's rows (A's
+    batch folded into M), N, K and its weight's bytes; None for other ops."""
+    (op,) = launched_ops(text)
+    assert gemm_problem(op) == problem
 
 
 def test_conv_channels_reads_oihw_filters_and_groups():
@@ -268,6 +281,9 @@ def test_the_manifest_carries_each_launchs_counts(small_resnet_onnx):
     convs = [(launch["op"], launch.get("conv")) for launch in manifest["launches"]]
     assert all((c is not None) == ("conv" in op and "b2b" not in op) for op, c in convs), convs
     assert ("cutlass.conv2d_fprop", {"in": 16, "out": 32, "depthwise": False}) in convs  # the second stage's first conv
+    # and each GEMM's problem, for the small-M floor: the classifier
+    gemms = [launch["gemm"] for launch in manifest["launches"] if "gemm" in launch]
+    assert len(gemms) == 1 and gemms[0]["rows"] == 1 and gemms[0]["weight_bytes"] == gemms[0]["n"] * gemms[0]["k"] * 2
     bounds = launch_bounds(manifest)
     assert [b[2] for b in bounds] == pytest.approx([r.bound_seconds * 1e3 for r in rows])
 

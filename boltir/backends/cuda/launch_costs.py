@@ -248,6 +248,18 @@ def conv_channels(op: Operation) -> tuple[int, int, bool] | None:
     return per_group * groups, shape[0], per_group == 1 and groups == shape[0] > 1
 
 
+def gemm_problem(op: Operation) -> dict | None:
+    """{"rows", "n", "k", "weight_bytes"} of a launch's GEMM (rows: M times A's batch; the
+    weight is B, whose batch dims are the ones it shares with A); None for any other op. The
+    benches' small-M floor reads it from the manifest: a GEMM of few rows is bound by reading
+    its weight once, or by its launch."""
+    if not isinstance(op, ops.GemmOp | cutlass.GemmOp):
+        return None
+    a = tensor_shape(op.a.type)
+    _, m, n, k = ops.gemm_shape(a, tensor_shape(op.b.type), op.prop_value("layout_a"), op.prop_value("layout_b"))
+    return {"rows": math.prod(a[:-2]) * m, "n": n, "k": k, "weight_bytes": tensor_bytes(op.b)}
+
+
 def launch_cost(op: Operation) -> LaunchCost:
     """The FLOPs and bytes of the kernel that runs `op`; bytes alone for an op without a rule."""
     rule = RULES.get(type(op))

@@ -24,10 +24,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from boltir.backends.cuda.codegen.host_program import build_program
-from boltir.backends.cuda.launch_costs import LaunchCost, conv_channels, launch_cost, launch_element
+from boltir.backends.cuda.launch_costs import LaunchCost, conv_channels, gemm_problem, launch_cost, launch_element
 from boltir.target import GpuTarget
 
-__all__ = ["LaunchCost", "RooflineRow", "conv_channels", "launch_cost", "module_roofline", "roofline_rows"]
+__all__ = ["LaunchCost", "RooflineRow", "conv_channels", "gemm_problem", "launch_cost", "module_roofline", "roofline_rows"]
 
 
 @dataclass(frozen=True)
