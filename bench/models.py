@@ -44,6 +44,16 @@ REPEATS, WARMUP = 50, 10
 
 
 def make_model(name: str):
+    """The benchmark model `name` with random weights (seeded), in eval mode; a one-line
+    SystemExit where its package (transformers, timm, torchvision) is not installed."""
+    try:
+        return _make_model(name)
+    except ImportError as error:
+        raise SystemExit(f"error: the {name} model needs the Python package '{error.name or error}', which is not installed here "
+                         "(the device host has it)") from error
+
+
+def _make_model(name: str):
     import torch
 
     torch.manual_seed(0)

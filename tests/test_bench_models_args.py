@@ -174,3 +174,12 @@ def test_the_stem_row_sums_the_launches_up_to_the_first_conv():
     assert stem_row(launches) == (2, "space_to_depth + halo_conv", "0.0580", "0.0550", "0.0480")
     assert stem_row(launches[:1]) is None
     assert stem_row([dataclasses.replace(launches[1], marginal_ms=None)])[4] == "-"
+
+
+def test_a_model_whose_package_is_missing_is_a_one_line_exit(monkeypatch):
+    from bench.models import make_model
+
+    monkeypatch.setitem(sys.modules, "transformers", None)  # importing it now fails
+    with pytest.raises(SystemExit, match=r"^error: the bert model needs the Python package 'transformers', which is not "
+                                         r"installed here \(the device host has it\)$"):
+        make_model("bert")
