@@ -285,6 +285,15 @@ def time_ms(fn, rotations: int = 1) -> float:
     return statistics.median(s.elapsed_time(e) / INNER for s, e in zip(starts, ends))
 
 
+def empty_kernel_ms() -> float:
+    """An empty kernel's time in a CUDA graph (a one-element add, `graph_time_ms`): the
+    launch floor of the batch-1 GEMMs here and of bench.models' small-M target."""
+    import torch
+
+    empty = torch.zeros(1, device="cuda")
+    return graph_time_ms(lambda i: empty.add_(0))
+
+
 def graph_time_ms(fn, rotations: int = 1) -> float:
     """Device time per call: INNER calls of fn(i) (i rotating) captured once as a CUDA
     graph, then the median over REPEATS replays, each timed with CUDA events. This is how
@@ -405,8 +414,7 @@ def main() -> int:
     rows = []
     # Batch-1 GEMMs are timed as graph replays on every side (a few µs each: host launch
     # cost would swamp them), against max(bytes / bandwidth, an empty kernel in a graph).
-    empty = torch.zeros(1, device="cuda")
-    empty_ms = graph_time_ms(lambda i: empty.add_(0))
+    empty_ms = empty_kernel_ms()
     for label, kind, p, cases in plans:
         # graph replays for the batch-1 rows (a few µs each) and ViT's GEMMs (a 3.x launcher's
         # host work, its initialize, would otherwise be timed with them)

@@ -514,15 +514,8 @@ SMALL_M_ROWS, SMALL_M_FACTOR = 256, 3
 max(reading its weight once at DRAM bandwidth, an empty kernel in a graph)."""
 
 
-def empty_kernel_ms() -> float:
-    """An empty kernel's time in a CUDA graph (a one-element add, timed as bench.kernels
-    times its floors)."""
-    import torch
-
-    from bench.kernels import graph_time_ms
-
-    empty = torch.zeros(1, device="cuda")
-    return graph_time_ms(lambda i: empty.add_(0))
+def is_small_m(launch) -> bool:
+    return launch.gemm is not None and launch.gemm["rows"] <= SMALL_M_ROWS
 
 
 def small_m_rows(launches, target, empty_ms: float) -> list[tuple]:
@@ -531,10 +524,9 @@ def small_m_rows(launches, target, empty_ms: float) -> list[tuple]:
     DRAM bandwidth, `empty_ms`)), the alone time over it, and whether that is within
     SMALL_M_FACTOR ("met") or not ("MISSED")."""
     groups: dict[tuple, list] = {}
-    for launch in launches:
+    for launch in filter(is_small_m, launches):
         gemm = launch.gemm
-        if gemm is not None and gemm["rows"] <= SMALL_M_ROWS:
-            groups.setdefault((launch.kernel, gemm["rows"], gemm["n"], gemm["k"]), []).append(launch)
+        groups.setdefault((launch.kernel, gemm["rows"], gemm["n"], gemm["k"]), []).append(launch)
 
     def median(group, field: str) -> float:
         values = [getattr(launch, field) for launch in group if getattr(launch, field) is not None]
@@ -551,7 +543,9 @@ def small_m_rows(launches, target, empty_ms: float) -> list[tuple]:
 
 
 def print_small_m(name: str, launches, target) -> None:
-    if not any(launch.gemm is not None and launch.gemm["rows"] <= SMALL_M_ROWS for launch in launches):
+    from bench.kernels import empty_kernel_ms
+
+    if not any(map(is_small_m, launches)):
         return
     empty_ms = empty_kernel_ms()
     print(f"issue 16's small-M GEMMs in {name} (<= {SMALL_M_ROWS} rows; medians per kernel and shape; floor max(weight "

@@ -128,9 +128,10 @@ def _device_pointer(value) -> tuple[int, tuple[int, ...], str] | None:
 
 
 class CompiledModel:
-    def __init__(self, directory: Path, debug: bool = False):
+    def __init__(self, directory: Path, debug: bool = False, manifest: dict | None = None):
+        """`manifest`: the directory's manifest where the caller has read it already."""
         self.directory = directory
-        self.manifest = read_manifest(directory)
+        self.manifest = manifest if manifest is not None else read_manifest(directory)
         self.inputs = [TensorSpec.from_manifest(t) for t in self.manifest["inputs"]]
         self.outputs = [TensorSpec.from_manifest(t) for t in self.manifest["outputs"]]
         self.debug = debug
@@ -452,12 +453,13 @@ def format_profile_by_family(launches: list[LaunchTime]) -> str:
 def load(directory: str | Path, debug: bool = False) -> CompiledModel | BucketedModel:
     """The compiled model in `directory`, ready to call (a `BucketedModel` for a build with
     input ranges, `boltir.buckets`)."""
-    if "buckets" in read_manifest(Path(directory)):
+    manifest = read_manifest(Path(directory))
+    if "buckets" in manifest:
         if debug:
             raise BoltError("the launch-by-launch debugger does not run bucketed models yet; compile one bucket's size "
                             "statically to debug it")
-        return BucketedModel(Path(directory))
-    return CompiledModel(Path(directory), debug=debug)
+        return BucketedModel(Path(directory), manifest)
+    return CompiledModel(Path(directory), debug=debug, manifest=manifest)
 
 
 # ----------------------------------------------------------- bucketed models (issue 19)
@@ -472,9 +474,9 @@ class BucketedModel:
     device tensors alike); outputs come back as numpy for numpy inputs, else as new
     device tensors."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, manifest: dict | None = None):
         self.directory = directory
-        self.manifest = read_manifest(directory)
+        self.manifest = manifest if manifest is not None else read_manifest(directory)
         self.plan = BucketPlan.from_manifest(self.manifest["inputs"], self.manifest["symbols"])
         self.buckets = self.manifest["buckets"]
         self.dtypes = {t["name"]: t["dtype"] for t in self.manifest["inputs"]}

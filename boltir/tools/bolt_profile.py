@@ -94,7 +94,7 @@ def bolt_profile(args: argparse.Namespace) -> None:
     manifest = read_static_manifest(directory)
     specs = [TensorSpec.from_manifest(entry) for entry in manifest["inputs"]]
     inputs = profile_inputs(specs, load_inputs(args.inputs) if args.inputs else {}, args.random_inputs)
-    model = CompiledModel(directory)
+    model = CompiledModel(directory, manifest=manifest)
     try:
         launches = model.profile(repeats=args.repeats, alone=args.alone, marginal=args.marginal, **inputs)
     finally:
