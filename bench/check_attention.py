@@ -45,8 +45,7 @@ from tests.support.torch_arrays import to_numpy_f32, to_torch
 TOLERANCE = {"f16": 5e-3, "bf16": 1e-2, "f32": 1e-4}
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
 KERNELS = {"sm80": "example 41", "sm90": "sm90", "sm90:cooperative": "sm90 coop", "sm90:tma": "sm90 tma",
-           "sm90:wide": "sm90 wide", "sm90:locked": "sm90 locked", "sm90:overlap": "sm90 overlap",
-           "sm90:overlap_pairs": "sm90 pairs", "sm90:overlap_turns": "sm90 turns"}
+           "sm90:wide": "sm90 wide", "sm90:locked": "sm90 locked", "sm90:overlap": "sm90 overlap"}
 """The timing table's kernels: the op's `kernel_arch` mark (none: example 41) -> column."""
 
 
@@ -178,9 +177,8 @@ def sm90_correctness_cases() -> list[Case]:
     ]
     # the 128-key-tile schedules: "wide" (the persistent kernel), "locked" (its warp groups
     # taking turns at the softmax), "overlap" (our mainloop: each step's softmax beside the
-    # previous P.V product), "overlap_pairs" (two steps an iteration) and "overlap_turns"
-    # (its warp groups taking turns at the products)
-    for schedule in ("wide", "locked", "overlap", "overlap_pairs", "overlap_turns"):
+    # previous P.V product)
+    for schedule in ("wide", "locked", "overlap"):
         out += wide_tile_cases(schedule)
     return out
 

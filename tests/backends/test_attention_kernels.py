@@ -330,34 +330,27 @@ def test_hopper_instances_are_shared_across_layouts_masks_and_scales():
     (64, "f16", "wide", "attention_sm90 f16 tile 128x128 head_dim 64 wide bias=no"),
     (64, "f16", "locked", "attention_sm90 f16 tile 128x128 head_dim 64 locked bias=no"),
     (64, "f16", "overlap", "attention_sm90 f16 tile 128x128 head_dim 64 overlap bias=no"),
-    (64, "f16", "overlap_pairs", "attention_sm90 f16 tile 128x128 head_dim 64 overlap_pairs bias=no"),
-    (64, "f16", "overlap_turns", "attention_sm90 f16 tile 128x128 head_dim 64 overlap_turns bias=no"),
 ])
 def test_hopper_tile_and_schedule(dim, element, schedule, key):
     op = _sm90(attention_module("BSHD", 2, 4, 40, 72, dim, element=element)[1], schedule)
     assert ak.instance_key(op) == key
     source = ak.emit_instance(op).source
     tile = {"tma": "Shape<_64, _128, _64>", "wide": "Shape<_128, _128, _64>", "locked": "Shape<_128, _128, _64>",
-            "overlap": "Shape<_128, _128, _64>", "overlap_pairs": "Shape<_128, _128, _64>",
-            "overlap_turns": "Shape<_128, _128, _64>"}.get(
+            "overlap": "Shape<_128, _128, _64>"}.get(
         schedule, f"Shape<_128, _{64 if dim == 64 else 128}, _{dim}>")
     assert tile in source
     kernel = {"persistent": "KernelTmaWarpSpecializedPingpong", "cooperative": "KernelTmaWarpSpecializedCooperative",
               "tma": "KernelTma", "wide": "KernelTmaWarpSpecializedPingpong",
               "locked": "KernelTmaWarpSpecializedPingpong, cutlass::fmha::kernel::Option<"
                         "cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>"}.get(schedule)
-    if schedule.startswith("overlap"):  # our mainloop in the example's persistent kernel
+    if schedule == "overlap":  # our mainloop in the example's persistent kernel
         assert "boltir::attention_sm90::OverlappedMainloop<" in source and "PersistentTileScheduler" in source
         assert "FmhaBuilder<" not in source.split("struct OverlappedMainloop")[-1]
-        # its two forms' switches: two key steps an iteration, the warp groups' turns
-        flags = {"overlap": "Fusion, false, false>;", "overlap_pairs": "Fusion, true, false>;",
-                 "overlap_turns": "Fusion, true, true>;"}[schedule]
-        assert flags in source
     else:
         assert f"cutlass::gemm::{kernel}>::Kernel;" in source
 
 
-@pytest.mark.parametrize("schedule", ["tma", "wide", "locked", "overlap", "overlap_pairs", "overlap_turns"])
+@pytest.mark.parametrize("schedule", ["tma", "wide", "locked", "overlap"])
 def test_the_tma_and_wide_schedules_take_head_dim_64_only(schedule):
     """Their 64x128 and 128x128 tiles are built for D = 64; at D = 128 the op keeps example 41's kernel, and says why."""
     op = _sm90(attention_module("BSHD", 2, 4, 40, 72, 128)[1], schedule)
@@ -387,8 +380,7 @@ def test_an_unknown_schedule_is_one_line():
     op = _sm90(_op("BHSD")[1], "sideways")
     with pytest.raises(BoltError) as error:
         ak.instance_key(op)
-    assert error.value.message == ("unknown Hopper attention schedule 'sideways'; known: persistent, cooperative, tma, "
-                                   "wide, locked, overlap, overlap_pairs, overlap_turns")
+    assert error.value.message == "unknown Hopper attention schedule 'sideways'; known: persistent, cooperative, tma, wide, locked, overlap"
 
 
 HOPPER_REFUSALS = [

@@ -18,12 +18,7 @@ extent), whether a bias is read, and the schedule:
   take turns at the softmax; D = 64 only);
 - "overlap" ("wide"'s tiles and persistent kernel with our own mainloop,
   `templates/boltir_attention_sm90_overlap.h`: each key step's softmax runs while the
-  previous step's P·V product does, inside a warp group; D = 64 only);
-- "overlap_pairs" ("overlap" two key steps a loop iteration, P alternating between two
-  register sets instead of a copy each step, and O's rescale issued beside the next
-  product) and "overlap_turns" ("overlap_pairs" with the two MMA warp groups taking turns
-  to issue each step's products: FlashAttention-3's ping-pong), timed by
-  bench.check_attention, not chosen by `attention_kernels.hopper_schedule`.
+  previous step's P·V product does, inside a warp group; D = 64 only).
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -73,10 +68,6 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
-    pairs: bool = False
-    """Our mainloop's two-steps-an-iteration form (`kAlternate`)."""
-    turns: bool = False
-    """Our mainloop's warp groups taking turns at each step's products (`kLocked`)."""
 
 
 SCHEDULES = {
@@ -94,10 +85,6 @@ SCHEDULES = {
                        ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",)),
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
-    "overlap_pairs": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop two key steps an iteration (no copy "
-                              "of P)", WIDE_TILES, own_mainloop=True, pairs=True),
-    "overlap_turns": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop two key steps an iteration, the warp "
-                              "groups taking turns at the products", WIDE_TILES, own_mainloop=True, pairs=True, turns=True),
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
@@ -182,8 +169,8 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
     chosen = SCHEDULES[schedule]
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
-                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop, pairs=chosen.pairs,
-                  turns=chosen.turns, shared_memory_bytes=get_target("sm90").shared_memory_bytes)
+                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
+                  shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 
 def fusion_header(own_mainloop: bool = False) -> str:

@@ -16,14 +16,6 @@
 // Shared-memory stages: the producer loads K_0, V_0, K_1, V_1, ... into one pipeline; step j
 // waits for K_j before V_{j-1} (a later stage first, which the barriers allow) and releases
 // each stage once its product has completed.
-//
-// kAlternate: the loop runs two steps an iteration, P_j alternating between two register
-// sets, so no step copies P_j over P_{j-1} after the product (32 moves a thread a step, on
-// the path to the next step's products); and O's rescale by step j-1's correction runs
-// after S_j is issued, beside it on the tensor cores, rather than before.
-// kLocked: the two MMA warp groups take turns issuing each step's two products
-// (FlashAttention-3's ping-pong: one group's softmax beside the other's products); a group
-// waits for its stages before taking its turn, so a turn never waits on a load.
 
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
@@ -31,7 +23,7 @@
 namespace boltir {
 namespace attention_sm90 {
 
-template <class Base, class Fusion, bool kAlternate = false, bool kLocked = false>
+template <class Base, class Fusion>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
@@ -186,37 +178,29 @@ struct OverlappedMainloop : Base {
     Fusion{}.before_softmax(acc_qk, tPcP, problem_size);
     exponentiate(acc_qk, state, correction, scale_log2);
     Tensor p = cutlass::fmha::collective::make_acc_into_op<Element>(acc_qk, typename TiledMmaPV::LayoutA_TV{});
-    auto issue_pv = [&](PipelineState const &v_state, auto &p_in) {  // O += P V, asynchronously
+    auto issue_pv = [&](PipelineState const &v_state) {  // O += P V, asynchronously
+      pipeline.consumer_wait(v_state);
       warpgroup_fence_operand(acc_pv);
-      warpgroup_fence_operand(p_in);
+      warpgroup_fence_operand(p);
       warpgroup_arrive();
-      cute::gemm(tiled_mma_pv, p_in, tOrV(_, _, _, v_state.index()), acc_pv);
+      cute::gemm(tiled_mma_pv, p, tOrV(_, _, _, v_state.index()), acc_pv);
       warpgroup_commit_batch();
     };
 
-    // key step `step` >= 1: S_step and O += P_{step-1} V_{step-1}, then softmax(S_step) -> p_out
-    auto key_step = [&](int step, auto &p_in, auto &p_out) {
+    CUTLASS_PRAGMA_NO_UNROLL
+    for (int step = 1; step < steps; step++) {
       tPcP.data() = tPcP.data() + E<1>{} * get<1>(TileShapeQK{});
       k_state = stage_of(2 * step);
       PipelineState const v_state = stage_of(2 * step - 1);
       Tensor scores = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
 
       pipeline.consumer_wait(k_state);
-      pipeline.consumer_wait(v_state);
-      if constexpr (kLocked) {
-        math_wg_order_barrier.wait();
-      }
       warpgroup_fence_operand(scores);
       warpgroup_arrive();
       cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, q_stage), tSrK(_, _, _, k_state.index()), scores);
       warpgroup_commit_batch();
-      if constexpr (kAlternate) {  // O to step-1's maxima while S_step runs
-        rescale(acc_pv, correction);
-      }
-      issue_pv(v_state, p_in);
-      if constexpr (kLocked) {
-        math_wg_order_barrier.arrive();
-      }
+
+      issue_pv(v_state);
 
       warpgroup_wait<1>();  // S_j (committed first) is done; O += P_{j-1} V_{j-1} runs on
       warpgroup_fence_operand(scores);
@@ -226,59 +210,21 @@ struct OverlappedMainloop : Base {
       }
       exponentiate(scores, state, correction, scale_log2);
       Tensor p_next = cutlass::fmha::collective::make_acc_into_op<Element>(scores, typename TiledMmaPV::LayoutA_TV{});
-      if constexpr (kAlternate) {  // into the other register set: p_in is still the product's operand
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < size(p_out); i++) {
-          p_out(i) = p_next(i);
-        }
-      }
 
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc_pv);
-      warpgroup_fence_operand(p_in);
+      warpgroup_fence_operand(p);
       pipeline.consumer_release(v_state);
-      if constexpr (!kAlternate) {
-        rescale(acc_pv, correction);
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < size(p_in); i++) {
-          p_in(i) = p_next(i);
-        }
-      }
-    };
-
-    if constexpr (kAlternate) {
-      Tensor p_other = make_fragment_like(p);
-      int step = 1;
-      CUTLASS_PRAGMA_NO_UNROLL
-      for (; step + 1 < steps; step += 2) {
-        key_step(step, p, p_other);
-        key_step(step + 1, p_other, p);
-      }
-      if (step < steps) {  // an odd step count: one more step, whose P comes back to p
-        key_step(step, p, p_other);
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < size(p); i++) {
-          p(i) = p_other(i);
-        }
-      }
       rescale(acc_pv, correction);
-    } else {
-      CUTLASS_PRAGMA_NO_UNROLL
-      for (int step = 1; step < steps; step++) {
-        key_step(step, p, p);
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < size(p); i++) {
+        p(i) = p_next(i);
       }
     }
 
     // the last product
     PipelineState const v_state = stage_of(2 * steps - 1);
-    pipeline.consumer_wait(v_state);
-    if constexpr (kLocked) {
-      math_wg_order_barrier.wait();
-    }
-    issue_pv(v_state, p);
-    if constexpr (kLocked) {
-      math_wg_order_barrier.arrive();
-    }
+    issue_pv(v_state);
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_pv);
     pipeline.consumer_release(v_state);
