@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Nsight Compute on the kernels issues 15 and 16 still miss (VGG-16's 224² halo convs in every
 # mode and tile, MobileNetV2's 28² depthwise conv in every timed tile, the Hopper attention at
-# b32 h12 s512 d64 in every schedule, MobileNetV2's 28² block fused whole or in part by our
+# b32 h12 s512 d64 in every schedule and on SDPA's backends, MobileNetV2's 28² block fused whole or in part by our
 # depthwise_pointwise kernel, BERT b1's FFN GEMMs at M = 128 on the heuristic's tile and the
 # tuner's small-M candidates), under BOLTIR_BENCH_PROFILE: each kernel launched twice, plainly,
 # and a plain copy of the depthwise conv's bytes for its floor. One report each in $OUT
@@ -47,7 +47,7 @@ fi
 if [[ ",$only," == *,attention,* ]]; then
   ATTENTION="b32 h12 s512 d64 BHSD"
   python3 -m bench.check_attention --only "$ATTENTION" --build-only > /dev/null
-  profile attention "fmha|attention|boltir" python3 -m bench.check_attention --only "$ATTENTION"
+  profile attention "fmha|attention|boltir|sdpa|flash|cudnn" python3 -m bench.check_attention --only "$ATTENTION"
 fi
 if [[ ",$only," == *,smallm,* ]]; then  # both FFN GEMMs: the heuristic's 2.x and 3.x tiles and every small-M candidate
   SMALLM="128x768x3072,128x3072x768"
