@@ -588,6 +588,28 @@ def test_sm90_one_row_of_tiles_takes_no_split_k(rng):
     assert choice.arch == "sm90" and choice.split_k == 1 and choice.tile.threadblock[0] == 64
 
 
+@pytest.mark.parametrize("rows, n, k, threadblock", [
+    (128, 768, 3072, (64, 32, 64)),   # BERT b1's FFN2: 24 tiles of 64x64, 48 of 64x32
+    (128, 768, 768, (64, 32, 64)),    # its output projection
+    (128, 2304, 768, (64, 64, 64)),   # QKV: 72 tiles of 64x64, over half of 132 SMs
+    (128, 3072, 768, (64, 64, 64)),   # FFN1: 96 tiles
+    (320, 768, 768, (64, 64, 64)),    # 60 tiles, but past SMALL_M_ROWS: the score's tile
+])
+def test_sm90_few_rows_take_32_column_tiles_under_half_a_wave(rng, rows, n, k, threadblock):
+    """At most SMALL_M_ROWS rows, where 64x64 tiles leave half the SMs idle, 64x32 ping-pong
+    tiles: twice the CTAs, each walking K alone (faster in the tuner and bench.kernels on
+    BERT b1's two N = 768 GEMMs, slower on the two wider ones)."""
+    m = OpModel(rng, np.float16)
+    x = m.input("x", (rows, k))
+    module = m.finish([m.gemm(x, n, bias=True)])
+    after, _ = select(module, rng, "sm90", cutlass=3)
+    (choice,) = choices(after)
+    assert choice.arch == "sm90" and choice.tile.threadblock == threadblock and choice.split_k == 1
+    if threadblock[0] == 64:
+        assert choice.kernel_schedule == "pingpong"
+    lowers_to_a_template(after)
+
+
 def test_sm90_split_k_runs_on_the_cooperative_stream_k_scheduler(rng):
     m = OpModel(rng, np.float16)
     x = m.input("x", (384, 8192))

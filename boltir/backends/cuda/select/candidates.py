@@ -85,6 +85,7 @@ from boltir.backends.cuda.codegen import (
 from boltir.backends.cuda.codegen.epilogues import plan_epilogue
 from boltir.backends.cuda.select.choice import CUTLASS_3X_FAMILIES, UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import (
+    SMALL_M_ROWS,
     HeuristicSelector,
     batches_operands,
     depthwise_pixels,
@@ -136,10 +137,11 @@ scores too low to be kept."""
 HOPPER_CONV_SHAPES = ((64, 64, 64), (64, 128, 64), (128, 64, 64), (128, 128, 64), (64, 256, 64), (128, 256, 64))
 CLUSTERS = ((1, 1, 1), (2, 1, 1), (1, 2, 1))
 SPLIT_K = (2, 4, 8)
-SMALL_M_ROWS = 256
-"""A 3.x GEMM of at most this many rows whose grid is under half a wave may split K into
-slices of 4 K tiles (else 8): at M = 128 and K = 768 (BERT's batch-1 QKV and FFN1) there is
-no split of 8 tiles a slice, and the tuner should race the split against the idle SMs."""
+SMALL_M_K_TILES = 4
+"""A 3.x GEMM of at most SMALL_M_ROWS rows whose grid is under half a wave may split K into
+slices of this many K tiles (else 8): at M = 128 and K = 768 (BERT's batch-1 QKV and FFN1)
+there is no split of 8 tiles a slice, and the tuner should race the split against the idle
+SMs."""
 MAX_ACCUMULATORS = 128
 """f32 accumulators per consumer thread (a warpgroup's share of the tile over its 128
 threads) beyond which the tile spills."""
@@ -456,7 +458,7 @@ def _hopper_ranked(shapes, schedules_for, rows: int, n: int, k: int, count: int,
                 if cluster != (1, 1, 1) and tiles < sms:
                     found.prune("cluster on a partial wave")
                     continue
-                splits = (_split_k_options(tiles, k, shape[2], sms, 4 if rows <= SMALL_M_ROWS else 8)
+                splits = (_split_k_options(tiles, k, shape[2], sms, SMALL_M_K_TILES if rows <= SMALL_M_ROWS else 8)
                           if split and schedule == "cooperative" and count == 1 else [1])
                 # a cluster's multicast halves one operand's traffic: a small bonus on big grids
                 bonus = (1 + 0.03 * (cluster != (1, 1, 1))) * (1 + 0.02 * (schedule == "pingpong" and shape[0] == 64))

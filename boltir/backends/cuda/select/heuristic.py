@@ -151,6 +151,10 @@ def swizzle_for(m: int, n: int) -> int:
     return 1
 
 
+SMALL_M_ROWS = 256
+"""A GEMM of at most this many rows (batch-1 transformers: 128 to 197 tokens) is a few K
+steps of latency on any tile: its grid, not its tiles' efficiency, sets the time."""
+
 HOPPER_GEMM_TILES: tuple[tuple[tuple[int, int, int], str], ...] = (
     ((128, 256, 64), "cooperative"),
     ((256, 128, 64), "cooperative"),
@@ -191,7 +195,8 @@ def hopper_tile(threadblock: tuple[int, int, int], schedule: str) -> Tile:
 
 def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Tile, str, tuple[int, int, int], int]:
     """Tile and schedule by the same score as the 2.x tiles (full waves, no edge waste,
-    big tiles); a 2x1 cluster (two CTAs of one column share B's tile by TMA multicast)
+    big tiles), 64x32 for at most SMALL_M_ROWS rows where 64x64 leaves half the SMs idle;
+    a 2x1 cluster (two CTAs of one column share B's tile by TMA multicast)
     once the grid is two waves or more of an even number of tile rows; split-k (the
     stream-K scheduler, cooperative; reduced in f32, so any epilogue) when the grid is
     under half a wave, K is long and M is over 256."""
@@ -201,6 +206,11 @@ def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Ti
         if best is None or score > best[0] + 1e-9:
             best = (score, threadblock, schedule, tiles)
     _, threadblock, schedule, tiles = best
+    if threadblock == (64, 64, 64) and m <= SMALL_M_ROWS and tiles * 2 <= sms:
+        # Under half a wave each CTA walks all of K alone: 32-column tiles, twice the CTAs,
+        # halve that walk (BERT b1's N = 768 GEMMs, bench/RESULTS.md).
+        threadblock = (64, 32, 64)
+        tiles = math.ceil(m / 64) * math.ceil(n / 32) * batch
     rows = math.ceil(m / threadblock[0])
     cluster = (2, 1, 1) if tiles >= 2 * sms and rows % 2 == 0 else (1, 1, 1)
     split_k = 1
