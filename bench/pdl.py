@@ -1,10 +1,12 @@
 """Programmatic dependent launch (PDL) on and off, on the GPU: for each model and batch, one
 sm90 build (heuristic kernels), then its graph replay timed in child processes with
-`BOLTIR_PDL=1` (CUTLASS 3.x kernels trigger their dependents at entry), `BOLTIR_PDL=late`
-(where CUTLASS triggers, after the mainloop) and `BOLTIR_PDL=0` (the launchers read it
-once per process), in turn, three children each. Each child also checks its output
-against PyTorch fp32; the PDL outputs must equal the plain one bit for bit (the same
-kernels, only their launch overlaps), which is the race check.
+`BOLTIR_PDL=1` (CUTLASS 3.x kernels trigger their dependents at entry, and GEMMs of at most
+256 rows prefetch their weight into the L2 before they wait), `BOLTIR_PDL=noprefetch` (the
+same without the prefetch), `BOLTIR_PDL=late` (where CUTLASS triggers, after the mainloop)
+and `BOLTIR_PDL=0` (the launchers read it once per process), in turn, three children
+each. Each child also checks its output against PyTorch fp32; the PDL outputs must equal
+the plain one bit for bit (the same kernels, only their launch overlaps), which is the race
+check.
 
     python3 -m bench.pdl --models bert,resnet50 --batches 1
 """
@@ -25,8 +27,9 @@ from bench import models
 from bench.tables import print_table
 
 ROUNDS = 3
-SETTINGS = ("1", "late", "0")
-"""BOLTIR_PDL: on with the trigger at entry, on with CUTLASS's trigger, off."""
+SETTINGS = ("1", "noprefetch", "late", "0")
+"""BOLTIR_PDL: on with the trigger at entry and the weight prefetch, without the prefetch, on
+with CUTLASS's trigger, off."""
 
 
 def child(directory: str, inputs_path: str, reference_path: str, output_path: str) -> int:
@@ -53,6 +56,7 @@ def main() -> int:
     parser.add_argument("--models", default="bert,resnet50,mobilenet_v2")
     parser.add_argument("--batches", default="1")
     parser.add_argument("--work", default="/tmp/boltir-pdl")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"child processes per setting (default {ROUNDS})")
     parser.add_argument("--child", nargs=4, metavar=("DIR", "INPUTS", "REFERENCE", "OUTPUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -73,7 +77,7 @@ def main() -> int:
             np.savez(f"{tag}_inputs.npz", **{k: v.numpy() for k, v in inputs.items()})
             np.save(f"{tag}_reference.npy", reference)
             figures: dict[str, list[dict]] = {setting: [] for setting in SETTINGS}
-            for _ in range(ROUNDS):
+            for _ in range(args.rounds):
                 for setting in SETTINGS:
                     command = [sys.executable, "-m", "bench.pdl", "--child", str(result.directory), f"{tag}_inputs.npz",
                                f"{tag}_reference.npy", f"{tag}_out{setting}.npy"]
@@ -82,18 +86,19 @@ def main() -> int:
                         print(done.stderr[-2000:], file=sys.stderr)
                         raise SystemExit(f"{name} b{batch} with BOLTIR_PDL={setting}: the child failed")
                     figures[setting].append(json.loads(done.stdout.strip().splitlines()[-1]))
-            on, late, off = (statistics.median(f["ms"] for f in figures[s]) for s in SETTINGS)
+            on, unfetched, late, off = (statistics.median(f["ms"] for f in figures[s]) for s in SETTINGS)
             plain = np.load(f"{tag}_out0.npy")
-            same = all(np.array_equal(np.load(f"{tag}_out{s}.npy"), plain) for s in ("1", "late"))
+            same = all(np.array_equal(np.load(f"{tag}_out{s}.npy"), plain) for s in ("1", "noprefetch", "late"))
             launches = len(result.manifest["launches"])
-            row = (f"{name} b{batch}", str(launches), f"{off:.3f}", f"{late:.3f}", f"{on:.3f}", f"{off / late:.3f}",
-                   f"{off / on:.3f}", f"{(off - on) * 1000 / launches:.2f}",
+            row = (f"{name} b{batch}", str(launches), f"{off:.3f}", f"{late:.3f}", f"{unfetched:.3f}", f"{on:.3f}",
+                   f"{off / late:.3f}", f"{off / on:.3f}", f"{unfetched / on:.3f}", f"{(off - on) * 1000 / launches:.2f}",
                    f"{figures['1'][0]['error']:.1e}", "yes" if same else "NO", f"{cold:.0f}")
             print("row: " + " | ".join(row), flush=True)
             rows.append(row)
-    print(f"\nGPU: {torch.cuda.get_device_name()}; graph replay in ms, median of {ROUNDS} processes each")
-    print_table(("model", "launches", "plain ms", "PDL late ms", "PDL ms", "plain / late", "plain / PDL",
-                        "µs saved per launch", "err vs fp32 (PDL)", "PDL outputs = plain", "compile s"), rows)
+    print(f"\nGPU: {torch.cuda.get_device_name()}; graph replay in ms, median of {args.rounds} processes each")
+    print_table(("model", "launches", "plain ms", "PDL late ms", "PDL, no prefetch ms", "PDL ms", "plain / late",
+                 "plain / PDL", "no prefetch / PDL", "µs saved per launch", "err vs fp32 (PDL)", "PDL outputs = plain",
+                 "compile s"), rows)
     return 0
 
 

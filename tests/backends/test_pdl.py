@@ -26,8 +26,10 @@ def test_every_kernel_enters_first(path):
         body = function_body(text, start)
         statements = text[body:].lstrip()
         if statements.startswith("boltir_pdl::trigger();"):
-            # only a wrapper that runs a CUTLASS 3.x kernel, which waits itself
-            assert re.match(r"boltir_pdl::trigger\(\);\s*extern __shared__ char smem\[\];\s*Kernel op;\s*op\(params, smem\);",
+            # only a wrapper that runs a CUTLASS 3.x kernel, which waits itself; before it,
+            # at most an L2 prefetch (a hint: it changes nothing any load reads)
+            assert re.match(r"boltir_pdl::trigger\(\);\s*(boltir_pdl::prefetch_share\(prefetch, prefetch_bytes\);)?\s*"
+                            r"extern __shared__ char smem\[\];\s*Kernel op;\s*op\(params, smem\);",
                             statements), text[start:body + 200]
             continue
         assert statements.startswith("boltir_pdl::enter();"), text[start:body + 80]
@@ -71,3 +73,28 @@ def test_own_kernels_follow_the_build(tmp_path, arch):
     assert archs["host"] == arch
     if arch == "sm90":
         assert any(unit.arch == "sm90" and unit.name not in own | {"host"} for unit in program.units)
+
+
+def test_the_prefetch_touches_no_memory_but_the_l2():
+    """What runs before a 3.x kernel's own wait: one bulk prefetch into the L2 per CTA, of
+    that CTA's share of the weight, and nothing that loads or stores."""
+    header = (TEMPLATES / "boltir_pdl.h").read_text()
+    body = header[header.index("void prefetch_share("):]
+    body = body[:body.index("\n}\n")]
+    assert "cp.async.bulk.prefetch.L2.global" in body
+    assert not re.search(r"\bld\.|\bst\.|cp\.async\.bulk\.(shared|global\.shared)", body)
+
+
+def test_few_row_gemms_prefetch_their_weight(tmp_path):
+    """The sm90 GEMM launcher passes B and its bytes to launch_3x at most SMALL_M_ROWS rows,
+    unbatched, and at most PREFETCH_MAX_BYTES; BOLTIR_PDL=noprefetch turns it off."""
+    from boltir.backends.cuda.codegen import cutlass_kernels, cutlass_sm90
+
+    lowered = lower(bert_layer(tmp_path / "layer.onnx", hidden=256, heads=4), arch="sm90", dtype="f16",
+                    input_shapes={"x": (1, 128, 256)})
+    source = cutlass_kernels.emit_translation_unit(lowered.module)
+    assert f"rows <= {cutlass_sm90.SMALL_M_ROWS} &&" in source
+    assert f"b_bytes <= {cutlass_sm90.PREFETCH_MAX_BYTES}ull" in source
+    assert "stream, prefetch ? b : nullptr, prefetch ? b_bytes : 0)" in source
+    assert "prefetch = boltir_pdl::prefetch_weights() ? prefetch : nullptr;" in source
+    assert 'strcmp(value, "noprefetch")' in source

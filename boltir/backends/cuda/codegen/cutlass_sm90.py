@@ -92,6 +92,15 @@ HEADERS = {
                      "cutlass/epilogue/fusion/sm90_visitor_tma_warpspecialized.hpp"),
 }
 ELEMENTS = ("f16", "bf16")
+SMALL_M_ROWS = 256
+"""A GEMM of at most this many rows (batch-1 transformers: 128 to 197 tokens) is a few K
+steps of latency on any tile, and reading its weight from DRAM is most of its bytes: the
+heuristic gives it narrow tiles, and its launcher prefetches the weight (B, unbatched, at
+most PREFETCH_MAX_BYTES) into the L2 before the kernel waits on its predecessors, so that
+the read overlaps them (`boltir_pdl::prefetch_share`; BOLTIR_PDL=noprefetch turns it off)."""
+PREFETCH_MAX_BYTES = 16 * 2**20
+"""A third of the H100's and H200's 50 MB L2: a bigger weight would push its own first
+lines out before the mainloop reads them."""
 TMA_ALIGNMENT = 8
 """16 bytes of a 16-bit element: TMA's row alignment."""
 SHARED_MEMORY_FOR_MAINLOOP = 227 * 1024 - 32 * 1024
@@ -325,5 +334,7 @@ def context(op, name: str = "") -> dict:
         "schedule_text": SCHEDULE_TEXT[schedule],
         "kernel_schedule": KERNEL_SCHEDULE_TYPES[(kind, schedule)],
         "epilogue_schedule": EPILOGUE_SCHEDULE_TYPES[schedule],
+        "prefetch_rows": SMALL_M_ROWS,
+        "prefetch_max_bytes": PREFETCH_MAX_BYTES,
         **_epilogue_context(op),
     }

@@ -151,9 +151,7 @@ def swizzle_for(m: int, n: int) -> int:
     return 1
 
 
-SMALL_M_ROWS = 256
-"""A GEMM of at most this many rows (batch-1 transformers: 128 to 197 tokens) is a few K
-steps of latency on any tile: its grid, not its tiles' efficiency, sets the time."""
+SMALL_M_ROWS = cutlass_sm90.SMALL_M_ROWS
 
 HOPPER_GEMM_TILES: tuple[tuple[tuple[int, int, int], str], ...] = (
     ((128, 256, 64), "cooperative"),

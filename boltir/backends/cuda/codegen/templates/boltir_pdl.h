@@ -59,6 +59,43 @@ inline bool early_trigger() {
   return on;
 }
 
+/// Whether the 3.x GEMMs of few rows prefetch their B operand (a layer's weight) into the L2
+/// before they wait on their predecessors (boltir::rt::launch_3x): the weight's DRAM read
+/// then overlaps the previous kernel. BOLTIR_PDL=noprefetch keeps PDL and the early trigger
+/// without it, for A/B comparisons (read once per process).
+inline bool prefetch_weights() {
+  static bool const on = [] {
+    char const *value = getenv("BOLTIR_PDL");
+    return value == nullptr || strcmp(value, "noprefetch") != 0;
+  }();
+  return on;
+}
+
+/// This CTA's share of `bytes` at `data` (split evenly over the grid's CTAs, in 16-byte
+/// units) prefetched into the L2 by one thread: a hint, with no effect on what any load
+/// later reads (the L2 is where the GPU's writes meet), so it may run before
+/// griddepcontrol.wait.
+__device__ __forceinline__ void prefetch_share(void const *data, unsigned long long bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (data == nullptr || threadIdx.x + threadIdx.y + threadIdx.z != 0) {
+    return;
+  }
+  unsigned long long const ctas = 1ull * gridDim.x * gridDim.y * gridDim.z;
+  unsigned long long const cta = blockIdx.x + 1ull * gridDim.x * (blockIdx.y + 1ull * gridDim.y * blockIdx.z);
+  unsigned long long const share = (bytes / 16 + ctas - 1) / ctas * 16;
+  unsigned long long const begin = cta * share;
+  if (begin >= bytes) {
+    return;
+  }
+  unsigned long long const size = (share < bytes - begin ? share : bytes - begin) / 16 * 16;
+  if (size > 0) {
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(static_cast<char const *>(data) + begin),
+                 "r"(static_cast<unsigned>(size))
+                 : "memory");
+  }
+#endif
+}
+
 /// kernel<<<grid, block, shared_bytes, stream>>>(args...), with PDL where enabled(). A
 /// failed launch is left for cudaGetLastError, as with <<<>>>.
 template <typename... Params, typename... Args>
