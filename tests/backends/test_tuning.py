@@ -114,18 +114,20 @@ def test_split_k_only_for_small_grids_with_long_k():
 
 
 def test_small_m_gemms_race_narrow_tiles_and_short_split_k_slices():
-    """BERT's batch-1 GEMMs (M = 128): the heuristic's 64x64 ping-pong fills 24-96 of 132
-    SMs, so the candidates add a 64x32 ping-pong tile and 128x64 cooperative tiles split into
-    slices of 4 K tiles (split 2 at K = 768, split 8 at K = 3072), each a valid instance; a
-    full grid keeps none of the 64x32 tiles."""
+    """BERT's batch-1 GEMMs (M = 128): ping-pong tiles fill 24-96 of 132 SMs (the heuristic's
+    64x64 for FFN1, 64x32 for FFN2, under half a wave of 64x64), so the candidates race the
+    other narrow tile and 128x64 cooperative tiles split into slices of 4 K tiles (split 2 at
+    K = 768, split 8 at K = 3072), each a valid instance; a full grid keeps none of the 64x32
+    tiles."""
 
     def hopper(text):
         return [c for c in candidates(op_of(text), "sm90", 132, 3).choices if generation(c) == "3.x"]
 
     ffn1, ffn2 = hopper(gemm_text(128, 3072, 768)), hopper(gemm_text(128, 768, 3072))
-    for found in (ffn1, ffn2):
-        assert found[0].tile.threadblock == (64, 64, 64) and found[0].kernel_schedule == "pingpong"
-        assert any(c.tile.threadblock == (64, 32, 64) and c.kernel_schedule == "pingpong" for c in found)
+    for found, first in ((ffn1, (64, 64, 64)), (ffn2, (64, 32, 64))):
+        assert found[0].tile.threadblock == first and found[0].kernel_schedule == "pingpong"
+        for width in (32, 64):
+            assert any(c.tile.threadblock == (64, width, 64) and c.kernel_schedule == "pingpong" for c in found)
     assert any(c.tile.threadblock == (128, 64, 64) and c.split_k == 2 for c in ffn1)
     assert any(c.tile.threadblock == (128, 64, 64) and c.split_k == 8 for c in ffn2)
     module = single_op_module(op_of(gemm_text(128, 768, 3072)))
