@@ -34,14 +34,16 @@ def _epilogue_operands(args, epilogue: str, out_shape, channels: int, element: s
 
 
 def gemm_text(m: int, n: int, k: int, element: str = "f16", epilogue: str = "bias, relu", batch: int | None = None,
-              shared_b: bool = False) -> str:
-    """A Linear-style GEMM: x (m×k, or batch×m×k) times a weight n×k ("col" B)."""
+              shared_b: bool = False, layout_b: str = "col") -> str:
+    """A Linear-style GEMM: x (m×k, or batch×m×k) times a weight n×k ("col" B), or k×n
+    (`layout_b` "row": a MatMul's)."""
     lead = (batch,) if batch else ()
     a_shape, out_shape = (*lead, m, k), (*lead, m, n)
-    b_shape = (n, k) if (shared_b or not batch) else (batch, n, k)
+    weight = (n, k) if layout_b == "col" else (k, n)
+    b_shape = weight if (shared_b or not batch) else (batch, *weight)
     args = [("x", tensor(a_shape, element)), ("w", tensor(b_shape, element))]
     extra = _epilogue_operands(args, epilogue, out_shape, n, element)
-    op = f'op.gemm %x, %w{extra} {{layout_b = "col", epilogue = #op.epilogue<{epilogue}>}}'
+    op = f'op.gemm %x, %w{extra} {{layout_b = "{layout_b}", epilogue = #op.epilogue<{epilogue}>}}'
     return _module(args, op, tensor(out_shape, element))
 
 

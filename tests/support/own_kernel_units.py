@@ -1,8 +1,9 @@
 """What the tests of our own kernel families share: an op module's conv (`the_conv`,
 `conv_of`), the module after select-kernels and lower-op-to-cutlass with its statistics
 (`selected`), and the slow tests' check that a family's translation unit compiles with the
-real nvcc (`assert_unit_compiles`: no error, no warning, spills included, and every launcher
-and its workspace query defined; skipped where nvcc is not found)."""
+real nvcc and CUTLASS's include folders (`assert_unit_compiles`: no error, no warning,
+spills included, and every launcher and its workspace query defined; skipped where nvcc is
+not found)."""
 
 from __future__ import annotations
 
@@ -71,9 +72,13 @@ def assert_unit_compiles(generator, op_list: list, directory: Path, gencode: str
     nvcc = os.environ.get("BOLTIR_NVCC") or shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not on PATH (set BOLTIR_NVCC)")
+    from boltir.backends.cuda.toolchain.nvcc import find_cutlass_include_dirs
+
     source, obj = directory / f"{generator.FAMILY}.cu", directory / f"{generator.FAMILY}.o"
     source.write_text(generator.emit_translation_unit(op_list))
-    command = [nvcc, *NVCC_FLAGS, "-Xcompiler", "-fPIC", gencode, "-Xptxas", "-warn-spills", "-c", str(source), "-o", str(obj)]
+    includes = [f"-I{d}" for d in find_cutlass_include_dirs()]  # a family on CUTLASS's collectives (wgsplit_gemm)
+    command = [nvcc, *NVCC_FLAGS, *includes, "-Xcompiler", "-fPIC", gencode, "-Xptxas", "-warn-spills", "-c", str(source),
+               "-o", str(obj)]
     result = subprocess.run(command, capture_output=True, text=True)
     log = result.stdout + result.stderr
     assert result.returncode == 0, log[-6000:]

@@ -58,8 +58,8 @@ OWN_GENERATORS: tuple[KernelGenerator, ...] = (
     *(generator for generator in tiled_families.GENERATORS if generator.TILED.arch == PLAIN_CUDA_ARCH),
     data_kernels, compute_kernels)
 """The generators of plain-CUDA kernels (no CUTLASS), which compile for `own_kernel_arch`
-(not the tiled families whose instances need sm_90, splitk_conv's clusters and halo_conv's
-wgmma: those compile for their instances' arch)."""
+(not the tiled families whose instances need sm_90, splitk_conv's clusters, halo_conv's
+wgmma and wgsplit_gemm's TMA: those compile for their instances' arch)."""
 
 
 def generator_of(op: Operation) -> KernelGenerator | None:

@@ -15,10 +15,11 @@ from boltir.backends.cuda.codegen import (
     splitk_conv_kernels,
     stem_conv_kernels,
     stream_conv_kernels,
+    wgsplit_gemm_kernels,
 )
 
 GENERATORS = (depthwise_kernels, skinny_gemm_kernels, stem_conv_kernels, splitk_conv_kernels, halo_conv_kernels,
-              stream_conv_kernels, depthwise_pointwise_kernels)
+              stream_conv_kernels, depthwise_pointwise_kernels, wgsplit_gemm_kernels)
 BY_FAMILY = {generator.FAMILY: generator for generator in GENERATORS}
 """family name (a KernelChoice's) -> its generator module."""
 

@@ -16,7 +16,8 @@ Guarantees:
   their choice attached, for that kernel's generator (codegen/depthwise_kernels.py),
   which computes the whole epilogue; a choice it cannot run is a one-line error;
 - GEMMs whose choice is our few-rows kernel ("skinny_gemm") stay op.gemm likewise, for
-  codegen/skinny_gemm_kernels.py;
+  codegen/skinny_gemm_kernels.py, and those whose choice is our Hopper GEMM with K split
+  among warp groups ("wgsplit_gemm"), for codegen/wgsplit_gemm_kernels.py;
 - convs whose choice is our kernel for few input channels ("stem_conv") stay op.conv2d
   likewise, for codegen/stem_conv_kernels.py, and those whose choice is our split-reduction
   conv for few output pixels ("splitk_conv"), for codegen/splitk_conv_kernels.py, and our
@@ -49,6 +50,7 @@ from boltir.backends.cuda.codegen import (
     stem_conv_kernels,
     stream_conv_kernels,
     tiled_families,
+    wgsplit_gemm_kernels,
 )
 from boltir.backends.cuda.codegen.cutlass_kernels import unsupported_reason
 from boltir.backends.cuda.select.choice import KERNEL_ATTR, KernelChoice
@@ -210,7 +212,7 @@ class CutlassLowering:
 
 
 FAMILIES_OF: dict[type, tuple[str, ...]] = {
-    ops.GemmOp: ("gemm", skinny_gemm_kernels.FAMILY),
+    ops.GemmOp: ("gemm", skinny_gemm_kernels.FAMILY, wgsplit_gemm_kernels.FAMILY),
     ops.Conv2dOp: ("conv2d_fprop", "depthwise_conv2d_fprop", depthwise_kernels.FAMILY, stem_conv_kernels.FAMILY,
                    splitk_conv_kernels.FAMILY, halo_conv_kernels.FAMILY, stream_conv_kernels.FAMILY),
     ops.Conv2dMaxPoolOp: (halo_conv_kernels.FAMILY,),

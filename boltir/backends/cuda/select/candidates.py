@@ -52,6 +52,9 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
 - Other 1x1 convs whose output tiles are under half a wave (batch 1, deep layers): the
   cooperative GEMM on the conv's buffers split along C, 2 to 8 slices
   (`split_pointwise_gemms`), which the implicit-GEMM conv cannot do.
+- GEMMs of at most SMALL_M_ROWS rows on sm90 that our kernel with K split among warp groups
+  takes (`wgsplit_gemm_kernels`): its default tile, then 32 and 64 columns with two and four
+  groups (`wgsplit_gemm`). The heuristic does not give it ops: it races here until timed.
 
 **Pruning**, before anything compiles: shared-memory fit; tiles that waste more than half
 of the edge tiles; grids much less efficient than the best tile's (waves per SM, idle
@@ -81,6 +84,7 @@ from boltir.backends.cuda.codegen import (
     splitk_conv_kernels,
     stem_conv_kernels,
     stream_conv_kernels,
+    wgsplit_gemm_kernels,
 )
 from boltir.backends.cuda.codegen.epilogues import plan_epilogue
 from boltir.backends.cuda.select.choice import CUTLASS_3X_FAMILIES, UNFUSE, KernelChoice
@@ -323,6 +327,22 @@ def _own_tiles(op: Operation, base: KernelChoice, variants: list, tile_reason, f
 
 MAX_SPLITK = 6
 """At most this many of our split-reduction conv's tiles, beside CUTLASS's."""
+
+
+MAX_WGSPLIT = 4
+"""At most this many of our warp-group-split GEMM's tiles, beside CUTLASS's."""
+
+
+def wgsplit_gemm(op: ops.GemmOp, sms: int, found: CandidateSet) -> list[KernelChoice]:
+    """Our GEMM with K split among a CTA's warp groups, where it takes the op: its default
+    tile, then 32 and 64 columns with two and four groups, each with the deepest rings that fit."""
+    if wgsplit_gemm_kernels.gemm_reason(op) is not None:
+        return []
+    tile = wgsplit_gemm_kernels.default_tile(op, sms)
+    variants = [tile] + [wgsplit_gemm_kernels.SplitTile(block_n, split, wgsplit_gemm_kernels.most_stages(block_n, split))
+                         for block_n in wgsplit_gemm_kernels.BLOCK_N for split in (2, 4)]
+    base = KernelChoice(wgsplit_gemm_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
+    return _own_tiles(op, base, variants, wgsplit_gemm_kernels.tile_reason, found)[:MAX_WGSPLIT]
 
 
 def splitk_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
@@ -654,7 +674,7 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_c
     if isinstance(op, ops.GemmOp):
         choices = legacy_gemm(op, legacy, sms, limit, found)
         if hopper and hopper_gemm_problem(op) is not None:
-            choices = hopper_gemm(op, first, sms, found) + choices
+            choices = hopper_gemm(op, first, sms, found) + (wgsplit_gemm(op, sms, found) if cutlass >= 3 else []) + choices
     elif legacy.family == "depthwise_conv2d_fprop":
         choices = depthwise(op, legacy, found)
     elif legacy.family == depthwise_kernels.FAMILY:

@@ -23,7 +23,8 @@ KERNEL_ATTR = "kernel"
 
 
 FAMILIES = ("gemm", "conv2d_fprop", "depthwise_conv2d_fprop", "b2b_gemm", "b2b_conv2d", "depthwise_direct",
-            "skinny_gemm", "stem_conv", "splitk_conv", "halo_conv", "stream_conv", "depthwise_pointwise")
+            "skinny_gemm", "stem_conv", "splitk_conv", "halo_conv", "stream_conv", "depthwise_pointwise",
+            "wgsplit_gemm")
 """The template families a choice can name; "depthwise_direct" is our own depthwise conv
 kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, channels)."""
 # "skinny_gemm" is our own GEMM for few rows (codegen/skinny_gemm_kernels.py), its tile a
@@ -40,6 +41,8 @@ kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, cha
 # "depthwise_pointwise" is our own kernel for a depthwise conv and the 1x1 conv after it
 # (codegen/depthwise_pointwise_kernels.py), its tile (output rows a CTA, output pixels a
 # depthwise thread item, warps a CTA).
+# "wgsplit_gemm" is our own Hopper GEMM for few rows with K split among a CTA's warp groups
+# (codegen/wgsplit_gemm_kernels.py), its tile (tile columns, consumer warp groups, stages).
 
 
 CUTLASS_3X_FAMILIES = ("gemm", "conv2d_fprop")

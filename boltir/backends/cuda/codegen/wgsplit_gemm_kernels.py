@@ -1,0 +1,183 @@
+"""Our Hopper GEMM for few rows with K split among a CTA's warp groups (family
+`wgsplit_gemm`): `D = epilogue(A @ B)` for at most `cutlass_sm90.SMALL_M_ROWS` rows (the
+batch-1 transformers' projections: 128 to 197 tokens), where each of CUTLASS's 64-row tiles
+walks all of K alone and a k-tile's latency, not bandwidth, sets the time.
+
+    reason = gemm_reason(op)            # None where the kernel computes this op.gemm
+    tile = default_tile(op, sms=132)    # the shape heuristic's SplitTile
+    source = emit_translation_unit([op])
+
+**Which ops.** `select-kernels` gives it an op.gemm only through the tuner's candidates
+(`candidates.wgsplit_gemm`) until it has been timed; a KernelChoice of family "wgsplit_gemm",
+arch "sm90", its tile in `threadblock`. `lower-op-to-cutlass` leaves such an op.gemm at the op
+level, and this generator computes it. `gemm_reason` says which GEMMs it takes: A row-major
+(M × K), B the weight (N × K "col" or K × N "row", no batch dimensions), M of at most
+SMALL_M_ROWS rows after a leading batch of A is folded into them, K a multiple of 8 (and N,
+for a "row" weight: TMA's 16-byte strides), one element type (f16 or bf16) for every
+operand, any `#op.epilogue`.
+
+**The kernel** (`templates/compute/wgsplit_gemm.cu.j2`). A CTA computes one 64 × `block_n`
+tile of D with a producer warp group and `split` consumer warp groups. Its k-tiles (64 wide)
+are cut into `split` contiguous runs; run r has its own ring of `stages` shared-memory stages,
+loaded by TMA from producer warp r and multiplied by consumer group r + 1 on wgmma, both
+through CUTLASS's sm90 collective (the ping-pong mainloop's `load` and `mma` on a k-tile
+range). The groups' partial tiles meet in shared memory, added in group order
+(deterministic), and the first group applies the epilogue
+(`compute_kernels.epilogue_function`, the interpreter's `apply_epilogue`) once in f32. Each
+group walks KT / split k-tiles rather than KT, with no workspace and no second launch (which
+CUTLASS's split-K needs: its serial fix-up through global memory cost more than it saved at
+M = 128, bench/RESULTS.md).
+
+**Launcher ABI**: `skinny_gemm_kernels`' (the CUTLASS GEMM launchers'), with the same
+return codes; the workspace size is 0. The unit includes CUTLASS's collective headers and
+compiles for sm_90a.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+
+from boltir.backends.cuda.codegen import compute_kernels, cutlass_sm90
+from boltir.backends.cuda.codegen.cutlass_common import batch_layout
+from boltir.backends.cuda.codegen.generator import LaunchArguments
+from boltir.backends.cuda.codegen.own_kernels import HALF_ELEMENTS, OwnTile, TiledFamily, element_name, same_element_reason
+from boltir.backends.cuda.codegen.skinny_gemm_kernels import problem_of
+from boltir.dialects import op as ops
+from boltir.dialects.common import tensor_shape
+
+FAMILY = "wgsplit_gemm"
+FAMILIES: dict[type, str] = {ops.GemmOp: FAMILY}
+
+CUTLASS_ELEMENTS = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t"}
+TILE_M, TILE_K = 64, 64
+BLOCK_N = (32, 64)
+SPLITS = (2, 3, 4)
+"""Consumer warp groups: up to four, one ring each, beside the four producer warps."""
+MAX_STAGES = 8
+SHARED_LIMIT = 227 * 1024
+"""An sm90 CTA's shared memory."""
+BARRIER_BYTES = 16
+"""A stage's two mbarriers (full and empty)."""
+MIN_K_TILES = 4
+"""The default split leaves each group at least this many k-tiles."""
+
+
+@dataclass(frozen=True)
+class SplitTile(OwnTile):
+    """A CTA's tile: 64 rows × `block_n` columns, K split among `split` consumer warp groups,
+    each with a ring of `stages` shared-memory stages."""
+
+    block_n: int
+    split: int
+    stages: int
+
+
+# ------------------------------------------------------------- what is supported
+
+
+def gemm_reason(op: Operation) -> str | None:
+    """Why the kernel does not compute this op.gemm (whatever its tile), or None."""
+    if not isinstance(op, ops.GemmOp):
+        return f"'{op.name}' is not an op.gemm"
+    if op.prop_value("layout_a") != "row":
+        return "the kernel takes a row-major A (M x K)"
+    if (reason := same_element_reason(op, HALF_ELEMENTS, "a", "A", ("b", "bias", "residual", "output"))) is not None:
+        return reason
+    if len(tensor_shape(op.b.type)) != 2:
+        return "the weight has batch dimensions: the kernel folds only A's batch into its rows"
+    if isinstance(batch_layout(op), str):
+        return "the batch dimensions do not broadcast as one strided batch"
+    batch, m, n, k = problem_of(op)
+    if batch * m > cutlass_sm90.SMALL_M_ROWS:
+        return f"{batch * m} rows of A: the kernel takes at most {cutlass_sm90.SMALL_M_ROWS}"
+    if k % 8 or (op.prop_value("layout_b") == "row" and n % 8):
+        return f"K = {k} and N = {n}: TMA takes rows of a multiple of 16 bytes"
+    return None
+
+
+def k_tiles(op: ops.GemmOp) -> int:
+    return math.ceil(problem_of(op)[3] / TILE_K)
+
+
+def stage_bytes(block_n: int) -> int:
+    return 2 * (TILE_M + block_n) * TILE_K + BARRIER_BYTES
+
+
+def shared_bytes(tile: SplitTile) -> int:
+    """The rings' stages and barriers, and the partial tiles of every group but the first
+    (a few hundred bytes of alignment aside, which the template's static_assert checks)."""
+    return tile.split * tile.stages * stage_bytes(tile.block_n) + 4 * (tile.split - 1) * TILE_M * tile.block_n
+
+
+def tile_reason(op: ops.GemmOp, tile: SplitTile) -> str | None:
+    """Why `tile` cannot compute the op (which gemm_reason accepts), or None."""
+    if tile.block_n not in BLOCK_N:
+        return f"a tile is {' or '.join(map(str, BLOCK_N))} columns wide, not {tile.block_n}"
+    if tile.split not in SPLITS:
+        return f"K splits among {', '.join(map(str, SPLITS))} warp groups, not {tile.split}"
+    if not 2 <= tile.stages <= MAX_STAGES:
+        return f"a ring has 2 to {MAX_STAGES} stages, not {tile.stages}"
+    if k_tiles(op) < tile.split:
+        return f"{k_tiles(op)} k-tiles of {TILE_K} cannot give each of {tile.split} warp groups one"
+    if shared_bytes(tile) > SHARED_LIMIT - 1024:
+        return f"{tile.split} rings of {tile.stages} stages exceed a CTA's {SHARED_LIMIT} bytes of shared memory"
+    return None
+
+
+# ------------------------------------------------------------------ the heuristic
+
+
+def most_stages(block_n: int, split: int) -> int:
+    """The deepest ring (at most MAX_STAGES) that leaves the tile's shared memory in bounds."""
+    for stages in range(MAX_STAGES, 1, -1):
+        if shared_bytes(SplitTile(block_n, split, stages)) <= SHARED_LIMIT - 1024:
+            return stages
+    return 2
+
+
+def default_tile(op: ops.GemmOp, sms: int) -> SplitTile:
+    """32 columns where 64-column tiles leave half the multiprocessors idle (as the 3.x
+    heuristic's narrow tiles), else 64; the most groups (up to four) that leave each at least
+    MIN_K_TILES k-tiles, else two; the deepest rings that fit."""
+    batch, m, n, _ = problem_of(op)
+    tiles_64 = math.ceil(batch * m / TILE_M) * math.ceil(n / 64)
+    block_n = 32 if tiles_64 * 2 <= sms else 64
+    split = max((s for s in SPLITS if k_tiles(op) >= s * MIN_K_TILES), default=SPLITS[0])
+    return SplitTile(block_n, split, most_stages(block_n, split))
+
+
+# ---------------------------------------------------------------------- instances
+
+
+def launch_arguments(op: Operation) -> LaunchArguments:
+    return LaunchArguments(kernel_name(op), (op.a, op.b, op.bias, op.residual, op.output), problem_of(op), workspace=True)
+
+
+def _context(op: ops.GemmOp, tile: SplitTile) -> dict:
+    batch, m, n, k = problem_of(op)
+    element = element_name(op.a)
+    return {
+        "batch": batch, "m": m, "n": n, "k": k, "rows": batch * m,
+        "block_n": tile.block_n, "split": tile.split, "stages": tile.stages,
+        "element": HALF_ELEMENTS[element], "cutlass_element": CUTLASS_ELEMENTS[element],
+        "cutlass_layout_b": ("cutlass::layout::ColumnMajor" if op.prop_value("layout_b") == "col"
+                             else "cutlass::layout::RowMajor"),
+        "shared_limit": SHARED_LIMIT,
+        "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
+        "has_bias": op.bias is not None, "has_residual": op.residual is not None,
+        "empty": batch * m * n == 0,
+    }
+
+
+# ------------------------------------------------------------- the generator protocol
+
+
+TILED = TiledFamily(FAMILY, ops.GemmOp, SplitTile, "tile columns, warp groups, stages", "compute/wgsplit_gemm.cu.j2",
+                    gemm_reason, tile_reason, _context, arch="sm90")
+# the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
+marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes
+is_fallback, kernel_arch, instance_key, kernel_name = TILED.is_fallback, TILED.kernel_arch, TILED.instance_key, TILED.kernel_name
+emit_instance, emit_translation_unit = TILED.emit_instance, TILED.emit_translation_unit

@@ -1,0 +1,173 @@
+"""Our Hopper GEMM for few rows with K split among warp groups
+(codegen/wgsplit_gemm_kernels.py, family "wgsplit_gemm").
+
+Without a GPU: which GEMMs it takes and why not, its tiles and why not, the default tile,
+the choice through lower-op-to-cutlass (the op.gemm stays, the module computes the same),
+the emitted instance (constants, the CUTLASS GEMM launcher's ABI, both weight layouts,
+deduplication), the tuner's candidates and their names. The `slow` test compiles a unit
+with the real nvcc for sm_90a (skipped without it).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from boltir.backends.cuda.codegen import cutlass_sm90, tiled_families
+from boltir.backends.cuda.codegen import wgsplit_gemm_kernels as wg
+from boltir.backends.cuda.passes.lower_op_to_cutlass import LowerOpToCutlassPass
+from boltir.backends.cuda.select.candidates import MAX_WGSPLIT, candidates
+from boltir.backends.cuda.tune.database import describe_choice
+from boltir.diagnostics import BoltError
+from boltir.dialects import op as ops
+from boltir.ir import parse_module
+from tests.passes.equivalence import assert_equivalent
+from tests.support.op_modules import gemm_text, tensor
+from tests.support.own_kernel_units import SM90A, assert_unit_compiles, mark
+
+
+def the_gemm(module) -> ops.GemmOp:
+    return next(op for op in module.walk() if isinstance(op, ops.GemmOp))
+
+
+def gemm_of(*args, **kwargs) -> ops.GemmOp:
+    return the_gemm(parse_module(gemm_text(*args, **kwargs)))
+
+
+def marked(text: str, tile: wg.SplitTile) -> ops.GemmOp:
+    return mark(the_gemm(parse_module(text)), wg, tile, "sm90")
+
+
+BERT_FFN2 = gemm_text(128, 768, 3072, epilogue="bias, residual = add", layout_b="row")
+
+
+# ------------------------------------------------------------------ what it takes
+
+
+@pytest.mark.parametrize("text", [
+    BERT_FFN2,
+    gemm_text(128, 3072, 768, epilogue="bias, gelu", layout_b="row"),
+    gemm_text(197, 2304, 768),  # ViT-B/16 b1's QKV, a partial last row tile
+    gemm_text(32, 512, 1024, element="bf16", batch=4, shared_b=True),  # a batch folded into 128 rows
+    gemm_text(256, 72, 1000, epilogue=""),
+])
+def test_it_takes_few_row_gemms_of_16_bit_elements(text):
+    assert wg.gemm_reason(the_gemm(parse_module(text))) is None
+
+
+@pytest.mark.parametrize("text, reason", [
+    (gemm_text(257, 768, 768), "257 rows of A: the kernel takes at most 256"),
+    (gemm_text(128, 768, 768, element="f32"), "A has element type f32; the kernel takes f16, bf16"),
+    (gemm_text(128, 768, 100), "K = 100 and N = 768: TMA takes rows of a multiple of 16 bytes"),
+    (gemm_text(128, 100, 768, layout_b="row"), "K = 768 and N = 100: TMA takes rows of a multiple of 16 bytes"),
+    (gemm_text(32, 64, 128, batch=4), "the weight has batch dimensions: the kernel folds only A's batch into its rows"),
+])
+def test_what_it_does_not_take_and_why(text, reason):
+    assert wg.gemm_reason(the_gemm(parse_module(text))) == reason
+
+
+def test_a_column_major_a_is_refused():
+    args = f"%x: {tensor((768, 128), 'f16')}, %w: {tensor((768, 768), 'f16')}"
+    out = tensor((128, 768), "f16")
+    text = (f"func.func @main({args}) -> {out} {{\n  %0 = op.gemm %x, %w {{layout_a = \"col\", layout_b = \"col\"}} : "
+            f"({tensor((768, 128), 'f16')}, {tensor((768, 768), 'f16')}) -> {out}\n  func.return %0 : {out}\n}}\n")
+    assert wg.gemm_reason(the_gemm(parse_module(text))) == "the kernel takes a row-major A (M x K)"
+
+
+@pytest.mark.parametrize("tile, reason", [
+    (wg.SplitTile(48, 2, 4), "a tile is 32 or 64 columns wide, not 48"),
+    (wg.SplitTile(32, 5, 4), "K splits among 2, 3, 4 warp groups, not 5"),
+    (wg.SplitTile(32, 2, 9), "a ring has 2 to 8 stages, not 9"),
+    (wg.SplitTile(64, 4, 8), "4 rings of 8 stages exceed a CTA's 232448 bytes of shared memory"),
+])
+def test_tiles_it_cannot_run(tile, reason):
+    assert wg.tile_reason(gemm_of(128, 768, 3072), tile) == reason
+
+
+def test_each_warp_group_needs_a_k_tile():
+    assert wg.tile_reason(gemm_of(128, 768, 128), wg.SplitTile(32, 3, 4)) == (
+        "2 k-tiles of 64 cannot give each of 3 warp groups one")
+
+
+def test_every_deepest_ring_fits():
+    for block_n in wg.BLOCK_N:
+        for split in wg.SPLITS:
+            stages = wg.most_stages(block_n, split)
+            assert wg.tile_reason(gemm_of(128, 768, 3072), wg.SplitTile(block_n, split, stages)) is None
+            assert stages == wg.MAX_STAGES or wg.shared_bytes(wg.SplitTile(block_n, split, stages + 1)) > wg.SHARED_LIMIT - 1024
+
+
+@pytest.mark.parametrize("m, n, k, tile", [
+    (128, 768, 3072, (32, 4, 4)),   # BERT b1's FFN2: 24 tiles of 64 columns, half a wave: 32; 48 k-tiles
+    (128, 3072, 768, (64, 3, 4)),   # FFN1: 96 tiles; 12 k-tiles, 4 a group
+    (128, 768, 768, (32, 3, 5)),    # the output projection
+    (128, 768, 256, (32, 2, 8)),    # 4 k-tiles: two groups
+])
+def test_default_tile(m, n, k, tile):
+    assert wg.default_tile(gemm_of(m, n, k), sms=132) == wg.SplitTile(*tile)
+
+
+# ------------------------------------------------------------------ the instance
+
+
+def test_the_instance_bakes_the_problem_and_takes_the_gemm_abi():
+    op = marked(BERT_FFN2, wg.SplitTile(32, 4, 4))
+    source = wg.emit_instance(op).source
+    for text in ("constexpr int M = 128, N = 768, K = 3072;", "BN = 32, BK = 64, SPLIT = 4, STAGES = 4;",
+                 "cutlass::layout::RowMajor, 8, float, TileShape", "KernelTmaWarpSpecializedPingpong",
+                 "x = x + residual;", "to_f32(params.residual[at])", "to_f32(params.bias[n])",
+                 "int batch,\n                          int m, int n, int k, void *workspace",
+                 "if (batch != 1 || m != 128 || n != 768 || k != 3072) return 2002;",
+                 "boltir_pdl::launch(kernel, dim3(TILES_N, TILES_M), kThreads, SHARED_BYTES, stream, params);"):
+        assert text in source, text
+    col = wg.emit_instance(marked(gemm_text(128, 768, 3072), wg.SplitTile(32, 4, 4))).source
+    assert "cutlass::layout::ColumnMajor, 8, float, TileShape" in col
+    assert wg.kernel_arch(op) == "sm90" and wg.launch_arguments(op).problem == (1, 128, 768, 3072)
+
+
+def test_the_kernel_waits_first_and_reduces_in_group_order():
+    source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(32, 4, 4))).source
+    body = source[source.index("kernel(CUTLASS_GRID_CONSTANT"):]
+    assert body.split("{", 1)[1].lstrip().startswith("boltir_pdl::enter();")
+    assert "for (int source = 0; source < SPLIT - 1; ++source)" in body  # fixed order: deterministic
+
+
+def test_one_instance_per_distinct_tile_and_problem():
+    first, same = marked(BERT_FFN2, wg.SplitTile(32, 4, 4)), marked(BERT_FFN2, wg.SplitTile(32, 4, 4))
+    other = marked(BERT_FFN2, wg.SplitTile(32, 2, 8))
+    assert wg.kernel_name(first) == wg.kernel_name(same) != wg.kernel_name(other)
+    assert wg.emit_translation_unit([first, same, other]).count("extern \"C\" int boltir_wgsplit_gemm_") == 2
+
+
+def test_a_choice_it_cannot_run_is_one_line():
+    op = marked(gemm_text(512, 768, 768), wg.SplitTile(32, 2, 4))
+    with pytest.raises(BoltError) as error:
+        wg.emit_instance(op)
+    assert error.value.message == "no wgsplit_gemm kernel for op.gemm: 512 rows of A: the kernel takes at most 256"
+
+
+def test_it_is_a_tiled_family_whose_op_stays_at_the_op_level(rng):
+    module = parse_module(BERT_FFN2)
+    mark(the_gemm(module), wg, wg.SplitTile(32, 4, 4), "sm90")
+    after = assert_equivalent(module, LowerOpToCutlassPass(), rng)
+    assert tiled_families.BY_FAMILY[wg.FAMILY] is wg
+    assert wg.computes(the_gemm(after))
+
+
+# ------------------------------------------------------------------ the tuner
+
+
+def test_the_tuner_races_its_tiles_for_few_rows_only():
+    found = candidates(gemm_of(128, 768, 3072), "sm90", 132, 3).choices
+    ours = [c for c in found if c.family == wg.FAMILY]
+    assert 2 <= len(ours) <= MAX_WGSPLIT and found[0].family == "gemm"
+    assert describe_choice(ours[0]) == "wgsplit 32x4x4"
+    assert not any(c.family == wg.FAMILY for c in candidates(gemm_of(4096, 768, 768), "sm90", 132, 3).choices)
+    assert not any(c.family == wg.FAMILY for c in candidates(gemm_of(128, 768, 3072), "sm80", 108, 2).choices)
+    assert wg.cutlass_sm90.SMALL_M_ROWS == cutlass_sm90.SMALL_M_ROWS
+
+
+@pytest.mark.slow
+def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
+    op_list = [marked(BERT_FFN2, wg.SplitTile(32, 4, 4)),
+               marked(gemm_text(197, 768, 3072, element="bf16", epilogue="bias, gelu"), wg.SplitTile(64, 2, 6))]
+    assert_unit_compiles(wg, op_list, tmp_path, SM90A)
