@@ -38,9 +38,10 @@ from bench.harness import (
     describe_choice,
     hopper,
     lower,
+    own_kernel,
     profile_launches,
 )
-from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels
+from boltir.backends.cuda.codegen import depthwise_kernels, skinny_gemm_kernels, wgsplit_gemm_kernels
 from boltir.backends.cuda.select.candidates import candidates
 from boltir.backends.cuda.select.choice import KernelChoice
 from boltir.backends.cuda.tune.worker import operand_sets
@@ -129,6 +130,19 @@ def candidate_cases(label: str, text: str, candidates, element: str = "f16") -> 
         except Exception as error:  # noqa: BLE001 - a candidate the rules refuse is skipped, said why
             print(f"skipped {name}: {str(error).splitlines()[0]}")
     return out
+
+
+def wgsplit_cases(label: str, text: str) -> list[Case]:
+    """Our Hopper GEMM with K split among warp groups on the tiles the tuner races for a GEMM
+    of few rows (none where it does not take the GEMM)."""
+    from boltir.dialects import op as ops
+    from boltir.ir import parse_module
+
+    op = next(o for o in parse_module(text).walk() if isinstance(o, ops.GemmOp))
+    tiles = [wgsplit_gemm_kernels.SplitTile.of(c.tile) for c in candidates(op, "sm90", sms=SMS).choices
+             if c.family == wgsplit_gemm_kernels.FAMILY]
+    return [lower(Case(f"{label} wgsplit {tile.describe()}", text, override=own_kernel(wgsplit_gemm_kernels.FAMILY, "sm90", tile),
+                       target="sm90")) for tile in tiles]
 
 
 def direct_candidates(ours: Case) -> list[Case]:
@@ -370,7 +384,8 @@ def main() -> int:
                 continue
             candidates = SMALL_M_CANDIDATES if m <= 256 else PARTIAL_WAVE_CANDIDATES if label.startswith("vit ") else GEMM_CANDIDATES
             plans.append((label, kind, p, [lower(Case(label, text)), lower(Case(label + " sm90", text, target="sm90")),
-                                           *([] if args.no_candidates else candidate_cases(label, text, candidates))]))
+                                           *([] if args.no_candidates else candidate_cases(label, text, candidates)),
+                                           *([] if args.no_candidates or m > 256 else wgsplit_cases(label, text))]))
         elif kind == "conv":
             n, h, w, c, k, r, stride, *padding = p
             # pad-alignment pads C = 3 to 4 on sm80 (fixed-channels iterator); ours reads
