@@ -18,7 +18,12 @@ extent), whether a bias is read, and the schedule:
   take turns at the softmax; D = 64 only);
 - "overlap" ("wide"'s tiles and persistent kernel with our own mainloop,
   `templates/boltir_attention_sm90_overlap.h`: each key step's softmax runs while the
-  previous step's P·V product does, inside a warp group; D = 64 only).
+  previous step's P·V product does, inside a warp group; D = 64 only);
+- "overlap_q4" ("overlap" with two Q stages a warp group, where the example keeps one: the
+  next tile's Q, and behind it its first K and V, load while this tile runs; the producer
+  loads in order, so with one stage it waits at each tile's start for the consumers to
+  release Q) and "overlap_q4kv8" (the same with 8 K/V stages, not 5), timed by
+  bench.check_attention, not chosen by `attention_kernels.hopper_schedule`.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -70,6 +75,9 @@ class Schedule:
     own_mainloop: bool = False
 
 
+STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
+"""Two Q stages for each of the two MMA warp groups (the example's default: one each)."""
+
 SCHEDULES = {
     "persistent": Schedule(PINGPONG, "persistent: one block per SM walks the tiles", TILES),
     "cooperative": Schedule("cutlass::gemm::KernelTmaWarpSpecializedCooperative", "cooperative: one block per query tile",
@@ -85,6 +93,11 @@ SCHEDULES = {
                        ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",)),
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
+    "overlap_q4": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group", WIDE_TILES,
+                           (STAGES_Q_4,), own_mainloop=True),
+    "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
+                              WIDE_TILES, (STAGES_Q_4, "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesKV, "
+                                                       "cute::Int<8>>"), own_mainloop=True),
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
