@@ -124,10 +124,13 @@ def test_the_instance_bakes_the_problem_and_takes_the_gemm_abi():
     assert wg.kernel_arch(op) == "sm90" and wg.launch_arguments(op).problem == (1, 128, 768, 3072)
 
 
-def test_the_kernel_waits_first_and_reduces_in_group_order():
+def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_group_order():
     source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(32, 4, 4))).source
     body = source[source.index("kernel(CUTLASS_GRID_CONSTANT"):]
-    assert body.split("{", 1)[1].lstrip().startswith("boltir_pdl::enter();")
+    first, second = [line.strip() for line in body.split("{", 1)[1].strip().splitlines()[:2]]
+    assert first.startswith("boltir_pdl::prefetch_share(params.prefetch, WEIGHT_BYTES);")  # a hint, before the wait
+    assert second == "boltir_pdl::enter();"
+    assert "boltir_pdl::prefetch_weights() && WEIGHT_BYTES <= 16777216ull" in source
     assert "for (int source = 0; source < SPLIT - 1; ++source)" in body  # fixed order: deterministic
 
 

@@ -21,7 +21,9 @@ tile of D with a producer warp group and `split` consumer warp groups. Its k-til
 are cut into `split` contiguous runs; run r has its own ring of `stages` shared-memory stages,
 loaded by TMA from producer warp r and multiplied by consumer group r + 1 on wgmma, both
 through CUTLASS's sm90 collective (the ping-pong mainloop's `load` and `mma` on a k-tile
-range). The groups' partial tiles meet in shared memory, added in group order
+range). Before it waits on its predecessors (PDL) the CTA prefetches its share of the weight
+into the L2, as the 3.x GEMMs of few rows do (`cutlass_sm90.SMALL_M_ROWS`). The groups'
+partial tiles meet in shared memory, added in group order
 (deterministic), and the first group applies the epilogue
 (`compute_kernels.epilogue_function`, the interpreter's `apply_epilogue`) once in f32. Each
 group walks KT / split k-tiles rather than KT, with no workspace and no second launch (which
@@ -165,7 +167,7 @@ def _context(op: ops.GemmOp, tile: SplitTile) -> dict:
         "element": HALF_ELEMENTS[element], "cutlass_element": CUTLASS_ELEMENTS[element],
         "cutlass_layout_b": ("cutlass::layout::ColumnMajor" if op.prop_value("layout_b") == "col"
                              else "cutlass::layout::RowMajor"),
-        "shared_limit": SHARED_LIMIT,
+        "shared_limit": SHARED_LIMIT, "prefetch_max_bytes": cutlass_sm90.PREFETCH_MAX_BYTES,
         "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
         "has_bias": op.bias is not None, "has_residual": op.residual is not None,
         "empty": batch * m * n == 0,
