@@ -22,7 +22,8 @@ extent), whether a bias is read, and the schedule:
 - "overlap_q4" ("overlap" with two Q stages a warp group, where the example keeps one: the
   next tile's Q, and behind it its first K and V, load while this tile runs; the producer
   loads in order, so with one stage it waits at each tile's start for the consumers to
-  release Q) and "overlap_q4kv8" (the same with 8 K/V stages, not 5), timed by
+  release Q) and "overlap_q4kv8" (the same with 8 K/V stages, not 5), and "wide_q4"
+  ("wide" with two Q stages a warp group: the example's own compute), timed by
   bench.check_attention, not chosen by `attention_kernels.hopper_schedule`.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
@@ -93,6 +94,7 @@ SCHEDULES = {
                        ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",)),
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
+    "wide_q4": Schedule(PINGPONG, "persistent on 128-key tiles, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,)),
     "overlap_q4": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group", WIDE_TILES,
                            (STAGES_Q_4,), own_mainloop=True),
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
