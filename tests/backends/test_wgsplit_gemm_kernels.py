@@ -174,3 +174,26 @@ def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
     op_list = [marked(BERT_FFN2, wg.SplitTile(32, 4, 4)),
                marked(gemm_text(197, 768, 3072, element="bf16", epilogue="bias, gelu"), wg.SplitTile(64, 2, 6))]
     assert_unit_compiles(wg, op_list, tmp_path, SM90A)
+
+
+def test_select_kernels_split_gemms_gives_it_the_few_row_gemms():
+    """split_gemms=wgsplit: GEMMs of at most 256 rows on sm90 get the default tile (the skinny
+    kernel keeps its batch-1 classifiers); by default CUTLASS keeps them; the tuner then starts
+    from ours and races CUTLASS's beside it."""
+    from boltir.backends.cuda.select.heuristic import HeuristicSelector
+
+    ffn2, classifier = gemm_of(128, 768, 3072), gemm_of(1, 1000, 2048)
+    chosen = HeuristicSelector(sms=132, split_gemms=True).select(ffn2, "sm90")
+    assert chosen.family == wg.FAMILY and wg.SplitTile.of(chosen.tile) == wg.default_tile(ffn2, 132)
+    assert HeuristicSelector(sms=132, split_gemms=True).select(classifier, "sm90").family == "skinny_gemm"
+    assert HeuristicSelector(sms=132).select(ffn2, "sm90").family == "gemm"
+    found = candidates(ffn2, "sm90", heuristic=HeuristicSelector(sms=132, split_gemms=True)).choices
+    assert found[0] == chosen and any(c.family == "gemm" for c in found)
+
+
+def test_an_unknown_split_gemms_kernel_is_one_line():
+    from boltir.backends.cuda.passes.select_kernels import make_selector
+
+    with pytest.raises(BoltError) as error:
+        make_selector("heuristic", split_gemms="streamk")
+    assert error.value.message == "split_gemms must be one of cutlass, wgsplit; got 'streamk'"

@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=4 conv_ctas=1 narrow_pointwise=stream narrow_windows=stream}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=4 conv_ctas=1 narrow_pointwise=stream narrow_windows=stream split_gemms=cutlass}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -30,7 +30,10 @@ codegen/stream_conv_kernels.py, where heuristic.narrow_pointwise_problem says so
 window on 16 channels or fewer, stride 1 and no padding (MobileNet's blocked stem) run on the
 same streaming kernel on sm90 (`narrow_windows=stream`, where
 heuristic.narrow_window_problem says so); `narrow_windows=stem` leaves them to the rules
-after it (our stem conv). `conv_ctas=2`
+after it (our stem conv). `split_gemms=wgsplit` runs GEMMs of at most 256 rows on sm90 (the
+batch-1 transformers') on our kernel with K split among a CTA's warp groups
+(codegen/wgsplit_gemm_kernels.py) where it takes them; the default, `cutlass`, keeps
+CUTLASS's narrow tiles until ours is timed. `conv_ctas=2`
 gives the 3.x implicit-GEMM convs the stages that let two CTAs share a multiprocessor (the
 default, 1, takes as many as fit; 2 measured no faster on the H200, bench/RESULTS.md).
 
@@ -72,6 +75,7 @@ SELECTORS = ("heuristic", "db", "tune")
 
 DEPTHWISE_KERNELS = ("direct", "cutlass")
 SMALL_M_KERNELS = ("skinny", "cutlass")
+SPLIT_GEMM_KERNELS = ("cutlass", "wgsplit")
 FEW_CHANNELS_KERNELS = ("stem", "cutlass")
 FEW_PIXELS_KERNELS = ("splitk", "cutlass")
 NARROW_CONV_KERNELS = ("cutlass", "halo")
@@ -83,7 +87,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
                   depthwise: str = "direct", small_m: str = "skinny", few_channels: str = "stem",
                   few_pixels: str = "splitk", conv_ctas: int = 1, narrow_convs: str = "halo",
                   halo_mode: int = halo_conv_kernels.DEFAULT_MODE, narrow_pointwise: str = "stream",
-                  narrow_windows: str = "stream") -> KernelSelector:
+                  narrow_windows: str = "stream", split_gemms: str = "cutlass") -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
     (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
     kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's), and
@@ -93,7 +97,9 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     stride-1 convs on 16-64 channels on sm90 ("halo": ours, `halo_mode` its mode; "cutlass":
     CUTLASS's); `narrow_pointwise` memory-bound 1x1 convs with a narrow side on sm90
     ("stream": ours, "cutlass": the persistent 3.x GEMMs); `narrow_windows` memory-bound
-    small-window convs on few channels on sm90 ("stream": ours, "stem": the rules after it); `conv_ctas`
+    small-window convs on few channels on sm90 ("stream": ours, "stem": the rules after it);
+    `split_gemms` GEMMs of at most 256 rows on sm90 past the skinny kernel's ("cutlass":
+    CUTLASS's narrow tiles, "wgsplit": ours with K split among warp groups); `conv_ctas`
     the 3.x implicit-GEMM convs' CTAs per multiprocessor (1: as many stages as fit)."""
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
@@ -103,6 +109,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
         raise BoltError(f"cutlass must be 2 (2.x kernels only) or 3 (3.x on sm90 where it runs), got {cutlass}")
     if depthwise not in DEPTHWISE_KERNELS:
         raise BoltError(f"depthwise must be one of {', '.join(DEPTHWISE_KERNELS)}; got '{depthwise}'")
+    if split_gemms not in SPLIT_GEMM_KERNELS:
+        raise BoltError(f"split_gemms must be one of {', '.join(SPLIT_GEMM_KERNELS)}; got '{split_gemms}'")
     if small_m not in SMALL_M_KERNELS:
         raise BoltError(f"small_m must be one of {', '.join(SMALL_M_KERNELS)}; got '{small_m}'")
     if few_channels not in FEW_CHANNELS_KERNELS:
@@ -125,7 +133,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
                                  split_convs=few_pixels == "splitk", conv_ctas=conv_ctas,
                                  halo_convs=narrow_convs == "halo", halo_mode=halo_mode,
                                  narrow_pointwise=narrow_pointwise == "stream",
-                                 stream_windows=narrow_windows == "stream")
+                                 stream_windows=narrow_windows == "stream", split_gemms=split_gemms == "wgsplit")
     kind = DatabaseSelector if name == "db" else TuningSelector
     selector = kind(sms=sms, cutlass=cutlass, tuning_db=tuning_db, gpu=gpu)
     selector.heuristic.direct_depthwise = depthwise == "direct"
@@ -137,6 +145,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     selector.heuristic.halo_mode = halo_mode
     selector.heuristic.narrow_pointwise = narrow_pointwise == "stream"
     selector.heuristic.stream_windows = narrow_windows == "stream"
+    selector.heuristic.split_gemms = split_gemms == "wgsplit"
     return selector
 
 
@@ -176,13 +185,15 @@ class SelectKernelsPass(ModulePass):
     """Whose kernel the heuristic gives memory-bound 1x1 convs with a narrow side on sm90: "stream" (ours) or "cutlass"."""
     narrow_windows: str = "stream"
     """Whose kernel the heuristic gives memory-bound small-window convs on few channels on sm90: "stream" (ours) or "stem" (the rules after it)."""
+    split_gemms: str = "cutlass"
+    """Whose kernel the heuristic gives GEMMs of at most 256 rows on sm90 past the skinny kernel's: "cutlass" or "wgsplit" (ours)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):
             raise BoltError(f"arch must be one of sm80, sm90; got '{self.arch}'")
         selector = make_selector(self.selector, self.sms, self.cutlass, self.tuning_db, self.gpu, self.depthwise,
                                  self.small_m, self.few_channels, self.few_pixels, self.conv_ctas, self.narrow_convs,
-                                 self.halo_mode, self.narrow_pointwise, self.narrow_windows)
+                                 self.halo_mode, self.narrow_pointwise, self.narrow_windows, self.split_gemms)
         targets = [o for o in op.walk() if isinstance(o, SELECTABLE)]
         if hasattr(selector, "prepare"):
             selector.prepare(targets, self.arch)

@@ -652,6 +652,8 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_c
     streams = ((stream_conv_kernels.FAMILY, stream_conv, "stream_windows"),) if window else ()
     for family, generate, switch in (*streams, (halo_conv_kernels.FAMILY, halo_conv, "halo_convs"),
                                      (skinny_gemm_kernels.FAMILY, skinny_gemm, "skinny_gemms"),
+                                     (wgsplit_gemm_kernels.FAMILY, lambda op, _, found: wgsplit_gemm(op, sms, found),
+                                      "split_gemms"),
                                      (stem_conv_kernels.FAMILY, stem_conv, "stem_convs"),
                                      (splitk_conv_kernels.FAMILY, splitk_conv, "split_convs"),
                                      (stream_conv_kernels.FAMILY, stream_conv, "narrow_pointwise")):

@@ -26,6 +26,7 @@ from boltir.backends.cuda.codegen import (
     splitk_conv_kernels,
     stem_conv_kernels,
     stream_conv_kernels,
+    wgsplit_gemm_kernels,
 )
 from boltir.backends.cuda.codegen.cutlass_common import (
     batch_layout,
@@ -478,6 +479,10 @@ class HeuristicSelector:
     """Whether GEMMs with few rows (batch-1 classifiers) run on our weight-streaming kernel
     where it takes them (False: CUTLASS's tiles, for comparison)."""
 
+    split_gemms: bool = False
+    """Whether GEMMs of at most SMALL_M_ROWS rows on sm90 run on our kernel with K split among
+    a CTA's warp groups (wgsplit_gemm_kernels) where it takes them; select-kernels
+    split_gemms=wgsplit turns it on. Off until timed against CUTLASS's narrow tiles."""
     stem_convs: bool = True
     """Whether convs on few input channels (image stems) run on our own kernel where it
     takes them (False: CUTLASS's implicit GEMM, for comparison)."""
@@ -531,6 +536,10 @@ class HeuristicSelector:
         if (self.skinny_gemms and isinstance(op, ops.GemmOp) and skinny_gemm_kernels.gemm_reason(op) is None
                 and skinny_gemm_kernels.payoff_reason(op, sms) is None):
             return self.skinny_gemm(op, arch)
+        if (hopper and self.split_gemms and isinstance(op, ops.GemmOp)
+                and wgsplit_gemm_kernels.gemm_reason(op) is None):
+            tile = wgsplit_gemm_kernels.default_tile(op, sms)
+            return KernelChoice(wgsplit_gemm_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
         if hopper and self.split_convs and isinstance(op, ops.Conv2dOp) and splitk_conv_problem(op, sms):
             return self.splitk_conv(op, sms)
         if hopper and isinstance(op, ops.GemmOp | ops.Conv2dOp):
