@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from bench.tables import print_table
-from boltir.backends.cuda.select.heuristic import SMALL_M_ROWS
+from boltir.backends.cuda.codegen.cutlass_sm90 import SMALL_M_ROWS
 from boltir.tools.roofline_plot import plot_launches
 from boltir.runtime import launch_bounds, summed_times
 from boltir.target import get_target
@@ -512,7 +512,7 @@ def print_data_floor(name: str, launches) -> None:
 
 
 SMALL_M_FACTOR = 3
-"""Issue 16's target for GEMMs of few rows (the heuristic's SMALL_M_ROWS; BERT's at batch 1:
+"""Issue 16's target for GEMMs of few rows (cutlass_sm90.SMALL_M_ROWS; BERT's at batch 1:
 M = 128): each within 3x of max(reading its weight once at DRAM bandwidth, an empty kernel
 in a graph)."""
 

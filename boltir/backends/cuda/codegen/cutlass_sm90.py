@@ -44,6 +44,8 @@ has too few output tiles to fill the GPU, and the implicit-GEMM conv cannot spli
 
 from __future__ import annotations
 
+import math
+
 from boltir.backends.cuda.codegen.cutlass_common import (
     check_bias,
     check_elements,
@@ -98,6 +100,15 @@ steps of latency on any tile, and reading its weight from DRAM is most of its by
 heuristic gives it narrow tiles, and its launcher prefetches the weight (B, unbatched, at
 most PREFETCH_MAX_BYTES) into the L2 before the kernel waits on its predecessors, so that
 the read overlaps them (`boltir_pdl::prefetch_share`; BOLTIR_PDL=noprefetch turns it off)."""
+
+
+def narrow_columns_pay(rows: int, n: int, sms: int, count: int = 1) -> bool:
+    """Whether a GEMM of `rows` rows (at most SMALL_M_ROWS) takes 32-column tiles rather than
+    64: where 64 x 64 tiles leave half the multiprocessors idle, each CTA walks all of K
+    alone, and twice the CTAs halve that walk (BERT b1's N = 768 GEMMs, bench/RESULTS.md)."""
+    return rows <= SMALL_M_ROWS and math.ceil(rows / 64) * math.ceil(n / 64) * count * 2 <= sms
+
+
 PREFETCH_MAX_BYTES = 16 * 2**20
 """A third of the H100's and H200's 50 MB L2: a bigger weight would push its own first
 lines out before the mainloop reads them."""

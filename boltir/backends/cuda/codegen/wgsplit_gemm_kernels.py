@@ -145,8 +145,7 @@ def default_tile(op: ops.GemmOp, sms: int) -> SplitTile:
     heuristic's narrow tiles), else 64; the most groups (up to four) that leave each at least
     MIN_K_TILES k-tiles, else two; the deepest rings that fit."""
     batch, m, n, _ = problem_of(op)
-    tiles_64 = math.ceil(batch * m / TILE_M) * math.ceil(n / 64)
-    block_n = 32 if tiles_64 * 2 <= sms else 64
+    block_n = 32 if cutlass_sm90.narrow_columns_pay(batch * m, n, sms) else 64
     split = max((s for s in SPLITS if k_tiles(op) >= s * MIN_K_TILES), default=SPLITS[0])
     return SplitTile(block_n, split, most_stages(block_n, split))
 

@@ -52,7 +52,7 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
 - Other 1x1 convs whose output tiles are under half a wave (batch 1, deep layers): the
   cooperative GEMM on the conv's buffers split along C, 2 to 8 slices
   (`split_pointwise_gemms`), which the implicit-GEMM conv cannot do.
-- GEMMs of at most SMALL_M_ROWS rows on sm90 that our kernel with K split among warp groups
+- GEMMs of at most cutlass_sm90.SMALL_M_ROWS rows on sm90 that our kernel with K split among warp groups
   takes (`wgsplit_gemm_kernels`): its default tile, then 32 and 64 columns with two and four
   groups (`wgsplit_gemm`). The heuristic does not give it ops: it races here until timed.
 
@@ -89,7 +89,6 @@ from boltir.backends.cuda.codegen import (
 from boltir.backends.cuda.codegen.epilogues import plan_epilogue
 from boltir.backends.cuda.select.choice import CUTLASS_3X_FAMILIES, UNFUSE, KernelChoice
 from boltir.backends.cuda.select.heuristic import (
-    SMALL_M_ROWS,
     HeuristicSelector,
     batches_operands,
     depthwise_pixels,
@@ -142,7 +141,7 @@ HOPPER_CONV_SHAPES = ((64, 64, 64), (64, 128, 64), (128, 64, 64), (128, 128, 64)
 CLUSTERS = ((1, 1, 1), (2, 1, 1), (1, 2, 1))
 SPLIT_K = (2, 4, 8)
 SMALL_M_K_TILES = 4
-"""A 3.x GEMM of at most SMALL_M_ROWS rows whose grid is under half a wave may split K into
+"""A 3.x GEMM of at most cutlass_sm90.SMALL_M_ROWS rows whose grid is under half a wave may split K into
 slices of this many K tiles (else 8): at M = 128 and K = 768 (BERT's batch-1 QKV and FFN1)
 there is no split of 8 tiles a slice, and the tuner should race the split against the idle
 SMs."""
@@ -153,7 +152,7 @@ threads) beyond which the tile spills."""
 MIN_RELATIVE_EFFICIENCY = 0.5
 """A tile whose grid is less than half as efficient as the best tile's is pruned."""
 SMALL_M_MIN_RELATIVE_EFFICIENCY = 0.25
-"""The same for a 3.x GEMM of at most SMALL_M_ROWS rows: there the grid score (busy SMs)
+"""The same for a 3.x GEMM of at most cutlass_sm90.SMALL_M_ROWS rows: there the grid score (busy SMs)
 says least about the time, since every tile is a few K steps of latency; a 128x64 tile split
 eight ways scored just under half the 64x32 tile's at BERT's 128 x 768 x 3072."""
 MAX_EDGE_WASTE = 0.5
@@ -478,7 +477,8 @@ def _hopper_ranked(shapes, schedules_for, rows: int, n: int, k: int, count: int,
                 if cluster != (1, 1, 1) and tiles < sms:
                     found.prune("cluster on a partial wave")
                     continue
-                splits = (_split_k_options(tiles, k, shape[2], sms, SMALL_M_K_TILES if rows <= SMALL_M_ROWS else 8)
+                slice_k_tiles = SMALL_M_K_TILES if rows <= cutlass_sm90.SMALL_M_ROWS else 8
+                splits = (_split_k_options(tiles, k, shape[2], sms, slice_k_tiles)
                           if split and schedule == "cooperative" and count == 1 else [1])
                 # a cluster's multicast halves one operand's traffic: a small bonus on big grids
                 bonus = (1 + 0.03 * (cluster != (1, 1, 1))) * (1 + 0.02 * (schedule == "pingpong" and shape[0] == 64))
@@ -518,7 +518,7 @@ def hopper_gemm(op: ops.GemmOp, base: KernelChoice, sms: int, found: CandidateSe
 
     ranked = _hopper_ranked(HOPPER_GEMM_SHAPES, schedules, rows, n, k, count, sms, found, "gemm", True, base)
     first = base if base.arch == "sm90" else None
-    relative = SMALL_M_MIN_RELATIVE_EFFICIENCY if rows * count <= SMALL_M_ROWS else MIN_RELATIVE_EFFICIENCY
+    relative = SMALL_M_MIN_RELATIVE_EFFICIENCY if rows * count <= cutlass_sm90.SMALL_M_ROWS else MIN_RELATIVE_EFFICIENCY
     return _keep_best(found, ranked, MAX_PER_GENERATION["3.x"], rows, n, count, sms, first, relative)
 
 
@@ -676,7 +676,9 @@ def candidates(op: Operation, arch: str, sms: int = 0, cutlass: int = 3, split_c
     if isinstance(op, ops.GemmOp):
         choices = legacy_gemm(op, legacy, sms, limit, found)
         if hopper and hopper_gemm_problem(op) is not None:
-            choices = hopper_gemm(op, first, sms, found) + (wgsplit_gemm(op, sms, found) if cutlass >= 3 else []) + choices
+            # our warp-group-split GEMM's tiles, unless the heuristic's choice already raced them
+            raced = any(choice.family == wgsplit_gemm_kernels.FAMILY for choice in ours)
+            choices = hopper_gemm(op, first, sms, found) + ([] if raced else wgsplit_gemm(op, sms, found)) + choices
     elif legacy.family == "depthwise_conv2d_fprop":
         choices = depthwise(op, legacy, found)
     elif legacy.family == depthwise_kernels.FAMILY:

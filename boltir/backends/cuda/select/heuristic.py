@@ -152,8 +152,6 @@ def swizzle_for(m: int, n: int) -> int:
     return 1
 
 
-SMALL_M_ROWS = cutlass_sm90.SMALL_M_ROWS
-
 HOPPER_GEMM_TILES: tuple[tuple[tuple[int, int, int], str], ...] = (
     ((128, 256, 64), "cooperative"),
     ((256, 128, 64), "cooperative"),
@@ -194,7 +192,7 @@ def hopper_tile(threadblock: tuple[int, int, int], schedule: str) -> Tile:
 
 def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Tile, str, tuple[int, int, int], int]:
     """Tile and schedule by the same score as the 2.x tiles (full waves, no edge waste,
-    big tiles), 64x32 for at most SMALL_M_ROWS rows where 64x64 leaves half the SMs idle;
+    big tiles), 64x32 where `cutlass_sm90.narrow_columns_pay` says so;
     a 2x1 cluster (two CTAs of one column share B's tile by TMA multicast)
     once the grid is two waves or more of an even number of tile rows; split-k (the
     stream-K scheduler, cooperative; reduced in f32, so any epilogue) when the grid is
@@ -205,9 +203,7 @@ def choose_hopper_gemm(m: int, n: int, k: int, batch: int, sms: int) -> tuple[Ti
         if best is None or score > best[0] + 1e-9:
             best = (score, threadblock, schedule, tiles)
     _, threadblock, schedule, tiles = best
-    if threadblock == (64, 64, 64) and m <= SMALL_M_ROWS and tiles * 2 <= sms:
-        # Under half a wave each CTA walks all of K alone: 32-column tiles, twice the CTAs,
-        # halve that walk (BERT b1's N = 768 GEMMs, bench/RESULTS.md).
+    if threadblock == (64, 64, 64) and cutlass_sm90.narrow_columns_pay(m, n, sms, batch):
         threadblock = (64, 32, 64)
         tiles = math.ceil(m / 64) * math.ceil(n / 32) * batch
     rows = math.ceil(m / threadblock[0])
@@ -480,7 +476,7 @@ class HeuristicSelector:
     where it takes them (False: CUTLASS's tiles, for comparison)."""
 
     split_gemms: bool = False
-    """Whether GEMMs of at most SMALL_M_ROWS rows on sm90 run on our kernel with K split among
+    """Whether GEMMs of at most cutlass_sm90.SMALL_M_ROWS rows on sm90 run on our kernel with K split among
     a CTA's warp groups (wgsplit_gemm_kernels) where it takes them; select-kernels
     split_gemms=wgsplit turns it on. Off until timed against CUTLASS's narrow tiles."""
     stem_convs: bool = True
