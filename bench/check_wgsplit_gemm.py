@@ -1,10 +1,11 @@
-"""Runs our Hopper GEMM for few rows with K split among warp groups
+"""Runs our Hopper GEMM for few rows with K split among a cluster's CTAs and their warp groups
 (boltir/backends/cuda/codegen/wgsplit_gemm_kernels.py) on the GPU and compares each result
 with the op-level interpreter on fresh random inputs: BERT's and ViT-B/16's batch-1 GEMMs
 (128 and 197 rows; QKV, output projection, FFN1, FFN2) with both weight layouts, rows that
 leave a partial 64-row tile, N off the tile's columns, K off the 64-wide k-tile, a leading
 batch folded into the rows, every epilogue kind, f16 and bf16, each on the kernel's default
-tile, and BERT's two N = 768 GEMMs on every tile the tuner would measure. The bar:
+tile, and BERT's output projection, FFN1 and FFN2 on every tile the tuner would measure (clusters of
+one, two and four CTAs, one wave and several). The bar:
 ‖Δ‖/‖ref‖ < 1e-2. Prints a pass/fail table last; exits 1 if any fails.
 
     source bench/setup_gpu.sh && python3 -m bench.check_wgsplit_gemm [--only TEXT] [--list]
@@ -54,13 +55,13 @@ def shapes() -> list[tuple[str, str]]:
 
 def cases() -> list[Case]:
     """Each shape on the kernel's default tile (forced: the heuristic leaves these GEMMs to
-    CUTLASS); BERT's output projection and FFN2 on the tuner's other tiles too."""
+    CUTLASS); BERT's output projection, FFN1 and FFN2 on the tuner's other tiles too."""
     out = []
     for index, (label, text) in enumerate(shapes()):
         element = "bf16" if " bf16 " in label else "f16"
         op = next(o for o in parse_module(text).walk() if isinstance(o, ops.GemmOp))
         tiles = [wg.default_tile(op, SMS)]
-        if index in (1, 3):
+        if index in (1, 2, 3):
             tiles += [wg.SplitTile.of(c.tile) for c in candidates(op, "sm90", sms=SMS).choices if c.family == wg.FAMILY]
         for tile in dict.fromkeys(tiles):
             out.append(Case(f"{label} tile {tile.describe()}", text, element, target="sm90",

@@ -1,4 +1,4 @@
-"""Our Hopper GEMM for few rows with K split among warp groups
+"""Our Hopper GEMM for few rows with K split among a cluster's CTAs and their warp groups
 (codegen/wgsplit_gemm_kernels.py, family "wgsplit_gemm").
 
 Without a GPU: which GEMMs it takes and why not, its tiles and why not, the default tile,
@@ -74,75 +74,103 @@ def test_a_column_major_a_is_refused():
 
 
 @pytest.mark.parametrize("tile, reason", [
-    (wg.SplitTile(48, 2, 4), "a tile is 32 or 64 columns wide, not 48"),
-    (wg.SplitTile(32, 5, 4), "K splits among 2, 3, 4 warp groups, not 5"),
-    (wg.SplitTile(32, 2, 9), "a ring has 2 to 8 stages, not 9"),
-    (wg.SplitTile(64, 4, 8), "4 rings of 8 stages exceed a CTA's 232448 bytes of shared memory"),
+    (wg.SplitTile(48, 1, 2), "a tile is 32 or 64 columns wide, not 48"),
+    (wg.SplitTile(32, 3, 2), "K splits among 1, 2, 4 CTAs of a cluster, not 3"),
+    (wg.SplitTile(32, 1, 5), "K splits among 2, 3, 4 warp groups, not 5"),
+    (wg.SplitTile(64, 4, 4), "12 k-tiles of 64 cannot give each of 16 warp groups one"),
 ])
 def test_tiles_it_cannot_run(tile, reason):
-    assert wg.tile_reason(gemm_of(128, 768, 3072), tile) == reason
+    assert wg.tile_reason(gemm_of(128, 768, 768), tile) == reason
 
 
 def test_each_warp_group_needs_a_k_tile():
-    assert wg.tile_reason(gemm_of(128, 768, 128), wg.SplitTile(32, 3, 4)) == (
+    assert wg.tile_reason(gemm_of(128, 768, 128), wg.SplitTile(32, 1, 3)) == (
         "2 k-tiles of 64 cannot give each of 3 warp groups one")
+
+
+def test_a_clusters_runs_are_equal():
+    """A cluster's rings of one index release each other's stages, so every run of a cluster
+    has as many k-tiles; one CTA splits unevenly."""
+    assert wg.tile_reason(gemm_of(128, 768, 768), wg.SplitTile(64, 4, 2)) == (
+        "12 k-tiles of 64 do not split evenly among 8 warp groups of a cluster")
+    assert wg.tile_reason(gemm_of(128, 768, 768), wg.SplitTile(64, 2, 3)) is None
+    assert wg.tile_reason(gemm_of(128, 768, 640), wg.SplitTile(64, 1, 3)) is None  # 10 k-tiles: 3, 3, 4
 
 
 def test_every_deepest_ring_fits():
     for block_n in wg.BLOCK_N:
         for split in wg.SPLITS:
-            stages = wg.most_stages(block_n, split)
-            assert wg.tile_reason(gemm_of(128, 768, 3072), wg.SplitTile(block_n, split, stages)) is None
-            assert stages == wg.MAX_STAGES or wg.shared_bytes(wg.SplitTile(block_n, split, stages + 1)) > wg.SHARED_LIMIT - 1024
+            stages = wg.SplitTile(block_n, 1, split).stages()
+            assert 2 <= stages <= wg.MAX_STAGES and wg.shared_bytes(block_n, split, stages) <= wg.SHARED_LIMIT - 1024
+            assert stages == wg.MAX_STAGES or wg.shared_bytes(block_n, split, stages + 1) > wg.SHARED_LIMIT - 1024
 
 
 @pytest.mark.parametrize("m, n, k, tile", [
-    (128, 768, 3072, (32, 4, 4)),   # BERT b1's FFN2: 24 tiles of 64 columns, half a wave: 32; 48 k-tiles
-    (128, 3072, 768, (64, 3, 4)),   # FFN1: 96 tiles; 12 k-tiles, 4 a group
-    (128, 768, 768, (32, 3, 5)),    # the output projection
-    (128, 768, 256, (32, 2, 8)),    # 4 k-tiles: two groups
+    (128, 768, 3072, (64, 4, 3)),   # BERT b1's FFN2: 24 tiles, four CTAs each: 96 CTAs, 12 k-tiles a CTA, 4 a group
+    (128, 3072, 768, (64, 1, 3)),   # FFN1: 96 tiles fill the wave alone; 12 k-tiles, 4 a group
+    (128, 768, 768, (64, 4, 3)),    # the output projection: 12 k-tiles, 1 a group
+    (128, 2304, 768, (64, 1, 3)),   # QKV: 72 tiles; a cluster of two would be 144 CTAs
+    (197, 768, 3072, (64, 2, 4)),   # ViT-B/16's FFN2: 4 row tiles
+    (64, 72, 1000, (32, 4, 2)),     # 16 k-tiles (the last partial): 8 runs of 2
 ])
 def test_default_tile(m, n, k, tile):
-    assert wg.default_tile(gemm_of(m, n, k), sms=132) == wg.SplitTile(*tile)
+    op = gemm_of(m, n, k)
+    assert wg.default_tile(op, sms=132) == wg.SplitTile(*tile)
+    assert wg.ctas_of(op, wg.default_tile(op, sms=132)) <= 132
+
+
+def test_ranked_tiles_put_one_wave_first_then_the_fewest_bytes_a_cta_reads():
+    ranked = wg.ranked_tiles(gemm_of(128, 768, 3072), sms=132)
+    assert [t.describe() for t in ranked[:4]] == ["64x4x3", "32x2x4", "64x2x4", "32x1x4"]
+    assert all(wg.tile_reason(gemm_of(128, 768, 3072), t) is None for t in ranked)
+    waves = [wg.ctas_of(gemm_of(128, 768, 3072), t) > 132 for t in ranked]
+    assert waves == sorted(waves)
 
 
 # ------------------------------------------------------------------ the instance
 
 
 def test_the_instance_bakes_the_problem_and_takes_the_gemm_abi():
-    op = marked(BERT_FFN2, wg.SplitTile(32, 4, 4))
+    op = marked(BERT_FFN2, wg.SplitTile(64, 4, 3))
     source = wg.emit_instance(op).source
-    for text in ("constexpr int M = 128, N = 768, K = 3072;", "BN = 32, BK = 64, SPLIT = 4, STAGES = 4;",
+    for text in ("constexpr int M = 128, N = 768, K = 3072;", "BN = 64, BK = 64, CTAS = 4, SPLIT = 3, STAGES = 4;",
+                 "__cluster_dims__(CTAS, 1, 1)", "using ClusterShape = Shape<Int<CTAS>, _1, _1>;",
                  "cutlass::layout::RowMajor, 8, float, TileShape", "KernelTmaWarpSpecializedPingpong",
                  "x = x + residual;", "to_f32(params.residual[at])", "to_f32(params.bias[n])",
                  "int batch,\n                          int m, int n, int k, void *workspace",
                  "if (batch != 1 || m != 128 || n != 768 || k != 3072) return 2002;",
-                 "boltir_pdl::launch(kernel, dim3(TILES_N, TILES_M), kThreads, SHARED_BYTES, stream, params);"):
+                 "boltir_pdl::launch(kernel, dim3(TILES_N * CTAS, TILES_M), kThreads, SHARED_BYTES, stream, params);"):
         assert text in source, text
-    col = wg.emit_instance(marked(gemm_text(128, 768, 3072), wg.SplitTile(32, 4, 4))).source
+    col = wg.emit_instance(marked(gemm_text(128, 768, 3072), wg.SplitTile(32, 1, 4))).source
     assert "cutlass::layout::ColumnMajor, 8, float, TileShape" in col
+    assert "__cluster_dims__" not in col and "CTAS = 1, SPLIT = 4" in col  # one CTA: no cluster
     assert wg.kernel_arch(op) == "sm90" and wg.launch_arguments(op).problem == (1, 128, 768, 3072)
 
 
-def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_group_order():
-    source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(32, 4, 4))).source
+def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_cluster_and_group_order():
+    source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(64, 4, 3))).source
     body = source[source.index("kernel(CUTLASS_GRID_CONSTANT"):]
     first, second = [line.strip() for line in body.split("{", 1)[1].strip().splitlines()[:2]]
     assert first.startswith("boltir_pdl::prefetch_share(params.prefetch, WEIGHT_BYTES);")  # a hint, before the wait
     assert second == "boltir_pdl::enter();"
     assert "boltir_pdl::prefetch_weights() && WEIGHT_BYTES <= 16777216ull" in source
-    assert "for (int source = 0; source < SPLIT - 1; ++source)" in body  # fixed order: deterministic
+    # fixed order, CTA then group: deterministic
+    assert "for (int source = 0; source < CTAS; ++source)" in body
+    assert "for (int group = 0; group < SPLIT; ++group) sum += partial_tile(*peer, group)" in body
+    assert "map_shared_rank(peer, source)" in body
+    # every thread reaches every barrier, and none leaves while a peer reads its partials
+    assert "return;" not in body and body.count("sync_cluster();") == 3
 
 
 def test_one_instance_per_distinct_tile_and_problem():
-    first, same = marked(BERT_FFN2, wg.SplitTile(32, 4, 4)), marked(BERT_FFN2, wg.SplitTile(32, 4, 4))
-    other = marked(BERT_FFN2, wg.SplitTile(32, 2, 8))
+    first, same = marked(BERT_FFN2, wg.SplitTile(64, 4, 3)), marked(BERT_FFN2, wg.SplitTile(64, 4, 3))
+    other = marked(BERT_FFN2, wg.SplitTile(64, 2, 3))
     assert wg.kernel_name(first) == wg.kernel_name(same) != wg.kernel_name(other)
     assert wg.emit_translation_unit([first, same, other]).count("extern \"C\" int boltir_wgsplit_gemm_") == 2
 
 
 def test_a_choice_it_cannot_run_is_one_line():
-    op = marked(gemm_text(512, 768, 768), wg.SplitTile(32, 2, 4))
+    op = marked(gemm_text(512, 768, 768), wg.SplitTile(32, 1, 2))
     with pytest.raises(BoltError) as error:
         wg.emit_instance(op)
     assert error.value.message == "no wgsplit_gemm kernel for op.gemm: 512 rows of A: the kernel takes at most 256"
@@ -150,7 +178,7 @@ def test_a_choice_it_cannot_run_is_one_line():
 
 def test_it_is_a_tiled_family_whose_op_stays_at_the_op_level(rng):
     module = parse_module(BERT_FFN2)
-    mark(the_gemm(module), wg, wg.SplitTile(32, 4, 4), "sm90")
+    mark(the_gemm(module), wg, wg.SplitTile(64, 4, 3), "sm90")
     after = assert_equivalent(module, LowerOpToCutlassPass(), rng)
     assert tiled_families.BY_FAMILY[wg.FAMILY] is wg
     assert wg.computes(the_gemm(after))
@@ -163,7 +191,8 @@ def test_the_tuner_races_its_tiles_for_few_rows_only():
     found = candidates(gemm_of(128, 768, 3072), "sm90", 132, 3).choices
     ours = [c for c in found if c.family == wg.FAMILY]
     assert 2 <= len(ours) <= MAX_WGSPLIT and found[0].family == "gemm"
-    assert describe_choice(ours[0]) == "wgsplit 32x4x4"
+    assert describe_choice(ours[0]) == "wgsplit 64x4x3"
+    assert [wg.SplitTile.of(c.tile) for c in ours] == wg.ranked_tiles(gemm_of(128, 768, 3072), 132)[:len(ours)]
     assert not any(c.family == wg.FAMILY for c in candidates(gemm_of(4096, 768, 768), "sm90", 132, 3).choices)
     assert not any(c.family == wg.FAMILY for c in candidates(gemm_of(128, 768, 3072), "sm80", 108, 2).choices)
     assert wg.cutlass_sm90.SMALL_M_ROWS == cutlass_sm90.SMALL_M_ROWS
@@ -171,8 +200,8 @@ def test_the_tuner_races_its_tiles_for_few_rows_only():
 
 @pytest.mark.slow
 def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
-    op_list = [marked(BERT_FFN2, wg.SplitTile(32, 4, 4)),
-               marked(gemm_text(197, 768, 3072, element="bf16", epilogue="bias, gelu"), wg.SplitTile(64, 2, 6))]
+    op_list = [marked(BERT_FFN2, wg.SplitTile(64, 4, 3)),
+               marked(gemm_text(197, 768, 3072, element="bf16", epilogue="bias, gelu"), wg.SplitTile(32, 1, 2))]
     assert_unit_compiles(wg, op_list, tmp_path, SM90A)
 
 

@@ -5,8 +5,8 @@
 // RUN: not bolt-opt %s -p 'select-kernels{split_gemms=streamk}' 2>&1 | filecheck %s --check-prefix=OPTION
 
 // With split_gemms=wgsplit, a GEMM of at most 256 rows on sm90 (BERT b1's FFN2: 128 rows, a
-// K x N weight) runs on our kernel with K split among a CTA's warp groups, its tile (columns,
-// groups, stages); lower-op-to-cutlass leaves it an op.gemm with its whole epilogue. 384 rows
+// K x N weight) runs on our kernel with K split among a cluster's CTAs and their warp groups,
+// its tile (columns, cluster CTAs, warp groups per CTA); lower-op-to-cutlass leaves it an op.gemm with its whole epilogue. 384 rows
 // stay CUTLASS's; so does everything by default and on sm80.
 
 // OPTION:     {{^}}error: split_gemms must be one of cutlass, wgsplit; got 'streamk'{{$}}
@@ -14,7 +14,7 @@
 
 // CHECK-LABEL: func.func @ffn2
 // CHECK:       op.gemm %x, %w bias %b residual %r
-// CHECK-SAME:  kernel = {family = "wgsplit_gemm", arch = "sm90", threadblock = array<i64: 32, 4, 4>
+// CHECK-SAME:  kernel = {family = "wgsplit_gemm", arch = "sm90", threadblock = array<i64: 64, 4, 3>
 // LOWERED-LABEL: func.func @ffn2
 // LOWERED-NOT:   cutlass.
 // LOWERED:       op.gemm %x, %w bias %b residual %r

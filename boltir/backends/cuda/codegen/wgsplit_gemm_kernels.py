@@ -1,7 +1,7 @@
-"""Our Hopper GEMM for few rows with K split among a CTA's warp groups (family
+"""Our Hopper GEMM for few rows with K split among a cluster's CTAs and their warp groups (family
 `wgsplit_gemm`): `D = epilogue(A @ B)` for at most `cutlass_sm90.SMALL_M_ROWS` rows (the
 batch-1 transformers' projections: 128 to 197 tokens), where each of CUTLASS's 64-row tiles
-walks all of K alone and a k-tile's latency, not bandwidth, sets the time.
+walks all of K alone on one SM.
 
     reason = gemm_reason(op)            # None where the kernel computes this op.gemm
     tile = default_tile(op, sms=132)    # the shape heuristic's SplitTile
@@ -16,19 +16,24 @@ SMALL_M_ROWS rows after a leading batch of A is folded into them, K a multiple o
 for a "row" weight: TMA's 16-byte strides), one element type (f16 or bf16) for every
 operand, any `#op.epilogue`.
 
-**The kernel** (`templates/compute/wgsplit_gemm.cu.j2`). A CTA computes one 64 × `block_n`
-tile of D with a producer warp group and `split` consumer warp groups. Its k-tiles (64 wide)
-are cut into `split` contiguous runs; run r has its own ring of `stages` shared-memory stages,
-loaded by TMA from producer warp r and multiplied by consumer group r + 1 on wgmma, both
-through CUTLASS's sm90 collective (the ping-pong mainloop's `load` and `mma` on a k-tile
-range). Before it waits on its predecessors (PDL) the CTA prefetches its share of the weight
-into the L2, as the 3.x GEMMs of few rows do (`cutlass_sm90.SMALL_M_ROWS`). The groups'
-partial tiles meet in shared memory, added in group order
-(deterministic), and the first group applies the epilogue
-(`compute_kernels.epilogue_function`, the interpreter's `apply_epilogue`) once in f32. Each
-group walks KT / split k-tiles rather than KT, with no workspace and no second launch (which
-CUTLASS's split-K needs: its serial fix-up through global memory cost more than it saved at
-M = 128, bench/RESULTS.md).
+**The kernel** (`templates/compute/wgsplit_gemm.cu.j2`). A cluster of `ctas` CTAs computes one
+64 × `block_n` tile of D; each CTA has a producer warp group and `split` consumer warp groups.
+The tile's k-tiles (64 wide) are cut into ctas × split contiguous runs; run r of a CTA has its
+own ring of shared-memory stages, loaded by TMA from producer warp r and multiplied by
+consumer group r + 1 on wgmma, both through CUTLASS's sm90 collective (the ping-pong
+mainloop's `load` and `mma` on a k-tile range). Every group leaves its partial tile in its
+CTA's shared memory; after a cluster barrier the cluster's groups share out the tile's
+fragments, each adds its fragments' partials from every CTA (distributed shared memory) in a
+fixed order (deterministic) and applies the epilogue (`compute_kernels.epilogue_function`,
+the interpreter's `apply_epilogue`) once in f32. Before it waits on its predecessors (PDL) a
+CTA prefetches its share of the weight into the L2, as the 3.x GEMMs of few rows do. With no
+workspace and one launch, this is split-K without the serial fix-up through global memory that
+cost CUTLASS's split-K more than it saved at M = 128 (bench/RESULTS.md).
+
+**Why split K among CTAs.** At M = 128 every CUTLASS tile of 64 rows reads A's 64 rows and its
+columns of B over all of K, and an SM's intake from the L2, not its math, sets the time: BERT's
+FFN2 (K = 3072) on 64 × 32 tiles moves 590 KB into each of 48 SMs. Four CTAs on one tile's K
+cut that to a quarter per SM, over twice the SMs.
 
 **Launcher ABI**: `skinny_gemm_kernels`' (the CUTLASS GEMM launchers'), with the same
 return codes; the workspace size is 0. The unit includes CUTLASS's collective headers and
@@ -56,6 +61,8 @@ FAMILIES: dict[type, str] = {ops.GemmOp: FAMILY}
 CUTLASS_ELEMENTS = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t"}
 TILE_M, TILE_K = 64, 64
 BLOCK_N = (32, 64)
+CTAS = (1, 2, 4)
+"""CTAs of a cluster that share a tile's K (1: no cluster)."""
 SPLITS = (2, 3, 4)
 """Consumer warp groups: up to four, one ring each, beside the four producer warps."""
 MAX_STAGES = 8
@@ -64,17 +71,25 @@ SHARED_LIMIT = 227 * 1024
 BARRIER_BYTES = 16
 """A stage's two mbarriers (full and empty)."""
 MIN_K_TILES = 4
-"""The default split leaves each group at least this many k-tiles."""
+"""The default split leaves each run at least this many k-tiles where K has them."""
 
 
 @dataclass(frozen=True)
 class SplitTile(OwnTile):
-    """A CTA's tile: 64 rows × `block_n` columns, K split among `split` consumer warp groups,
-    each with a ring of `stages` shared-memory stages."""
+    """A tile of D: 64 rows × `block_n` columns, its K split among `ctas` CTAs of a cluster
+    and, in each, among `split` consumer warp groups, each with a ring of `stages()`
+    shared-memory stages (the deepest that fit)."""
 
     block_n: int
+    ctas: int
     split: int
-    stages: int
+
+    def runs(self) -> int:
+        """The contiguous runs of k-tiles the tile's K is cut into: one per warp group of the cluster."""
+        return self.ctas * self.split
+
+    def stages(self) -> int:
+        return most_stages(self.block_n, self.split)
 
 
 # ------------------------------------------------------------- what is supported
@@ -108,24 +123,30 @@ def stage_bytes(block_n: int) -> int:
     return 2 * (TILE_M + block_n) * TILE_K + BARRIER_BYTES
 
 
-def shared_bytes(tile: SplitTile) -> int:
-    """The rings' stages and barriers, and the partial tiles of every group but the first
-    (a few hundred bytes of alignment aside, which the template's static_assert checks)."""
-    return tile.split * tile.stages * stage_bytes(tile.block_n) + 4 * (tile.split - 1) * TILE_M * tile.block_n
+def shared_bytes(block_n: int, split: int, stages: int) -> int:
+    """The rings' stages and barriers (a few hundred bytes of alignment aside, which the
+    template's static_assert checks); a group's partial tile reuses its ring's stages."""
+    return split * stages * stage_bytes(block_n)
+
+
+def ctas_of(op: ops.GemmOp, tile: SplitTile) -> int:
+    batch, m, n, _ = problem_of(op)
+    return math.ceil(batch * m / TILE_M) * math.ceil(n / tile.block_n) * tile.ctas
 
 
 def tile_reason(op: ops.GemmOp, tile: SplitTile) -> str | None:
     """Why `tile` cannot compute the op (which gemm_reason accepts), or None."""
     if tile.block_n not in BLOCK_N:
         return f"a tile is {' or '.join(map(str, BLOCK_N))} columns wide, not {tile.block_n}"
+    if tile.ctas not in CTAS:
+        return f"K splits among {', '.join(map(str, CTAS))} CTAs of a cluster, not {tile.ctas}"
     if tile.split not in SPLITS:
         return f"K splits among {', '.join(map(str, SPLITS))} warp groups, not {tile.split}"
-    if not 2 <= tile.stages <= MAX_STAGES:
-        return f"a ring has 2 to {MAX_STAGES} stages, not {tile.stages}"
-    if k_tiles(op) < tile.split:
-        return f"{k_tiles(op)} k-tiles of {TILE_K} cannot give each of {tile.split} warp groups one"
-    if shared_bytes(tile) > SHARED_LIMIT - 1024:
-        return f"{tile.split} rings of {tile.stages} stages exceed a CTA's {SHARED_LIMIT} bytes of shared memory"
+    if k_tiles(op) < tile.runs():
+        return f"{k_tiles(op)} k-tiles of {TILE_K} cannot give each of {tile.runs()} warp groups one"
+    if tile.ctas > 1 and k_tiles(op) % tile.runs():
+        # a cluster's rings of one index release each other's stages: their runs are equal
+        return f"{k_tiles(op)} k-tiles of {TILE_K} do not split evenly among {tile.runs()} warp groups of a cluster"
     return None
 
 
@@ -135,19 +156,33 @@ def tile_reason(op: ops.GemmOp, tile: SplitTile) -> str | None:
 def most_stages(block_n: int, split: int) -> int:
     """The deepest ring (at most MAX_STAGES) that leaves the tile's shared memory in bounds."""
     for stages in range(MAX_STAGES, 1, -1):
-        if shared_bytes(SplitTile(block_n, split, stages)) <= SHARED_LIMIT - 1024:
+        if shared_bytes(block_n, split, stages) <= SHARED_LIMIT - 1024:
             return stages
     return 2
 
 
+def ranked_tiles(op: ops.GemmOp, sms: int) -> list[SplitTile]:
+    """The tiles that run the op, best first by the shape heuristic: those whose cluster grid
+    fits one wave before those that do not; then the fewest bytes of A and B an SM reads (a
+    CTA's times the waves), since at M = 128 an SM's intake from the L2, not its math, bounds
+    these GEMMs, and a CTA reads (64 + block_n) × K / ctas elements; then wider tiles. For each width and cluster, the most
+    warp groups (up to four) that leave each run at least MIN_K_TILES k-tiles, else the fewest."""
+
+    def best_split(block_n: int, ctas: int) -> SplitTile | None:
+        fitting = [tile for split in SPLITS if tile_reason(op, tile := SplitTile(block_n, ctas, split)) is None]
+        deep = [tile for tile in fitting if k_tiles(op) >= tile.runs() * MIN_K_TILES]
+        return (deep[-1] if deep else fitting[0]) if fitting else None
+
+    tiles = [tile for block_n in BLOCK_N for ctas in CTAS if (tile := best_split(block_n, ctas)) is not None]
+    def waves(tile: SplitTile) -> int:
+        return math.ceil(ctas_of(op, tile) / sms)
+
+    return sorted(tiles, key=lambda t: (waves(t) > 1, waves(t) * (TILE_M + t.block_n) / t.ctas, -t.block_n))
+
+
 def default_tile(op: ops.GemmOp, sms: int) -> SplitTile:
-    """32 columns where 64-column tiles leave half the multiprocessors idle (as the 3.x
-    heuristic's narrow tiles), else 64; the most groups (up to four) that leave each at least
-    MIN_K_TILES k-tiles, else two; the deepest rings that fit."""
-    batch, m, n, _ = problem_of(op)
-    block_n = 32 if cutlass_sm90.narrow_columns_pay(batch * m, n, sms) else 64
-    split = max((s for s in SPLITS if k_tiles(op) >= s * MIN_K_TILES), default=SPLITS[0])
-    return SplitTile(block_n, split, most_stages(block_n, split))
+    """The shape heuristic's tile: `ranked_tiles`' first."""
+    return ranked_tiles(op, sms)[0]
 
 
 # ---------------------------------------------------------------------- instances
@@ -162,7 +197,7 @@ def _context(op: ops.GemmOp, tile: SplitTile) -> dict:
     element = element_name(op.a)
     return {
         "batch": batch, "m": m, "n": n, "k": k, "rows": batch * m,
-        "block_n": tile.block_n, "split": tile.split, "stages": tile.stages,
+        "block_n": tile.block_n, "ctas": tile.ctas, "split": tile.split, "stages": tile.stages(),
         "element": HALF_ELEMENTS[element], "cutlass_element": CUTLASS_ELEMENTS[element],
         "cutlass_layout_b": ("cutlass::layout::ColumnMajor" if op.prop_value("layout_b") == "col"
                              else "cutlass::layout::RowMajor"),
@@ -176,7 +211,7 @@ def _context(op: ops.GemmOp, tile: SplitTile) -> dict:
 # ------------------------------------------------------------- the generator protocol
 
 
-TILED = TiledFamily(FAMILY, ops.GemmOp, SplitTile, "tile columns, warp groups, stages", "compute/wgsplit_gemm.cu.j2",
+TILED = TiledFamily(FAMILY, ops.GemmOp, SplitTile, "tile columns, cluster CTAs, warp groups", "compute/wgsplit_gemm.cu.j2",
                     gemm_reason, tile_reason, _context, arch="sm90")
 # the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
 marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes

@@ -52,9 +52,9 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
 - Other 1x1 convs whose output tiles are under half a wave (batch 1, deep layers): the
   cooperative GEMM on the conv's buffers split along C, 2 to 8 slices
   (`split_pointwise_gemms`), which the implicit-GEMM conv cannot do.
-- GEMMs of at most cutlass_sm90.SMALL_M_ROWS rows on sm90 that our kernel with K split among warp groups
-  takes (`wgsplit_gemm_kernels`): its default tile, then 32 and 64 columns with two and four
-  groups (`wgsplit_gemm`). The heuristic does not give it ops: it races here until timed.
+- GEMMs of at most cutlass_sm90.SMALL_M_ROWS rows on sm90 that our kernel with K split among a
+  cluster's CTAs and their warp groups takes (`wgsplit_gemm_kernels`): the shape heuristic's
+  best tiles (`wgsplit_gemm`). The heuristic does not give it ops: it races here until timed.
 
 **Pruning**, before anything compiles: shared-memory fit; tiles that waste more than half
 of the edge tiles; grids much less efficient than the best tile's (waves per SM, idle
@@ -333,13 +333,12 @@ MAX_WGSPLIT = 4
 
 
 def wgsplit_gemm(op: ops.GemmOp, sms: int, found: CandidateSet) -> list[KernelChoice]:
-    """Our GEMM with K split among a CTA's warp groups, where it takes the op: its default
-    tile, then 32 and 64 columns with two and four groups, each with the deepest rings that fit."""
+    """Our GEMM with K split among a cluster's CTAs and their warp groups, where it takes the
+    op: the shape heuristic's best tiles (`wgsplit_gemm_kernels.ranked_tiles`)."""
     if wgsplit_gemm_kernels.gemm_reason(op) is not None:
         return []
-    tile = wgsplit_gemm_kernels.default_tile(op, sms)
-    variants = [tile] + [wgsplit_gemm_kernels.SplitTile(block_n, split, wgsplit_gemm_kernels.most_stages(block_n, split))
-                         for block_n in wgsplit_gemm_kernels.BLOCK_N for split in (2, 4)]
+    variants = wgsplit_gemm_kernels.ranked_tiles(op, sms)
+    tile = variants[0]
     base = KernelChoice(wgsplit_gemm_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
     return _own_tiles(op, base, variants, wgsplit_gemm_kernels.tile_reason, found)[:MAX_WGSPLIT]
 

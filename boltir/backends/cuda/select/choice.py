@@ -41,8 +41,8 @@ kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, cha
 # "depthwise_pointwise" is our own kernel for a depthwise conv and the 1x1 conv after it
 # (codegen/depthwise_pointwise_kernels.py), its tile (output rows a CTA, output pixels a
 # depthwise thread item, warps a CTA).
-# "wgsplit_gemm" is our own Hopper GEMM for few rows with K split among a CTA's warp groups
-# (codegen/wgsplit_gemm_kernels.py), its tile (tile columns, consumer warp groups, stages).
+# "wgsplit_gemm" is our own Hopper GEMM for few rows with K split among a cluster's warp groups
+# (codegen/wgsplit_gemm_kernels.py), its tile (tile columns, cluster CTAs, consumer warp groups).
 
 
 CUTLASS_3X_FAMILIES = ("gemm", "conv2d_fprop")
