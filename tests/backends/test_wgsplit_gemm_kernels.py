@@ -153,7 +153,7 @@ def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_cluster_and_group
     first = body.split("{", 1)[1].strip().splitlines()[0].strip()
     assert first.startswith("boltir_pdl::prefetch_share(params.prefetch, WEIGHT_BYTES);")  # a hint, before the wait
     # the set-up (barriers, TMA descriptors) overlaps the grid before; the wait comes before any load
-    assert (body.index("init_barriers") < body.index("prefetch_tma_descriptors") < body.index("sync_cluster();")
+    assert (body.index("init_barriers") < body.index("prefetch_tma_descriptors") < body.index("sync_cluster<true>();")
             < body.index("boltir_pdl::enter();") < body.index("collective.load(") < body.index("params.bias["))
     assert "boltir_pdl::prefetch_weights() && WEIGHT_BYTES <= 16777216ull" in source
     # fixed order, CTA then group: deterministic
@@ -161,7 +161,7 @@ def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_cluster_and_group
     assert "for (int group = 0; group < SPLIT; ++group) sum += partial_tile(*peer, group)" in body
     assert "map_shared_rank(peer, source)" in body
     # every thread reaches every barrier, and none leaves while a peer reads its partials
-    assert "return;" not in body and body.count("sync_cluster();") == 3
+    assert "return;" not in body and body.count("sync_cluster") == 3
 
 
 def test_one_instance_per_distinct_tile_and_problem():
