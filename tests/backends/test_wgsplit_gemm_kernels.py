@@ -136,7 +136,8 @@ def test_the_instance_bakes_the_problem_and_takes_the_gemm_abi():
     for text in ("constexpr int M = 128, N = 768, K = 3072;", "BN = 64, BK = 64, CTAS = 4, SPLIT = 3, STAGES = 4;",
                  "__cluster_dims__(CTAS, 1, 1)", "using ClusterShape = Shape<Int<CTAS>, _1, _1>;",
                  "cutlass::layout::RowMajor, 8, float, TileShape", "KernelTmaWarpSpecializedPingpong",
-                 "x = x + residual;", "to_f32(params.residual[at])", "to_f32(params.bias[n])",
+                 "x = x + residual;", "residual[j] = to_f32(params.residual[static_cast<size_t>(m) * N + n]);",
+                 "bias[j] = to_f32(params.bias[n]);",
                  "int batch,\n                          int m, int n, int k, void *workspace",
                  "if (batch != 1 || m != 128 || n != 768 || k != 3072) return 2002;",
                  "boltir_pdl::launch(kernel, dim3(TILES_N * CTAS, TILES_M), kThreads, SHARED_BYTES, stream, params);"):
@@ -156,9 +157,11 @@ def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_cluster_and_group
     assert (body.index("init_barriers") < body.index("prefetch_tma_descriptors") < body.index("sync_cluster<true>();")
             < body.index("boltir_pdl::enter();") < body.index("collective.load(") < body.index("params.bias["))
     assert "boltir_pdl::prefetch_weights() && WEIGHT_BYTES <= 16777216ull" in source
+    # every load of the epilogue is issued before the first store
+    assert body.index("residual[j] = to_f32(") < body.index("params.output[")
     # fixed order, CTA then group: deterministic
     assert "for (int source = 0; source < CTAS; ++source)" in body
-    assert "for (int group = 0; group < SPLIT; ++group) sum += partial_tile(*peer, group)" in body
+    assert "for (int group = 0; group < SPLIT; ++group) sums[j] += partial_tile(*peer, group)" in body
     assert "map_shared_rank(peer, source)" in body
     # every thread reaches every barrier, and none leaves while a peer reads its partials
     assert "return;" not in body and body.count("sync_cluster") == 3
