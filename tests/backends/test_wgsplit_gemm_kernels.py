@@ -106,11 +106,13 @@ def test_every_deepest_ring_fits():
 
 
 @pytest.mark.parametrize("m, n, k, tile", [
-    (128, 768, 3072, (64, 4, 3)),   # BERT b1's FFN2: 24 tiles, four CTAs each: 96 CTAs, 12 k-tiles a CTA, 4 a group
-    (128, 3072, 768, (64, 1, 3)),   # FFN1: 96 tiles fill the wave alone; 12 k-tiles, 4 a group
-    (128, 768, 768, (64, 4, 3)),    # the output projection: 12 k-tiles, 1 a group
+    # BERT b1's FFN2: 64-column tiles would fill under half a wave, so 32; two CTAs a tile
+    # (96 in all), 24 k-tiles a CTA, 6 a group (the fastest of its tiles, bench/RESULTS.md)
+    (128, 768, 3072, (32, 2, 4)),
+    (128, 3072, 768, (64, 1, 3)),   # FFN1: 96 tiles of 64 columns fill the wave alone; 12 k-tiles, 4 a group
+    (128, 768, 768, (32, 2, 2)),    # the output projection: 12 k-tiles, 3 a group
     (128, 2304, 768, (64, 1, 3)),   # QKV: 72 tiles; a cluster of two would be 144 CTAs
-    (197, 768, 3072, (64, 2, 4)),   # ViT-B/16's FFN2: 4 row tiles
+    (197, 768, 3072, (32, 1, 4)),   # ViT-B/16's FFN2: 4 row tiles x 24 = 96 CTAs
     (64, 72, 1000, (32, 4, 2)),     # 16 k-tiles (the last partial): 8 runs of 2
 ])
 def test_default_tile(m, n, k, tile):
@@ -119,12 +121,25 @@ def test_default_tile(m, n, k, tile):
     assert wg.ctas_of(op, wg.default_tile(op, sms=132)) <= 132
 
 
-def test_ranked_tiles_put_one_wave_first_then_the_fewest_bytes_a_cta_reads():
-    ranked = wg.ranked_tiles(gemm_of(128, 768, 3072), sms=132)
-    assert [t.describe() for t in ranked[:4]] == ["64x4x3", "32x2x4", "64x2x4", "32x1x4"]
-    assert all(wg.tile_reason(gemm_of(128, 768, 3072), t) is None for t in ranked)
-    waves = [wg.ctas_of(gemm_of(128, 768, 3072), t) > 132 for t in ranked]
+def test_ranked_tiles_put_one_wave_first_then_the_narrow_width_then_the_fewest_bytes_an_sm_reads():
+    ffn2 = gemm_of(128, 768, 3072)
+    ranked = wg.ranked_tiles(ffn2, sms=132)
+    assert [t.describe() for t in ranked[:4]] == ["32x2x4", "32x1x4", "64x4x3", "64x2x4"]
+    assert all(wg.tile_reason(ffn2, t) is None for t in ranked)
+    waves = [wg.ctas_of(ffn2, t) > 132 for t in ranked]
     assert waves == sorted(waves)
+    # FFN1 keeps 64 columns (CUTLASS's narrow tiles do not pay there): its one-wave tile first
+    assert [t.describe() for t in wg.ranked_tiles(gemm_of(128, 3072, 768), sms=132)[:2]] == ["64x1x3", "64x4x3"]
+
+
+@pytest.mark.parametrize("m, n, k, reason", [
+    (128, 768, 3072, None),  # BERT b1's FFN2: K = 4 N
+    (197, 768, 3072, None),
+    (128, 3072, 768, "K = 768 is under 4 × N = 12288: CUTLASS's tiles are faster"),
+    (128, 768, 768, "K = 768 is under 4 × N = 3072: CUTLASS's tiles are faster"),
+])
+def test_the_heuristic_gives_it_only_long_reductions(m, n, k, reason):
+    assert wg.payoff_reason(gemm_of(m, n, k)) == reason
 
 
 # ------------------------------------------------------------------ the instance
@@ -196,7 +211,7 @@ def test_the_tuner_races_its_tiles_for_few_rows_only():
     found = candidates(gemm_of(128, 768, 3072), "sm90", 132, 3).choices
     ours = [c for c in found if c.family == wg.FAMILY]
     assert 2 <= len(ours) <= MAX_WGSPLIT and found[0].family == "gemm"
-    assert describe_choice(ours[0]) == "wgsplit 64x4x3"
+    assert describe_choice(ours[0]) == "wgsplit 32x2x4"
     assert [wg.SplitTile.of(c.tile) for c in ours] == wg.ranked_tiles(gemm_of(128, 768, 3072), 132)[:len(ours)]
     assert not any(c.family == wg.FAMILY for c in candidates(gemm_of(4096, 768, 768), "sm90", 132, 3).choices)
     assert not any(c.family == wg.FAMILY for c in candidates(gemm_of(128, 768, 3072), "sm80", 108, 2).choices)
@@ -211,15 +226,16 @@ def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
 
 
 def test_select_kernels_split_gemms_gives_it_the_few_row_gemms():
-    """split_gemms=wgsplit: GEMMs of at most 256 rows on sm90 get the default tile (the skinny
-    kernel keeps its batch-1 classifiers); by default CUTLASS keeps them; the tuner then starts
-    from ours and races CUTLASS's beside it."""
+    """split_gemms=wgsplit: GEMMs of at most 256 rows on sm90 with a long K get the default
+    tile (the skinny kernel keeps its batch-1 classifiers, CUTLASS the shorter reductions); by
+    default CUTLASS keeps them all; the tuner then starts from ours and races CUTLASS's beside it."""
     from boltir.backends.cuda.select.heuristic import HeuristicSelector
 
     ffn2, classifier = gemm_of(128, 768, 3072), gemm_of(1, 1000, 2048)
     chosen = HeuristicSelector(sms=132, split_gemms=True).select(ffn2, "sm90")
     assert chosen.family == wg.FAMILY and wg.SplitTile.of(chosen.tile) == wg.default_tile(ffn2, 132)
     assert HeuristicSelector(sms=132, split_gemms=True).select(classifier, "sm90").family == "skinny_gemm"
+    assert HeuristicSelector(sms=132, split_gemms=True).select(gemm_of(128, 768, 768), "sm90").family == "gemm"
     assert HeuristicSelector(sms=132).select(ffn2, "sm90").family == "gemm"
     found = candidates(ffn2, "sm90", heuristic=HeuristicSelector(sms=132, split_gemms=True)).choices
     assert found[0] == chosen and any(c.family == "gemm" for c in found)

@@ -72,6 +72,8 @@ BARRIER_BYTES = 16
 """A stage's two mbarriers (full and empty)."""
 MIN_K_TILES = 4
 """The default split leaves each run at least this many k-tiles where K has them."""
+LONG_K = 4
+"""The heuristic gives the kernel GEMMs whose K is at least this many times N (payoff_reason)."""
 
 
 @dataclass(frozen=True)
@@ -163,21 +165,35 @@ def most_stages(block_n: int, split: int) -> int:
 
 def ranked_tiles(op: ops.GemmOp, sms: int) -> list[SplitTile]:
     """The tiles that run the op, best first by the shape heuristic: those whose cluster grid
-    fits one wave before those that do not; then the fewest bytes of A and B an SM reads (a
-    CTA's times the waves), since at M = 128 an SM's intake from the L2, not its math, bounds
-    these GEMMs, and a CTA reads (64 + block_n) × K / ctas elements; then wider tiles. For each width and cluster, the most
-    warp groups (up to four) that leave each run at least MIN_K_TILES k-tiles, else the fewest."""
+    fits one wave before those that do not; then 32 columns where CUTLASS's narrow tiles pay
+    (`cutlass_sm90.narrow_columns_pay`, as for BERT b1's N = 768 GEMMs), else 64; then the
+    fewest bytes of A and B an SM reads (a CTA's, (64 + block_n) × K / ctas elements, times
+    the waves). For each width and cluster, the most warp groups (up to four) that leave each
+    run at least MIN_K_TILES k-tiles, else the fewest."""
+    batch, m, n, _ = problem_of(op)
+    narrow = 32 if cutlass_sm90.narrow_columns_pay(batch * m, n, sms) else 64
 
     def best_split(block_n: int, ctas: int) -> SplitTile | None:
         fitting = [tile for split in SPLITS if tile_reason(op, tile := SplitTile(block_n, ctas, split)) is None]
         deep = [tile for tile in fitting if k_tiles(op) >= tile.runs() * MIN_K_TILES]
         return (deep[-1] if deep else fitting[0]) if fitting else None
 
-    tiles = [tile for block_n in BLOCK_N for ctas in CTAS if (tile := best_split(block_n, ctas)) is not None]
     def waves(tile: SplitTile) -> int:
         return math.ceil(ctas_of(op, tile) / sms)
 
-    return sorted(tiles, key=lambda t: (waves(t) > 1, waves(t) * (TILE_M + t.block_n) / t.ctas, -t.block_n))
+    tiles = [tile for block_n in BLOCK_N for ctas in CTAS if (tile := best_split(block_n, ctas)) is not None]
+    return sorted(tiles, key=lambda t: (waves(t) > 1, t.block_n != narrow, waves(t) * (TILE_M + t.block_n) / t.ctas))
+
+
+def payoff_reason(op: ops.GemmOp) -> str | None:
+    """Why the heuristic leaves a GEMM it takes to CUTLASS's tiles (select-kernels
+    split_gemms=wgsplit), or None: only a reduction at least LONG_K times N long pays (BERT
+    b1's FFN2, K = 3072 against N = 768, 10% faster than CUTLASS's 64 × 32 tile alone; its
+    QKV, output projection and FFN1 were slower, bench/RESULTS.md)."""
+    _, _, n, k = problem_of(op)
+    if k < LONG_K * n:
+        return f"K = {k} is under {LONG_K} × N = {LONG_K * n}: CUTLASS's tiles are faster"
+    return None
 
 
 def default_tile(op: ops.GemmOp, sms: int) -> SplitTile:

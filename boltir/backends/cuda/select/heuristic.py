@@ -477,8 +477,9 @@ class HeuristicSelector:
 
     split_gemms: bool = False
     """Whether GEMMs of at most cutlass_sm90.SMALL_M_ROWS rows on sm90 run on our kernel with K split among
-    a CTA's warp groups (wgsplit_gemm_kernels) where it takes them; select-kernels
-    split_gemms=wgsplit turns it on. Off until timed against CUTLASS's narrow tiles."""
+    a cluster's warp groups (wgsplit_gemm_kernels) where it takes them and their K is long
+    (`payoff_reason`); select-kernels split_gemms=wgsplit turns it on. Off until it pays in
+    a model (bench/RESULTS.md)."""
     stem_convs: bool = True
     """Whether convs on few input channels (image stems) run on our own kernel where it
     takes them (False: CUTLASS's implicit GEMM, for comparison)."""
@@ -532,8 +533,8 @@ class HeuristicSelector:
         if (self.skinny_gemms and isinstance(op, ops.GemmOp) and skinny_gemm_kernels.gemm_reason(op) is None
                 and skinny_gemm_kernels.payoff_reason(op, sms) is None):
             return self.skinny_gemm(op, arch)
-        if (hopper and self.split_gemms and isinstance(op, ops.GemmOp)
-                and wgsplit_gemm_kernels.gemm_reason(op) is None):
+        if (hopper and self.split_gemms and isinstance(op, ops.GemmOp) and wgsplit_gemm_kernels.gemm_reason(op) is None
+                and wgsplit_gemm_kernels.payoff_reason(op) is None):
             tile = wgsplit_gemm_kernels.default_tile(op, sms)
             return KernelChoice(wgsplit_gemm_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
         if hopper and self.split_convs and isinstance(op, ops.Conv2dOp) and splitk_conv_problem(op, sms):
