@@ -60,6 +60,7 @@ def test_it_takes_few_row_gemms_of_16_bit_elements(text):
     (gemm_text(128, 768, 100), "K = 100 and N = 768: TMA takes rows of a multiple of 16 bytes"),
     (gemm_text(128, 100, 768, layout_b="row"), "K = 768 and N = 100: TMA takes rows of a multiple of 16 bytes"),
     (gemm_text(32, 64, 128, batch=4), "the weight has batch dimensions: the kernel folds only A's batch into its rows"),
+    (gemm_text(128, 768, 64), "K = 64 is one k-tile of 64: nothing to split among 2 warp groups"),
 ])
 def test_what_it_does_not_take_and_why(text, reason):
     assert wg.gemm_reason(the_gemm(parse_module(text))) == reason

@@ -114,6 +114,8 @@ def gemm_reason(op: Operation) -> str | None:
         return f"{batch * m} rows of A: the kernel takes at most {cutlass_sm90.SMALL_M_ROWS}"
     if k % 8 or (op.prop_value("layout_b") == "row" and n % 8):
         return f"K = {k} and N = {n}: TMA takes rows of a multiple of 16 bytes"
+    if k_tiles(op) < SPLITS[0]:
+        return f"K = {k} is one k-tile of {TILE_K}: nothing to split among {SPLITS[0]} warp groups"
     return None
 
 
