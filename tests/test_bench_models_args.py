@@ -183,3 +183,14 @@ def test_a_model_whose_package_is_missing_is_a_one_line_exit(monkeypatch):
     with pytest.raises(SystemExit, match=r"^error: the bert model needs the Python package 'transformers', which is not "
                                          r"installed here \(the device host has it\)$"):
         make_model("bert")
+
+
+def test_other_builds_are_reported_against_the_main_build_in_the_same_turns():
+    """Each loaded build's cell gives its time in turns and its ratio to the main build's
+    time in those turns; a build that failed keeps its one-line reason, in build order."""
+    from bench.models import other_build_cells
+
+    others = [(object(), 1.4e-3), "sm90-halo1 FAILED: no kernel", (object(), 2.0e-3)]
+    cells = other_build_cells(["sm90-wgsplit", "sm90-halo1", "sm90-nohalo"], others, 0.340, [0.333, 0.357])
+    assert cells == ["sm90-wgsplit 0.333 (0.98x main in turns; err 1.4e-03)", "sm90-halo1 FAILED: no kernel",
+                     "sm90-nohalo 0.357 (1.05x main in turns; err 2.0e-03)"]
