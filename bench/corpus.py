@@ -10,6 +10,7 @@ geometric means of eager and reduce-overhead time over our graph time.
     source bench/setup_gpu.sh && python3 -m bench.corpus --models resnet18,bert [--batches 1] [--small]
     python3 -m bench.corpus --part 2/6          # the second sixth of the corpus (one GPU call each)
     python3 -m bench.corpus --models vit_b_16 --batches 32 --profile   # + launches against their bounds
+    python3 -m bench.corpus --models gpt2 --frontends onnx --builds sm90-wgsplit   # + another build, timed in turns
     python3 -m bench.corpus --list              # the registry: no GPU, no torchvision needed
     python3 -m bench.corpus --compile-only      # import and compile (nvcc), no GPU: fills the object cache
     python3 -m bench.corpus --lower-only [--interp-check]   # import and lower to the cutlass level: no nvcc, no GPU
@@ -241,6 +242,8 @@ class Build:
     graph_ms: float | None = None
     error: float | None = None
     failure: str = ""
+    directory: str | None = None
+    """The compiled library's directory (the ONNX build's other builds time against it)."""
 
     def cell(self) -> str:
         if self.failure:
@@ -259,6 +262,8 @@ class Row:
     eager_error: float | None = None
     ro_ms: float | None = None
     failure: str = ""
+    others: list[str] = field(default_factory=list)
+    """--builds: each other build's graph time in turns with the ONNX build, or why it failed."""
 
 
 def frontend_source(frontend: str, onnx_path: Path, module, inputs: dict):
@@ -314,6 +319,7 @@ def run_build(build: Build, source, work: Path, mode: str, inputs: dict, referen
                                          progress=False, tuning_db=HEURISTIC_DB)
         fallbacks = f", {len(result.compile_fallbacks)} nvcc fallbacks" if result.compile_fallbacks else ""
         build.compiled = f"{time.monotonic() - start:.0f} s{fallbacks}"
+        build.directory = str(result.directory)
         if mode == "compile-only":
             return
         stage = "run"
@@ -357,6 +363,43 @@ def run_compiled(directory: Path, inputs: dict, profile: bool = False):
     finally:
         compiled.close()
         torch.cuda.synchronize()
+
+
+def other_builds(row: Row, build: Build, onnx_path: Path, work: Path, inputs: dict, reference, names: list[str]) -> None:
+    """--builds: the ONNX build against other builds of bench/models.py's (select-kernels,
+    pad-alignment or pass options), each compiled from the same file, checked against fp32
+    and timed as a graph replay in turns with the ONNX build (`replay_in_turns`): row.others."""
+    import boltir.compiler
+    from boltir.accuracy import relative_l2
+    from boltir.runtime import load
+    from bench.models import BUILDS, build_pipeline, other_build_cells, replay_in_turns
+
+    if not names or build.failure or build.directory is None:
+        return
+    loaded, others = [], []
+    try:
+        main = load(build.directory)
+        loaded.append(main)
+        device_inputs = {spec.name: v.cuda() for spec, v in zip(main.inputs, inputs.values(), strict=True)}
+        for name in names:
+            try:
+                arch, cutlass = BUILDS[name]
+                result = boltir.compiler.compile(onnx_path, work.with_name(f"{work.name}_{name}"), arch=arch, dtype=DTYPE,
+                                                 progress=False, cutlass=cutlass, tuning_db=HEURISTIC_DB,
+                                                 pipeline=build_pipeline(name, HEURISTIC_DB))
+                compiled = load(result.directory)
+                loaded.append(compiled)
+                (out,) = compiled(**device_inputs)
+                others.append((compiled, relative_l2(out.float().cpu().numpy(), reference)))
+            except Exception as error:  # noqa: BLE001 - one build's failure is one cell
+                others.append(f"{name} FAILED: {one_line(error)}")
+        main_ms, *turns = replay_in_turns([main, *(o[0] for o in others if not isinstance(o, str))], device_inputs)
+        row.others = other_build_cells(names, others, main_ms, turns)
+    except Exception as error:  # noqa: BLE001
+        row.others = [f"other builds: {one_line(error)}"]
+    finally:
+        for compiled in loaded:
+            compiled.close()
 
 
 def peer_figures(row: Row, module, inputs: dict, image: bool, reduce_overhead: bool, reference) -> None:
@@ -428,6 +471,8 @@ def measure(arch: Architecture, batch: int, args, reduce_overhead: bool) -> Row:
             continue
         run_build(build, source, work / f"{tag}_{frontend}", mode, inputs, reference,
                   row.eager_error if row.eager_error is not None else float("nan"), args.profile, args.noise)
+        if frontend == "onnx" and mode == "gpu":
+            other_builds(row, build, onnx_path, work / f"{tag}_{frontend}", inputs, reference, args.builds)
     return row
 
 
@@ -442,11 +487,11 @@ def table_row(row: Row) -> tuple:
     return (f"{row.model} b{row.batch}", row.source, onnx.imported if onnx else "-", onnx.compiled if onnx else "-",
             onnx.cell() if onnx and (onnx.failure or onnx.correct != "-") else "-", ms(graph), ms(row.eager_ms),
             ratio(row.eager_ms), ms(row.ro_ms), ratio(row.ro_ms), torch_export.cell() if torch_export else "-",
-            row.failure or "")
+            "; ".join(row.others) or "-", row.failure or "")
 
 
 HEADER = ("model", "source", "imported", "compiled", "correct (ONNX)", "graph ms", "eager ms", "eager/graph", "RO ms",
-          "RO/graph", "torch.export", "other failure")
+          "RO/graph", "torch.export", "other builds: graph ms in turns with ours (ratio, err)", "other failure")
 
 
 def geometric_mean(values: list[float]) -> float:
@@ -521,10 +566,18 @@ def main() -> int:
     parser.add_argument("--noise", action="store_true",
                         help="with --lower-only: the model's f16 rounding noise (the f16 interpreter computing in f32 "
                              "against f64), the floor under the criterion's interpreter half, on the CPU")
+    parser.add_argument("--builds", default="",
+                        help="comma-separated builds of bench/models.py's (sm90-wgsplit, ...) to time against the ONNX "
+                             "build, in turns")
     args = parser.parse_args()
     args.frontends = [f for f in args.frontends.split(",") if f]
     if set(args.frontends) - set(FRONTENDS):
         parser.error(f"--frontends takes {', '.join(FRONTENDS)}")
+    from bench.models import BUILDS
+
+    args.builds = [b for b in args.builds.split(",") if b]
+    if unknown := [b for b in args.builds if b not in BUILDS]:
+        parser.error(f"unknown build {unknown[0]}; known: {', '.join(BUILDS)}")
     corpus = registry()
     if args.list:
         print_list(corpus, args.ro_every)
