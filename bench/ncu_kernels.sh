@@ -5,8 +5,8 @@
 # depthwise_pointwise kernel, BERT b1's FFN GEMMs at M = 128 on the heuristic's tile and the
 # tuner's small-M candidates), under BOLTIR_BENCH_PROFILE: each kernel launched twice, plainly,
 # and a plain copy of the depthwise conv's bytes for its floor. One report each in $OUT
-# (ncu_halo.txt, ncu_dw.txt, ncu_copy.txt, ncu_attention.txt, ncu_dwpw.txt, ncu_smallm.txt);
-# NCU_ONLY=halo,dw,copy,attention,dwpw,smallm picks some (default: the first four).
+# (ncu_halo.txt, ncu_dw.txt, ncu_copy.txt, ncu_attention.txt, ncu_dwpw.txt, ncu_smallm.txt,
+# ncu_wgsplit.txt); NCU_ONLY=halo,dw,copy,attention,dwpw,smallm,wgsplit picks some (default: the first four).
 #   run: bash bench/ncu_kernels.sh      carry: [".whl"]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -53,4 +53,8 @@ if [[ ",$only," == *,smallm,* ]]; then  # both FFN GEMMs: the heuristic's 2.x an
   SMALLM="128x768x3072,128x3072x768"
   python3 -m bench.kernels --only "$SMALLM" --build-only > /dev/null
   profile smallm "boltir" python3 -m bench.kernels --only "$SMALLM"
+fi
+if [[ ",$only," == *,wgsplit,* ]]; then  # where the cluster tiles' warps wait: SourceCounters' top stall lines
+  python3 -m bench.kernels --only 128x768x3072 --build-only > /dev/null
+  profile wgsplit "wgsplit" --section SourceCounters --cache-control none python3 -m bench.kernels --only 128x768x3072
 fi
