@@ -392,7 +392,7 @@ def replay_in_turns(loaded: list, device_inputs: dict, turns: int = TURNS) -> li
     """Each loaded model's graph-replay time, measured in turns (A, B, C, A, B, C, ...) and
     taken as the median of its turns, so that what drifts during a run (clocks, what the L2
     holds) weighs on every build alike: timed one after the other, the second of two BERT b1
-    builds read about 2% faster whichever it was (bench/RESULTS.md, 2026-12-06)."""
+    builds read faster whichever it was (bench/RESULTS.md)."""
     import torch
 
     side = torch.cuda.Stream()  # the legacy default stream cannot be captured

@@ -7,10 +7,11 @@ walks all of K alone on one SM.
     tile = default_tile(op, sms=132)    # the shape heuristic's SplitTile
     source = emit_translation_unit([op])
 
-**Which ops.** `select-kernels` gives it an op.gemm only through the tuner's candidates
-(`candidates.wgsplit_gemm`) until it has been timed; a KernelChoice of family "wgsplit_gemm",
-arch "sm90", its tile in `threadblock`. `lower-op-to-cutlass` leaves such an op.gemm at the op
-level, and this generator computes it. `gemm_reason` says which GEMMs it takes: A row-major
+**Which ops.** `select-kernels` gives it an op.gemm through the tuner's candidates
+(`candidates.wgsplit_gemm`), or under `split_gemms=wgsplit` where `payoff_reason` allows (a K
+at least LONG_K times N, where it beat CUTLASS's tiles alone); a KernelChoice of family
+"wgsplit_gemm", arch "sm90", its tile in `threadblock`. `lower-op-to-cutlass` leaves such an
+op.gemm at the op level, and this generator computes it. `gemm_reason` says which GEMMs it takes: A row-major
 (M × K), B the weight (N × K "col" or K × N "row", no batch dimensions), M of at most
 SMALL_M_ROWS rows after a leading batch of A is folded into them, K a multiple of 8 (and N,
 for a "row" weight: TMA's 16-byte strides), one element type (f16 or bf16) for every
@@ -31,9 +32,10 @@ workspace and one launch, this is split-K without the serial fix-up through glob
 cost CUTLASS's split-K more than it saved at M = 128 (bench/RESULTS.md).
 
 **Why split K among CTAs.** At M = 128 every CUTLASS tile of 64 rows reads A's 64 rows and its
-columns of B over all of K, and an SM's intake from the L2, not its math, sets the time: BERT's
-FFN2 (K = 3072) on 64 × 32 tiles moves 590 KB into each of 48 SMs. Four CTAs on one tile's K
-cut that to a quarter per SM, over twice the SMs.
+columns of B over all of K on one SM. Timed, CUTLASS's tiles and ours on one CTA take time in
+step with the bytes each SM loads (BERT's FFN2 on 64 × 32 tiles: 590 KB into each of 48 SMs),
+whatever their k-tile chains. Two CTAs on a tile's K halve that, over twice the SMs. Clusters
+cost a fixed part that the bytes do not explain (bench/RESULTS.md).
 
 **Launcher ABI**: `skinny_gemm_kernels`' (the CUTLASS GEMM launchers'), with the same
 return codes; the workspace size is 0. The unit includes CUTLASS's collective headers and
@@ -190,8 +192,8 @@ def ranked_tiles(op: ops.GemmOp, sms: int) -> list[SplitTile]:
 def payoff_reason(op: ops.GemmOp) -> str | None:
     """Why the heuristic leaves a GEMM it takes to CUTLASS's tiles (select-kernels
     split_gemms=wgsplit), or None: only a reduction at least LONG_K times N long pays (BERT
-    b1's FFN2, K = 3072 against N = 768, 10% faster than CUTLASS's 64 × 32 tile alone; its
-    QKV, output projection and FFN1 were slower, bench/RESULTS.md)."""
+    b1's FFN2, K = 3072 against N = 768, faster than CUTLASS's 64 × 32 tile alone; its QKV,
+    output projection and FFN1 were slower, bench/RESULTS.md)."""
     _, _, n, k = problem_of(op)
     if k < LONG_K * n:
         return f"K = {k} is under {LONG_K} × N = {LONG_K * n}: CUTLASS's tiles are faster"
