@@ -13,6 +13,9 @@
 // MMA warp groups' 240 registers hold. The online softmax's state (row maxima, the thread's
 // partial row sums) is the example's, so its `tail` finishes the rows.
 //
+// The "overlap_chains" schedule keeps four partial maxima and sums a row (`Chains`), where
+// "overlap" keeps one dependent chain of each across a row's 32 scores.
+//
 // Shared-memory stages: the producer loads K_0, V_0, K_1, V_1, ... into one pipeline; step j
 // waits for K_j before V_{j-1} (a later stage first, which the barriers allow) and releases
 // each stage once its product has completed.
@@ -23,8 +26,12 @@
 namespace boltir {
 namespace attention_sm90 {
 
-template <class Base, class Fusion>
+/// `Chains`: independent partial maxima and sums a thread keeps for each of its rows (1: one
+/// dependent chain of fmaxf and of adds across the row's scores; more shorten each chain, and
+/// the softmax's latency with it, at the price of a last combining step).
+template <class Base, class Fusion, int Chains = 1>
 struct OverlappedMainloop : Base {
+  static_assert(Chains >= 1, "at least one chain a row");
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
   using typename Base::MainloopPipeline;
@@ -49,10 +56,20 @@ struct OverlappedMainloop : Base {
     constexpr int kRank = decltype(cute::rank(target))::value;
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < cute::size<0>(acc_qk_mn); i++) {
+      float partial[Chains];
+      CUTLASS_PRAGMA_UNROLL
+      for (int c = 0; c < Chains; c++) {
+        partial[c] = row_max(i);
+      }
       CUTLASS_PRAGMA_UNROLL
       for (int j = 0; j < cute::size<1>(acc_qk_mn); j++) {
-        row_max(i) = ::fmaxf(row_max(i), acc_qk_mn(i, j));
+        partial[j % Chains] = ::fmaxf(partial[j % Chains], acc_qk_mn(i, j));
       }
+      CUTLASS_PRAGMA_UNROLL
+      for (int c = 1; c < Chains; c++) {
+        partial[0] = ::fmaxf(partial[0], partial[c]);
+      }
+      row_max(i) = partial[0];
     }
     cute::for_each(cute::make_seq<kRank>{}, [&](auto r) {
       CUTLASS_PRAGMA_UNROLL
@@ -85,13 +102,25 @@ struct OverlappedMainloop : Base {
       float const before = previous(i) == -INFINITY ? current : previous(i);
       correction(i) = ::exp2f((before - current) * scale_log2);
       float const offset = current * scale_log2;
-      float sum = 0.0f;
+      float sums[Chains];
+      CUTLASS_PRAGMA_UNROLL
+      for (int c = 0; c < Chains; c++) {
+        sums[c] = 0.0f;
+      }
       CUTLASS_PRAGMA_UNROLL
       for (int j = 0; j < cute::size<1>(acc_qk_mn); j++) {
         acc_qk_mn(i, j) = ::exp2f(acc_qk_mn(i, j) * scale_log2 - offset);
-        sum += acc_qk_mn(i, j);
+        sums[j % Chains] += acc_qk_mn(i, j);
       }
-      row_sum(i) = row_sum(i) * correction(i) + sum;
+      // pairwise, in a fixed order
+      CUTLASS_PRAGMA_UNROLL
+      for (int width = 1; width < Chains; width *= 2) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int c = 0; c + width < Chains; c += 2 * width) {
+          sums[c] += sums[c + width];
+        }
+      }
+      row_sum(i) = row_sum(i) * correction(i) + sums[0];
     }
   }
 
