@@ -14,7 +14,8 @@
 // partial row sums) is the example's, so its `tail` finishes the rows.
 //
 // The "overlap_chains" schedule keeps four partial maxima and sums a row (`Chains`), where
-// "overlap" keeps one dependent chain of each across a row's 32 scores.
+// "overlap" keeps one dependent chain of each across a row's 32 scores; "overlap_spin" polls
+// the K and V stages' barriers (`Spin`).
 //
 // Shared-memory stages: the producer loads K_0, V_0, K_1, V_1, ... into one pipeline; step j
 // waits for K_j before V_{j-1} (a later stage first, which the barriers allow) and releases
@@ -28,10 +29,25 @@ namespace attention_sm90 {
 
 /// `Chains`: independent partial maxima and sums a thread keeps for each of its rows (1: one
 /// dependent chain of fmaxf and of adds across the row's scores; more shorten each chain, and
-/// the softmax's latency with it, at the price of a last combining step).
-template <class Base, class Fusion, int Chains = 1>
+/// the softmax's latency with it, at the price of a last combining step). `Spin`: a warp
+/// group waits for its K and V stages by polling their barriers (mbarrier.test_wait) instead
+/// of the pipeline's try_wait, which may suspend the warps (Nsight Compute showed ours
+/// sleeping, and cuDNN's kernel never).
+template <class Base, class Fusion, int Chains = 1, bool Spin = false>
 struct OverlappedMainloop : Base {
   static_assert(Chains >= 1, "at least one chain a row");
+
+  template <class Pipeline, class State>
+  CUTLASS_DEVICE static void wait_for(Pipeline &pipeline, State const &state) {
+    if constexpr (Spin) {
+      auto token = pipeline.consumer_test_wait(state);
+      while (token == cutlass::BarrierStatus::WaitAgain) {
+        token = pipeline.consumer_test_wait(state);
+      }
+    } else {
+      pipeline.consumer_wait(state);
+    }
+  }
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
   using typename Base::MainloopPipeline;
@@ -194,7 +210,7 @@ struct OverlappedMainloop : Base {
     // step 0: S_0 and its softmax; nothing to overlap yet
     Tensor acc_qk = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
     PipelineState k_state = stage_of(0);
-    pipeline.consumer_wait(k_state);
+    wait_for(pipeline, k_state);
     math_wg_order_barrier.wait();
     warpgroup_fence_operand(acc_qk);
     warpgroup_arrive();
@@ -208,7 +224,7 @@ struct OverlappedMainloop : Base {
     exponentiate(acc_qk, state, correction, scale_log2);
     Tensor p = cutlass::fmha::collective::make_acc_into_op<Element>(acc_qk, typename TiledMmaPV::LayoutA_TV{});
     auto issue_pv = [&](PipelineState const &v_state) {  // O += P V, asynchronously
-      pipeline.consumer_wait(v_state);
+      wait_for(pipeline, v_state);
       warpgroup_fence_operand(acc_pv);
       warpgroup_fence_operand(p);
       warpgroup_arrive();
@@ -223,7 +239,7 @@ struct OverlappedMainloop : Base {
       PipelineState const v_state = stage_of(2 * step - 1);
       Tensor scores = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
 
-      pipeline.consumer_wait(k_state);
+      wait_for(pipeline, k_state);
       warpgroup_fence_operand(scores);
       warpgroup_arrive();
       cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, q_stage), tSrK(_, _, _, k_state.index()), scores);
