@@ -14,12 +14,17 @@ from boltir.compiler import lower
 from tests.support.bucket_models import bert_layer
 
 KERNEL_TEMPLATES = sorted(p for p in TEMPLATES.rglob("*.j2") if "__global__" in p.read_text())
+SET_UP_FIRST = {"compute/wgsplit_gemm.cu.j2"}
+"""Kernels that initialize their mbarriers and prefetch their TMA descriptors before the
+wait, so that the set-up overlaps the grid before: shared memory and kernel parameters only,
+never memory a grid writes."""
 
 
 @pytest.mark.parametrize("path", KERNEL_TEMPLATES, ids=lambda p: str(p.relative_to(TEMPLATES)))
 def test_every_kernel_enters_first(path):
     """A kernel launched with PDL may start before its predecessor ends: its first
-    statement must be the wait (enter), before any global memory access."""
+    statement must be the wait (enter), before any global memory access (SET_UP_FIRST's
+    set-up aside, which touches none)."""
     text = path.read_text()
     kernels = [match.start() for match in re.finditer("__global__", text)]
     for start in kernels:
@@ -34,6 +39,13 @@ def test_every_kernel_enters_first(path):
             continue
         # before the wait, at most an L2 prefetch of a weight (a hint: it changes nothing any load reads)
         statements = re.sub(r"^boltir_pdl::prefetch_share\(params\.prefetch, WEIGHT_BYTES\);[^\n]*\n\s*", "", statements)
+        if str(path.relative_to(TEMPLATES)) in SET_UP_FIRST:
+            before, wait, _ = statements.partition("boltir_pdl::enter();")
+            assert wait, text[start:body + 80]
+            # the parameters it reads are the TMA descriptors and their byte counts; no pointer is followed
+            assert set(re.findall(r"\bparams\.(\w+)", before)) <= {"mainloop"}, before
+            assert not re.search(r"->|\bparams\.\w+\s*\[|\bcollective\.load\(|\bmma\(", before), before
+            continue
         assert statements.startswith("boltir_pdl::enter();"), text[start:body + 80]
     assert "<<<" not in text, "launch through boltir_pdl::launch, which decides whether PDL applies"
 
