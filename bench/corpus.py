@@ -368,11 +368,11 @@ def run_compiled(directory: Path, inputs: dict, profile: bool = False):
 def other_builds(row: Row, build: Build, onnx_path: Path, work: Path, inputs: dict, reference, names: list[str]) -> None:
     """--builds: the ONNX build against other builds of bench/models.py's (select-kernels,
     pad-alignment or pass options), each compiled from the same file, checked against fp32
-    and timed as a graph replay in turns with the ONNX build (`replay_in_turns`): row.others."""
+    and timed as a graph replay in turns with the ONNX build (`cells_in_turns`): row.others."""
     import boltir.compiler
     from boltir.accuracy import relative_l2
     from boltir.runtime import load
-    from bench.models import BUILDS, build_pipeline, other_build_cells, replay_in_turns
+    from bench.models import BUILDS, build_pipeline, cells_in_turns
 
     if not names or build.failure or build.directory is None:
         return
@@ -393,8 +393,7 @@ def other_builds(row: Row, build: Build, onnx_path: Path, work: Path, inputs: di
                 others.append((compiled, relative_l2(out.float().cpu().numpy(), reference)))
             except Exception as error:  # noqa: BLE001 - one build's failure is one cell
                 others.append(f"{name} FAILED: {one_line(error)}")
-        main_ms, *turns = replay_in_turns([main, *(o[0] for o in others if not isinstance(o, str))], device_inputs)
-        row.others = other_build_cells(names, others, main_ms, turns)
+        row.others = cells_in_turns(main, names, others, device_inputs)
     except Exception as error:  # noqa: BLE001
         row.others = [f"other builds: {one_line(error)}"]
     finally:

@@ -133,7 +133,7 @@ def candidate_cases(label: str, text: str, candidates, element: str = "f16") -> 
 
 
 def wgsplit_cases(label: str, text: str) -> list[Case]:
-    """Our Hopper GEMM with K split among warp groups on the tiles the tuner races for a GEMM
+    """Our Hopper GEMM with K split among a cluster's warp groups on the tiles the tuner races for a GEMM
     of few rows (none where it does not take the GEMM)."""
     from boltir.dialects import op as ops
     from boltir.ir import parse_module

@@ -238,7 +238,7 @@ would run 16-64-channel stride-1 convs) or, `sm90-cutlassfc`, `small_m=cutlass` 
 GEMMs where our few-rows GEMM would run classifiers and FC layers), or, `sm90-halo1`,
 `halo_mode=1` (the halo conv's staged rows stored two bytes at a time, as before mode 4
 became the default), or, `sm90-wgsplit`, `split_gemms=wgsplit` (our GEMM with K split among
-warp groups for GEMMs of at most 256 rows); `sm90-halo16` pads an
+a cluster's warp groups for GEMMs of at most 256 rows whose K is at least 4 N); `sm90-halo16` pads an
 image's 3 channels to 16 (pad-alignment's `stem_channels`), so that VGG-16's first conv is the halo conv's too;
 `sm90-unfusedstem` leaves out fuse-conv-space-to-depth (the blocked stem's space-to-depth
 kernel and its halo conv as two launches, as before the fusion); the default pipeline fuses
@@ -408,6 +408,16 @@ def replay_in_turns(loaded: list, device_inputs: dict, turns: int = TURNS) -> li
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     return [statistics.median(own) for own in times]
+
+
+def cells_in_turns(main, builds: list[str], others: list, device_inputs: dict) -> list[str]:
+    """The "other builds" cells of `others` (`other_build`'s results, in `builds`' order),
+    their loaded models timed in turns with `main`."""
+    loaded = [other[0] for other in others if not isinstance(other, str)]
+    if not loaded:
+        return list(others)
+    main_turns, *turns = replay_in_turns([main, *loaded], device_inputs)
+    return other_build_cells(builds, others, main_turns, turns)
 
 
 def other_build_cells(builds: list[str], others: list, main_turns: float, turns: list[float]) -> list[str]:
@@ -659,12 +669,9 @@ def measure(name: str, batch: int, model, work: Path, peers: bool, builds: list[
     print(f"roofline of {name} b{batch}: the launches' bounds sum to {bounds_ms:.3f} ms against a graph replay of "
           f"{graph_ms:.3f} ms ({100 * bounds_ms / graph_ms:.0f}%); {model_flops / 1e9:.2f} GFLOP, model efficiency "
           f"{100 * efficiency:.1f}% of {peak / 1e12:.0f} TFLOP/s", flush=True)
-    others = [other_build(name, batch, model, work, build, device_inputs, reference) for build in builds[1:]]
-    loaded = [other[0] for other in others if not isinstance(other, str)]
-    if loaded:  # the builds against the main one, in turns
-        main_turns, *turns = replay_in_turns([compiled, *loaded], device_inputs)
-        others = other_build_cells(builds[1:], others, main_turns, turns)
-    for each in [compiled, *loaded]:
+    built = [other_build(name, batch, model, work, build, device_inputs, reference) for build in builds[1:]]
+    others = cells_in_turns(compiled, builds[1:], built, device_inputs)  # the builds against the main one
+    for each in [compiled, *(other[0] for other in built if not isinstance(other, str))]:
         each.close()
     # peers: fp16, channels_last for CNNs; their memory counts the weights too, as ours does
     torch.cuda.reset_peak_memory_stats()

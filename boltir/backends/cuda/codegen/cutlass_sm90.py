@@ -95,8 +95,8 @@ HEADERS = {
 }
 ELEMENTS = ("f16", "bf16")
 SMALL_M_ROWS = 256
-"""A GEMM of at most this many rows (batch-1 transformers: 128 to 197 tokens) is a few K
-steps of latency on any tile, and reading its weight from DRAM is most of its bytes: the
+"""A GEMM of at most this many rows (batch-1 transformers: 128 to 197 tokens) has few tiles,
+each walking all of K on one SM, and reading its weight from DRAM is most of its bytes: the
 heuristic gives it narrow tiles, and its launcher prefetches the weight (B, unbatched, at
 most PREFETCH_MAX_BYTES) into the L2 before the kernel waits on its predecessors, so that
 the read overlaps them (`boltir_pdl::prefetch_share`; BOLTIR_PDL=noprefetch turns it off)."""

@@ -30,10 +30,10 @@ codegen/stream_conv_kernels.py, where heuristic.narrow_pointwise_problem says so
 window on 16 channels or fewer, stride 1 and no padding (MobileNet's blocked stem) run on the
 same streaming kernel on sm90 (`narrow_windows=stream`, where
 heuristic.narrow_window_problem says so); `narrow_windows=stem` leaves them to the rules
-after it (our stem conv). `split_gemms=wgsplit` runs GEMMs of at most 256 rows on sm90 (the
-batch-1 transformers') on our kernel with K split among a CTA's warp groups
-(codegen/wgsplit_gemm_kernels.py) where it takes them; the default, `cutlass`, keeps
-CUTLASS's narrow tiles until ours is timed. `conv_ctas=2`
+after it (our stem conv). `split_gemms=wgsplit` runs GEMMs of at most 256 rows on sm90 whose K
+is at least 4 N (the batch-1 transformers' second FFN GEMM) on our kernel with K split among a
+cluster's CTAs and their warp groups (codegen/wgsplit_gemm_kernels.py) where it takes them;
+the default, `cutlass`, keeps CUTLASS's narrow tiles. `conv_ctas=2`
 gives the 3.x implicit-GEMM convs the stages that let two CTAs share a multiprocessor (the
 default, 1, takes as many as fit; 2 measured no faster on the H200, bench/RESULTS.md).
 
@@ -99,7 +99,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     ("stream": ours, "cutlass": the persistent 3.x GEMMs); `narrow_windows` memory-bound
     small-window convs on few channels on sm90 ("stream": ours, "stem": the rules after it);
     `split_gemms` GEMMs of at most 256 rows on sm90 past the skinny kernel's ("cutlass":
-    CUTLASS's narrow tiles, "wgsplit": ours with K split among warp groups); `conv_ctas`
+    CUTLASS's narrow tiles, "wgsplit": ours with K split among a cluster's warp groups, where K
+    is at least 4 N); `conv_ctas`
     the 3.x implicit-GEMM convs' CTAs per multiprocessor (1: as many stages as fit)."""
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
@@ -186,7 +187,7 @@ class SelectKernelsPass(ModulePass):
     narrow_windows: str = "stream"
     """Whose kernel the heuristic gives memory-bound small-window convs on few channels on sm90: "stream" (ours) or "stem" (the rules after it)."""
     split_gemms: str = "cutlass"
-    """Whose kernel the heuristic gives GEMMs of at most 256 rows on sm90 past the skinny kernel's: "cutlass" or "wgsplit" (ours)."""
+    """Whose kernel the heuristic gives GEMMs of at most 256 rows on sm90 past the skinny kernel's: "cutlass" or "wgsplit" (ours, where K is at least 4 N)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):

@@ -54,7 +54,8 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
   (`split_pointwise_gemms`), which the implicit-GEMM conv cannot do.
 - GEMMs of at most cutlass_sm90.SMALL_M_ROWS rows on sm90 that our kernel with K split among a
   cluster's CTAs and their warp groups takes (`wgsplit_gemm_kernels`): the shape heuristic's
-  best tiles (`wgsplit_gemm`). The heuristic does not give it ops: it races here until timed.
+  best tiles (`wgsplit_gemm`). The heuristic gives it ops only under select-kernels'
+  `split_gemms=wgsplit`; it races here either way.
 
 **Pruning**, before anything compiles: shared-memory fit; tiles that waste more than half
 of the edge tiles; grids much less efficient than the best tile's (waves per SM, idle
@@ -153,7 +154,7 @@ MIN_RELATIVE_EFFICIENCY = 0.5
 """A tile whose grid is less than half as efficient as the best tile's is pruned."""
 SMALL_M_MIN_RELATIVE_EFFICIENCY = 0.25
 """The same for a 3.x GEMM of at most cutlass_sm90.SMALL_M_ROWS rows: there the grid score (busy SMs)
-says least about the time, since every tile is a few K steps of latency; a 128x64 tile split
+says least about the time, since each SM's share of the bytes sets it; a 128x64 tile split
 eight ways scored just under half the 64x32 tile's at BERT's 128 x 768 x 3072."""
 MAX_EDGE_WASTE = 0.5
 """A tile whose edge tiles pad away more than half of the work is pruned."""
