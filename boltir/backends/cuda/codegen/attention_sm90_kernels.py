@@ -23,11 +23,8 @@ extent), whether a bias is read, and the schedule:
   next tile's Q, and behind it its first K and V, load while this tile runs; the producer
   loads in order, so with one stage it waits at each tile's start for the consumers to
   release Q) and "overlap_q4kv8" (the same with 8 K/V stages, not 5), and "wide_q4"
-  ("wide" with two Q stages a warp group: the example's own compute), "overlap_chains"
-  ("overlap" with four partial maxima and sums a row in the softmax, shorter dependency
-  chains) and "overlap_spin" ("overlap" polling its K and V stages' barriers rather than
-  waiting in try_wait), timed by bench.check_attention, not chosen by
-  `attention_kernels.hopper_schedule`.
+  ("wide" with two Q stages a warp group: the example's own compute), timed by
+  bench.check_attention, not chosen by `attention_kernels.hopper_schedule`.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -77,10 +74,6 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
-    chains: int = 1
-    """Our mainloop's partial maxima and sums a row (its `Chains`)."""
-    spin: bool = False
-    """Whether our mainloop polls its K and V stages' barriers (its `Spin`)."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -107,14 +100,6 @@ SCHEDULES = {
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
                               WIDE_TILES, (STAGES_Q_4, "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesKV, "
                                                        "cute::Int<8>>"), own_mainloop=True),
-    # shorter dependency chains in the softmax, which is latency-bound at s512 (the tensor
-    # pipe under 40% busy under Nsight Compute, bench/RESULTS.md)
-    "overlap_chains": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, four partial maxima and sums a row",
-                               WIDE_TILES, own_mainloop=True, chains=4),
-    # warps that poll their K and V barriers rather than sleep in try_wait (cuDNN's never
-    # sleep under Nsight Compute; ours did, bench/RESULTS.md)
-    "overlap_spin": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, polling its K and V barriers",
-                             WIDE_TILES, own_mainloop=True, spin=True),
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
@@ -199,7 +184,7 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
     chosen = SCHEDULES[schedule]
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
-                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop, chains=chosen.chains, spin=chosen.spin,
+                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

@@ -13,10 +13,6 @@
 // MMA warp groups' 240 registers hold. The online softmax's state (row maxima, the thread's
 // partial row sums) is the example's, so its `tail` finishes the rows.
 //
-// The "overlap_chains" schedule keeps four partial maxima and sums a row (`Chains`), where
-// "overlap" keeps one dependent chain of each across a row's 32 scores; "overlap_spin" polls
-// the K and V stages' barriers (`Spin`).
-//
 // Shared-memory stages: the producer loads K_0, V_0, K_1, V_1, ... into one pipeline; step j
 // waits for K_j before V_{j-1} (a later stage first, which the barriers allow) and releases
 // each stage once its product has completed.
@@ -27,27 +23,8 @@
 namespace boltir {
 namespace attention_sm90 {
 
-/// `Chains`: independent partial maxima and sums a thread keeps for each of its rows (1: one
-/// dependent chain of fmaxf and of adds across the row's scores; more shorten each chain, and
-/// the softmax's latency with it, at the price of a last combining step). `Spin`: a warp
-/// group waits for its K and V stages by polling their barriers (mbarrier.test_wait) instead
-/// of the pipeline's try_wait, which may suspend the warps (Nsight Compute showed ours
-/// sleeping, and cuDNN's kernel never).
-template <class Base, class Fusion, int Chains = 1, bool Spin = false>
+template <class Base, class Fusion>
 struct OverlappedMainloop : Base {
-  static_assert(Chains >= 1, "at least one chain a row");
-
-  template <class Pipeline, class State>
-  CUTLASS_DEVICE static void wait_for(Pipeline &pipeline, State const &state) {
-    if constexpr (Spin) {
-      auto token = pipeline.consumer_test_wait(state);
-      while (token == cutlass::BarrierStatus::WaitAgain) {
-        token = pipeline.consumer_test_wait(state);
-      }
-    } else {
-      pipeline.consumer_wait(state);
-    }
-  }
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
   using typename Base::MainloopPipeline;
@@ -72,20 +49,10 @@ struct OverlappedMainloop : Base {
     constexpr int kRank = decltype(cute::rank(target))::value;
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < cute::size<0>(acc_qk_mn); i++) {
-      float partial[Chains];
-      CUTLASS_PRAGMA_UNROLL
-      for (int c = 0; c < Chains; c++) {
-        partial[c] = row_max(i);
-      }
       CUTLASS_PRAGMA_UNROLL
       for (int j = 0; j < cute::size<1>(acc_qk_mn); j++) {
-        partial[j % Chains] = ::fmaxf(partial[j % Chains], acc_qk_mn(i, j));
+        row_max(i) = ::fmaxf(row_max(i), acc_qk_mn(i, j));
       }
-      CUTLASS_PRAGMA_UNROLL
-      for (int c = 1; c < Chains; c++) {
-        partial[0] = ::fmaxf(partial[0], partial[c]);
-      }
-      row_max(i) = partial[0];
     }
     cute::for_each(cute::make_seq<kRank>{}, [&](auto r) {
       CUTLASS_PRAGMA_UNROLL
@@ -118,25 +85,13 @@ struct OverlappedMainloop : Base {
       float const before = previous(i) == -INFINITY ? current : previous(i);
       correction(i) = ::exp2f((before - current) * scale_log2);
       float const offset = current * scale_log2;
-      float sums[Chains];
-      CUTLASS_PRAGMA_UNROLL
-      for (int c = 0; c < Chains; c++) {
-        sums[c] = 0.0f;
-      }
+      float sum = 0.0f;
       CUTLASS_PRAGMA_UNROLL
       for (int j = 0; j < cute::size<1>(acc_qk_mn); j++) {
         acc_qk_mn(i, j) = ::exp2f(acc_qk_mn(i, j) * scale_log2 - offset);
-        sums[j % Chains] += acc_qk_mn(i, j);
+        sum += acc_qk_mn(i, j);
       }
-      // pairwise, in a fixed order
-      CUTLASS_PRAGMA_UNROLL
-      for (int width = 1; width < Chains; width *= 2) {
-        CUTLASS_PRAGMA_UNROLL
-        for (int c = 0; c + width < Chains; c += 2 * width) {
-          sums[c] += sums[c + width];
-        }
-      }
-      row_sum(i) = row_sum(i) * correction(i) + sums[0];
+      row_sum(i) = row_sum(i) * correction(i) + sum;
     }
   }
 
@@ -210,7 +165,7 @@ struct OverlappedMainloop : Base {
     // step 0: S_0 and its softmax; nothing to overlap yet
     Tensor acc_qk = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
     PipelineState k_state = stage_of(0);
-    wait_for(pipeline, k_state);
+    pipeline.consumer_wait(k_state);
     math_wg_order_barrier.wait();
     warpgroup_fence_operand(acc_qk);
     warpgroup_arrive();
@@ -224,7 +179,7 @@ struct OverlappedMainloop : Base {
     exponentiate(acc_qk, state, correction, scale_log2);
     Tensor p = cutlass::fmha::collective::make_acc_into_op<Element>(acc_qk, typename TiledMmaPV::LayoutA_TV{});
     auto issue_pv = [&](PipelineState const &v_state) {  // O += P V, asynchronously
-      wait_for(pipeline, v_state);
+      pipeline.consumer_wait(v_state);
       warpgroup_fence_operand(acc_pv);
       warpgroup_fence_operand(p);
       warpgroup_arrive();
@@ -239,7 +194,7 @@ struct OverlappedMainloop : Base {
       PipelineState const v_state = stage_of(2 * step - 1);
       Tensor scores = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
 
-      wait_for(pipeline, k_state);
+      pipeline.consumer_wait(k_state);
       warpgroup_fence_operand(scores);
       warpgroup_arrive();
       cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, q_stage), tSrK(_, _, _, k_state.index()), scores);
