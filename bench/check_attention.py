@@ -46,7 +46,8 @@ TOLERANCE = {"f16": 5e-3, "bf16": 1e-2, "f32": 1e-4}
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
 KERNELS = {"sm80": "example 41", "sm90": "sm90", "sm90:cooperative": "sm90 coop", "sm90:tma": "sm90 tma",
            "sm90:wide": "sm90 wide", "sm90:locked": "sm90 locked", "sm90:overlap": "sm90 overlap",
-           "sm90:overlap_q4": "sm90 q4", "sm90:overlap_q4kv8": "sm90 q4kv8", "sm90:wide_q4": "sm90 wide q4"}
+           "sm90:overlap_q4": "sm90 q4", "sm90:overlap_q4kv8": "sm90 q4kv8", "sm90:wide_q4": "sm90 wide q4",
+           "sm90:overlap_lazy": "sm90 lazy"}
 """The timing table's kernels: the op's `kernel_arch` mark (none: example 41) -> column."""
 
 
@@ -64,6 +65,9 @@ class Case:
     kernel: str = "sm80"
     """The op's `kernel_arch` mark: "sm80" (none: example 41's kernel or the fallback), "sm90"
     or "sm90:SCHEDULE" (the Hopper kernel, which must then take the case)."""
+    bias_ramp: float = 0.0
+    """Added to the bias, this much a key: scores that grow along the keys, so that the rows'
+    maxima grow from key step to key step (the online softmax's rescale path)."""
     module: object = None
     op: object = None
 
@@ -179,8 +183,9 @@ def sm90_correctness_cases() -> list[Case]:
     # the 128-key-tile schedules: "wide" (the persistent kernel), "locked" (its warp groups
     # taking turns at the softmax), "overlap" (our mainloop: each step's softmax beside the
     # previous P.V product), "overlap_q4" and "overlap_q4kv8" (its Q double-buffered, and 8
-    # K/V stages), "wide_q4" ("wide" with its Q double-buffered)
-    for schedule in ("wide", "locked", "overlap", "overlap_q4", "overlap_q4kv8", "wide_q4"):
+    # K/V stages), "wide_q4" ("wide" with its Q double-buffered), "overlap_lazy" (O rescaled
+    # only where a row's maximum grows by 2^8)
+    for schedule in ("wide", "locked", "overlap", "overlap_q4", "overlap_q4kv8", "wide_q4", "overlap_lazy"):
         out += wide_tile_cases(schedule)
     return out
 
@@ -200,6 +205,12 @@ def wide_tile_cases(schedule: str) -> list[Case]:
         Case(f"sm90 {schedule} BS3HD 1x2 S=1024 D=64 causal + padding mask", "BS3HD", 1, 2, 1024, 1024, 64,
              {"causal": True, "bias": (1, 1, 1, 1024)}, kernel),
         Case(f"sm90 {schedule} BHSD 2x3 Sq=256 Sk=640 D=64", "BHSD", 2, 3, 256, 640, 64, {}, kernel),
+        # row maxima that grow by about 2^18 a key step (every step rescales) and by about 2^1.8
+        # (a lazy rescale keeps them for several steps)
+        Case(f"sm90 {schedule} BHSD 2x3 Sq=128 Sk=640 bias rising 0.1 a key", "BHSD", 2, 3, 128, 640, 64,
+             {"bias": (2, 1, 1, 640)}, bias_ramp=0.1, kernel=kernel),
+        Case(f"sm90 {schedule} BHSD 2x3 Sq=128 Sk=640 bias rising 0.01 a key", "BHSD", 2, 3, 128, 640, 64,
+             {"bias": (2, 1, 1, 640)}, bias_ramp=0.01, kernel=kernel),
     ]
 
 
@@ -288,6 +299,7 @@ def random_inputs(case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]
             values = np.where(rng.uniform(size=shape) < 0.2, -10000.0, values)
             if shape[-1] > 1:  # never a fully masked row (undefined in the kernel's softmax)
                 values[..., 0] = 0.0
+            values = values + case.bias_ramp * np.arange(shape[-1])
         inputs[f"arg{index}"] = values.astype(numpy_dtype(arg.type.element_type))
     return inputs
 
