@@ -10,7 +10,7 @@ geometric means of eager and reduce-overhead time over our graph time.
     source bench/setup_gpu.sh && python3 -m bench.corpus --models resnet18,bert [--batches 1] [--small]
     python3 -m bench.corpus --part 2/6          # the second sixth of the corpus (one GPU call each)
     python3 -m bench.corpus --models vit_b_16 --batches 32 --profile   # + launches against their bounds
-    python3 -m bench.corpus --models gpt2 --frontends onnx --builds sm90-wgsplit   # + another build, timed in turns
+    python3 -m bench.corpus --models gpt2 --frontends onnx --builds sm90-cutlasssplit   # + another build, timed in turns
     python3 -m bench.corpus --list              # the registry: no GPU, no torchvision needed
     python3 -m bench.corpus --compile-only      # import and compile (nvcc), no GPU: fills the object cache
     python3 -m bench.corpus --lower-only [--interp-check]   # import and lower to the cutlass level: no nvcc, no GPU
@@ -566,7 +566,7 @@ def main() -> int:
                         help="with --lower-only: the model's f16 rounding noise (the f16 interpreter computing in f32 "
                              "against f64), the floor under the criterion's interpreter half, on the CPU")
     parser.add_argument("--builds", default="",
-                        help="comma-separated builds of bench/models.py's (sm90-wgsplit, ...) to time against the ONNX "
+                        help="comma-separated builds of bench/models.py's (sm90-cutlasssplit, ...) to time against the ONNX "
                              "build, in turns")
     args = parser.parse_args()
     args.frontends = [f for f in args.frontends.split(",") if f]

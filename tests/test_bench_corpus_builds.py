@@ -22,7 +22,7 @@ def test_the_other_builds_have_their_column():
     from bench.corpus import HEADER, Build, Row, table_row
 
     row = Row("gpt2", "transformers", 1, builds={"onnx": Build("onnx", "yes", "40 s", "ok", 0.390)},
-              others=["sm90-wgsplit 0.384 (0.98x main in turns; err 1.4e-03)"])
+              others=["sm90-cutlasssplit 0.384 (0.98x main in turns; err 1.4e-03)"])
     cells = dict(zip(HEADER, table_row(row)))
     assert cells["other builds: graph ms in turns with ours (ratio, err)"] == row.others[0]
     assert cells["graph ms"] == "0.390" and len(table_row(row)) == len(HEADER)

@@ -191,6 +191,6 @@ def test_other_builds_are_reported_against_the_main_build_in_the_same_turns():
     from bench.models import other_build_cells
 
     others = [(object(), 1.4e-3), "sm90-halo1 FAILED: no kernel", (object(), 2.0e-3)]
-    cells = other_build_cells(["sm90-wgsplit", "sm90-halo1", "sm90-nohalo"], others, 0.340, [0.333, 0.357])
-    assert cells == ["sm90-wgsplit 0.333 (0.98x main in turns; err 1.4e-03)", "sm90-halo1 FAILED: no kernel",
+    cells = other_build_cells(["sm90-cutlasssplit", "sm90-halo1", "sm90-nohalo"], others, 0.340, [0.333, 0.357])
+    assert cells == ["sm90-cutlasssplit 0.333 (0.98x main in turns; err 1.4e-03)", "sm90-halo1 FAILED: no kernel",
                      "sm90-nohalo 0.357 (1.05x main in turns; err 2.0e-03)"]

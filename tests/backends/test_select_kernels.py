@@ -40,12 +40,15 @@ SELECTABLE = (ops.GemmOp, ops.Conv2dOp, ops.B2bGemmOp, ops.B2bConv2dOp)
 
 
 def select(module: ModuleOp, rng, arch: str, tolerance: float = F16_TOLERANCE, cutlass: int = 2,
-           depthwise: str = "direct", few_channels: str = "cutlass") -> tuple[ModuleOp, statistics.PassStatistics]:
+           depthwise: str = "direct", few_channels: str = "cutlass",
+           split_gemms: str = "cutlass") -> tuple[ModuleOp, statistics.PassStatistics]:
     """select-kernels for `arch`; 2.x kernels only unless `cutlass` = 3 (the 2.x tests run
     on both targets: sm90 changes the grid they fill, not the kernels); depthwise convs on
-    `depthwise`'s kernel; convs on few channels on `few_channels`'s (CUTLASS's here: these
-    tests are the CUTLASS rules'; our own kernel's are in test_stem_conv_kernels.py)."""
-    pass_ = SelectKernelsPass(arch=arch, cutlass=cutlass, depthwise=depthwise, few_channels=few_channels)
+    `depthwise`'s kernel; convs on few channels on `few_channels`'s and few-row GEMMs with a
+    long K on `split_gemms`' (CUTLASS's here: these tests are the CUTLASS rules'; our own
+    kernels' are in test_stem_conv_kernels.py and test_wgsplit_gemm_kernels.py)."""
+    pass_ = SelectKernelsPass(arch=arch, cutlass=cutlass, depthwise=depthwise, few_channels=few_channels,
+                              split_gemms=split_gemms)
     with statistics.collecting() as collected:
         after = assert_equivalent(module, pass_, rng, tolerance=tolerance)
     for op in after.walk():

@@ -8,8 +8,9 @@ walks all of K alone on one SM.
     source = emit_translation_unit([op])
 
 **Which ops.** `select-kernels` gives it an op.gemm through the tuner's candidates
-(`candidates.wgsplit_gemm`), or under `split_gemms=wgsplit` where `payoff_reason` allows (a K
-at least LONG_K times N, where it beat CUTLASS's tiles alone); a KernelChoice of family
+(`candidates.wgsplit_gemm`), or under `split_gemms=wgsplit` (the default) where
+`payoff_reason` allows (a K at least LONG_K times N, where it beat CUTLASS's tiles alone and
+made BERT, GPT-2 and ViT at batch 1 faster, bench/RESULTS.md); a KernelChoice of family
 "wgsplit_gemm", arch "sm90", its tile in `threadblock`. `lower-op-to-cutlass` leaves such an
 op.gemm at the op level, and this generator computes it. `gemm_reason` says which GEMMs it takes: A row-major
 (M × K), B the weight (N × K "col" or K × N "row", no batch dimensions), M of at most

@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=4 conv_ctas=1 narrow_pointwise=stream narrow_windows=stream split_gemms=cutlass}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=4 conv_ctas=1 narrow_pointwise=stream narrow_windows=stream split_gemms=wgsplit}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -30,10 +30,10 @@ codegen/stream_conv_kernels.py, where heuristic.narrow_pointwise_problem says so
 window on 16 channels or fewer, stride 1 and no padding (MobileNet's blocked stem) run on the
 same streaming kernel on sm90 (`narrow_windows=stream`, where
 heuristic.narrow_window_problem says so); `narrow_windows=stem` leaves them to the rules
-after it (our stem conv). `split_gemms=wgsplit` runs GEMMs of at most 256 rows on sm90 whose K
-is at least 4 N (the batch-1 transformers' second FFN GEMM) on our kernel with K split among a
-cluster's CTAs and their warp groups (codegen/wgsplit_gemm_kernels.py) where it takes them;
-the default, `cutlass`, keeps CUTLASS's narrow tiles. `conv_ctas=2`
+after it (our stem conv). `split_gemms=wgsplit`, the default, runs GEMMs of at most 256 rows
+on sm90 whose K is at least 4 N (the batch-1 transformers' second FFN GEMM) on our kernel with
+K split among a cluster's CTAs and their warp groups (codegen/wgsplit_gemm_kernels.py) where
+it takes them; `split_gemms=cutlass` keeps CUTLASS's narrow tiles. `conv_ctas=2`
 gives the 3.x implicit-GEMM convs the stages that let two CTAs share a multiprocessor (the
 default, 1, takes as many as fit; 2 measured no faster on the H200, bench/RESULTS.md).
 
@@ -87,7 +87,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
                   depthwise: str = "direct", small_m: str = "skinny", few_channels: str = "stem",
                   few_pixels: str = "splitk", conv_ctas: int = 1, narrow_convs: str = "halo",
                   halo_mode: int = halo_conv_kernels.DEFAULT_MODE, narrow_pointwise: str = "stream",
-                  narrow_windows: str = "stream", split_gemms: str = "cutlass") -> KernelSelector:
+                  narrow_windows: str = "stream", split_gemms: str = "wgsplit") -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
     (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
     kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's), and
@@ -186,7 +186,7 @@ class SelectKernelsPass(ModulePass):
     """Whose kernel the heuristic gives memory-bound 1x1 convs with a narrow side on sm90: "stream" (ours) or "cutlass"."""
     narrow_windows: str = "stream"
     """Whose kernel the heuristic gives memory-bound small-window convs on few channels on sm90: "stream" (ours) or "stem" (the rules after it)."""
-    split_gemms: str = "cutlass"
+    split_gemms: str = "wgsplit"
     """Whose kernel the heuristic gives GEMMs of at most 256 rows on sm90 past the skinny kernel's: "cutlass" or "wgsplit" (ours, where K is at least 4 N)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -475,11 +475,11 @@ class HeuristicSelector:
     """Whether GEMMs with few rows (batch-1 classifiers) run on our weight-streaming kernel
     where it takes them (False: CUTLASS's tiles, for comparison)."""
 
-    split_gemms: bool = False
+    split_gemms: bool = True
     """Whether GEMMs of at most cutlass_sm90.SMALL_M_ROWS rows on sm90 run on our kernel with K split among
     a cluster's warp groups (wgsplit_gemm_kernels) where it takes them and their K is long
-    (`payoff_reason`); select-kernels split_gemms=wgsplit turns it on. Off until it pays in
-    a model (bench/RESULTS.md)."""
+    (`payoff_reason`); select-kernels split_gemms=cutlass turns it off (CUTLASS's narrow
+    tiles, for comparison)."""
     stem_convs: bool = True
     """Whether convs on few input channels (image stems) run on our own kernel where it
     takes them (False: CUTLASS's implicit GEMM, for comparison)."""
