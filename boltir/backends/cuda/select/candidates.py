@@ -54,8 +54,8 @@ search"), generated from CUTLASS's own rules and pruned by rules that cost nothi
   (`split_pointwise_gemms`), which the implicit-GEMM conv cannot do.
 - GEMMs of at most cutlass_sm90.SMALL_M_ROWS rows on sm90 that our kernel with K split among a
   cluster's CTAs and their warp groups takes (`wgsplit_gemm_kernels`): the shape heuristic's
-  best tiles (`wgsplit_gemm`). The heuristic gives it ops only under select-kernels'
-  `split_gemms=wgsplit`; it races here either way.
+  best tiles (`wgsplit_gemm`). The heuristic gives it those with K at least 4 N under
+  select-kernels' `split_gemms=wgsplit` (the default); it races here either way.
 
 **Pruning**, before anything compiles: shared-memory fit; tiles that waste more than half
 of the edge tiles; grids much less efficient than the best tile's (waves per SM, idle
