@@ -23,9 +23,8 @@ extent), whether a bias is read, and the schedule:
   next tile's Q, and behind it its first K and V, load while this tile runs; the producer
   loads in order, so with one stage it waits at each tile's start for the consumers to
   release Q) and "overlap_q4kv8" (the same with 8 K/V stages, not 5), and "wide_q4"
-  ("wide" with two Q stages a warp group: the example's own compute), and "overlap_lazy"
-  ("overlap" keeping the rows' maxima until one grows by 2^8, so that most steps skip O's
-  rescale), timed by bench.check_attention, not chosen by `attention_kernels.hopper_schedule`.
+  ("wide" with two Q stages a warp group: the example's own compute), timed by
+  bench.check_attention, not chosen by `attention_kernels.hopper_schedule`.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -75,8 +74,6 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
-    lazy: bool = False
-    """Whether our mainloop keeps the rows' maxima until one grows by more than 2^8 (its `Lazy`)."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -103,9 +100,6 @@ SCHEDULES = {
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
                               WIDE_TILES, (STAGES_Q_4, "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesKV, "
                                                        "cute::Int<8>>"), own_mainloop=True),
-    # O's rescale skipped where no row's maximum grew much (at s512, 4 key steps, most steps)
-    "overlap_lazy": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, the rows' maxima kept until one grows "
-                             "by 2^8", WIDE_TILES, own_mainloop=True, lazy=True),
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
@@ -190,7 +184,7 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
     chosen = SCHEDULES[schedule]
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
-                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop, lazy=chosen.lazy,
+                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

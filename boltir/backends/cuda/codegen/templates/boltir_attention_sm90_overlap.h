@@ -13,12 +13,6 @@
 // MMA warp groups' 240 registers hold. The online softmax's state (row maxima, the thread's
 // partial row sums) is the example's, so its `tail` finishes the rows.
 //
-// With `Lazy` ("overlap_lazy"), a step keeps the rows' old maxima unless one of the warp's rows
-// grew by more than 2^kLazyGrowth (FlashAttention-4's conditional rescaling): the exponentials
-// stay at most 2^kLazyGrowth, the corrections are 1 and O's rescale (32 multiplies a thread a
-// step, on the path to the next P·V product) is skipped. Kept maxima are used consistently
-// by the sums and `tail`, so the result is the same softmax.
-//
 // Shared-memory stages: the producer loads K_0, V_0, K_1, V_1, ... into one pipeline; step j
 // waits for K_j before V_{j-1} (a later stage first, which the barriers allow) and releases
 // each stage once its product has completed.
@@ -29,7 +23,7 @@
 namespace boltir {
 namespace attention_sm90 {
 
-template <class Base, class Fusion, bool Lazy = false>
+template <class Base, class Fusion>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
@@ -71,14 +65,10 @@ struct OverlappedMainloop : Base {
     });
   }
 
-  /// How far (log2 units) a row's maximum may grow before a `Lazy` step rescales.
-  static constexpr float kLazyGrowth = 8.0f;
-
   /// Scores -> exponentials in place (against the new maxima), the rows' corrections
-  /// exp(m_old - m_new), and the partial sums rescaled and extended. Returns whether a
-  /// correction may differ from 1 (always, unless `Lazy` kept the warp's maxima).
+  /// exp(m_old - m_new), and the partial sums rescaled and extended.
   template <class AccQK, class State, class Corrections>
-  CUTLASS_DEVICE static bool exponentiate(AccQK &acc_qk, State &state, Corrections &correction, float scale_log2) {
+  CUTLASS_DEVICE static void exponentiate(AccQK &acc_qk, State &state, Corrections &correction, float scale_log2) {
     auto acc_qk_mn = cute::make_tensor(acc_qk.data(), cutlass::fmha::collective::layout_acc_mn(TiledMmaQK{}, acc_qk.layout()));
     auto &row_max = cute::get<0>(state);
     auto &row_sum = cute::get<1>(state);
@@ -88,23 +78,6 @@ struct OverlappedMainloop : Base {
       previous(i) = row_max(i);
     }
     reduce_max(acc_qk_mn, row_max);
-    bool rescales = true;
-    if constexpr (Lazy) {
-      bool grows = false;
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < cute::size(row_max); i++) {
-        grows |= previous(i) == -INFINITY ? row_max(i) != -INFINITY
-                                          : (row_max(i) - previous(i)) * scale_log2 > kLazyGrowth;
-      }
-      // warp-uniform, so that a warp skips its rescale as a whole
-      rescales = __any_sync(0xffffffffu, grows);
-      if (!rescales) {
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < cute::size(row_max); i++) {
-          row_max(i) = previous(i);
-        }
-      }
-    }
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < cute::size<0>(acc_qk_mn); i++) {
       // a row with every score -inf so far keeps 0 as its maximum (no inf - inf)
@@ -120,7 +93,6 @@ struct OverlappedMainloop : Base {
       }
       row_sum(i) = row_sum(i) * correction(i) + sum;
     }
-    return rescales;
   }
 
   template <class AccPV, class Corrections>
@@ -236,16 +208,14 @@ struct OverlappedMainloop : Base {
       if (step >= unmasked) {
         Fusion{}.before_softmax(scores, tPcP, problem_size);
       }
-      bool const rescales = exponentiate(scores, state, correction, scale_log2);
+      exponentiate(scores, state, correction, scale_log2);
       Tensor p_next = cutlass::fmha::collective::make_acc_into_op<Element>(scores, typename TiledMmaPV::LayoutA_TV{});
 
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc_pv);
       warpgroup_fence_operand(p);
       pipeline.consumer_release(v_state);
-      if (rescales) {
-        rescale(acc_pv, correction);
-      }
+      rescale(acc_pv, correction);
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < size(p); i++) {
         p(i) = p_next(i);
