@@ -140,11 +140,15 @@ struct Fusion {
   /// `added[i]` = the bias at element i's (row, key), two keys per 4-byte load; with
   /// kKeysOnly (every row the same), an element whose key an earlier element already
   /// loaded takes that value. Requires: Sk, the pointer and the strides even, and
-  /// index_qk(0)'s key even.
-  template <bool kKeysOnly, class IndexQK, int kElements>
+  /// index_qk(0)'s key even. kClamp: keys past the last are clamped to it (else every key
+  /// of the thread is below Sk, and the loads are one address plus constants).
+  template <bool kKeysOnly, bool kClamp = true, class IndexQK, int kElements>
   CUTLASS_DEVICE static void load_pairs(uint16_t const *bias, int64_t bias_m, IndexQK const &index_qk, int last_row,
                                         int last_key, float (&added)[kElements]) {
     bool loaded[kElements] = {};
+    // unclamped, every address is `from` plus a constant (the keys' differences fold)
+    int const first = int(cute::get<1>(index_qk(0)));
+    uint16_t const *from = bias + first;
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < kElements; i++) {
       int const key = int(cute::get<1>(index_qk(i)));
@@ -163,13 +167,14 @@ struct Fusion {
                                 int(cute::get<1>(index_qk(i + 1))) == key + 1 && key % 2 == 0;
       int const r = kKeysOnly ? 0 : ::min(row, last_row);
       if (next_is_pair) {
-        int const k = ::min(key, last_key - 1);  // even: last_key is odd (Sk even)
-        uint32_t const two = __ldg(reinterpret_cast<uint32_t const *>(bias + r * bias_m + k));
+        uint16_t const *at = kClamp ? bias + r * bias_m + ::min(key, last_key - 1)  // even: last_key is odd (Sk even)
+                                    : from + r * bias_m + (key - first);
+        uint32_t const two = __ldg(reinterpret_cast<uint32_t const *>(at));
         added[i] = to_float(uint16_t(two & 0xffffu));
         added[i + 1] = to_float(uint16_t(two >> 16));
         loaded[i + 1] = true;
       } else {
-        added[i] = to_float(__ldg(bias + r * bias_m + ::min(key, last_key)));
+        added[i] = to_float(__ldg(kClamp ? bias + r * bias_m + ::min(key, last_key) : from + r * bias_m + (key - first)));
       }
       loaded[i] = true;
     }
@@ -199,7 +204,17 @@ struct Fusion {
       // checked on index_qk's static layout (the checks fold away), so the loads per thread
       // drop from one per element to one per distinct pair of keys.
       bool const pairs = arguments.paired && int(cute::get<1>(index_qk(0))) % 2 == 0;
-      if (pairs && bias_m == 0) {
+      // the thread's keys: the first, and the largest (a constant past it: each difference folds)
+      int const first_key_here = int(cute::get<1>(index_qk(0)));
+      int beyond_first = 0;
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 1; i < kElements; i++) {
+        beyond_first = ::max(beyond_first, int(cute::get<1>(index_qk(i))) - first_key_here);
+      }
+      int const last_key_here = first_key_here + beyond_first;
+      if (pairs && bias_m == 0 && last_key_here <= last_key) {  // a padding mask's every full step
+        load_pairs<true, false>(bias, bias_m, index_qk, last_row, last_key, added);
+      } else if (pairs && bias_m == 0) {
         load_pairs<true>(bias, bias_m, index_qk, last_row, last_key, added);
       } else if (pairs) {
         load_pairs<false>(bias, bias_m, index_qk, last_row, last_key, added);
@@ -214,15 +229,8 @@ struct Fusion {
       }
       // A key step wholly below keys(b) and not causal (every step of an unpadded sequence)
       // masks nothing: no per-element compares and selects (about 200 instructions a
-      // thread a step). The thread's keys differ from the first by constants, so their
-      // maximum folds to one addition.
-      int const first_key_here = int(cute::get<1>(index_qk(0)));
-      int beyond_first = 0;  // a constant: each difference folds
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 1; i < kElements; i++) {
-        beyond_first = ::max(beyond_first, int(cute::get<1>(index_qk(i))) - first_key_here);
-      }
-      if (!causal && first_key_here + beyond_first < tile.keys) {
+      // thread a step).
+      if (!causal && last_key_here < tile.keys) {
         CUTLASS_PRAGMA_UNROLL
         for (int i = 0; i < kElements; i++) {
           acc_qk(i) = acc_qk(i) * scale + added[i];
