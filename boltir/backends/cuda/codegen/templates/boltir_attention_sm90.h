@@ -140,14 +140,13 @@ struct Fusion {
   /// `added[i]` = the bias at element i's (row, key), two keys per 4-byte load; with
   /// kKeysOnly (every row the same), an element whose key an earlier element already
   /// loaded takes that value. Requires: Sk, the pointer and the strides even, and
-  /// index_qk(0)'s key even. kClamp: keys past the last are clamped to it (else every key
-  /// of the thread is below Sk, and the loads are one address plus constants).
+  /// index_qk(0)'s key, `first`, even. kClamp: keys past the last are clamped to it (else
+  /// every key of the thread is below Sk, and the loads are one address plus constants).
   template <bool kKeysOnly, bool kClamp = true, class IndexQK, int kElements>
-  CUTLASS_DEVICE static void load_pairs(uint16_t const *bias, int64_t bias_m, IndexQK const &index_qk, int last_row,
-                                        int last_key, float (&added)[kElements]) {
+  CUTLASS_DEVICE static void load_pairs(uint16_t const *bias, int64_t bias_m, IndexQK const &index_qk, int first,
+                                        int last_row, int last_key, float (&added)[kElements]) {
     bool loaded[kElements] = {};
     // unclamped, every address is `from` plus a constant (the keys' differences fold)
-    int const first = int(cute::get<1>(index_qk(0)));
     uint16_t const *from = bias + first;
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < kElements; i++) {
@@ -203,9 +202,9 @@ struct Fusion {
       // queries (a padding mask, bias_m = 0) its rows repeat the same keys. Both facts are
       // checked on index_qk's static layout (the checks fold away), so the loads per thread
       // drop from one per element to one per distinct pair of keys.
-      bool const pairs = arguments.paired && int(cute::get<1>(index_qk(0))) % 2 == 0;
       // the thread's keys: the first, and the largest (a constant past it: each difference folds)
       int const first_key_here = int(cute::get<1>(index_qk(0)));
+      bool const pairs = arguments.paired && first_key_here % 2 == 0;
       int beyond_first = 0;
       CUTLASS_PRAGMA_UNROLL
       for (int i = 1; i < kElements; i++) {
@@ -213,11 +212,11 @@ struct Fusion {
       }
       int const last_key_here = first_key_here + beyond_first;
       if (pairs && bias_m == 0 && last_key_here <= last_key) {  // a padding mask's every full step
-        load_pairs<true, false>(bias, bias_m, index_qk, last_row, last_key, added);
+        load_pairs<true, false>(bias, bias_m, index_qk, first_key_here, last_row, last_key, added);
       } else if (pairs && bias_m == 0) {
-        load_pairs<true>(bias, bias_m, index_qk, last_row, last_key, added);
+        load_pairs<true>(bias, bias_m, index_qk, first_key_here, last_row, last_key, added);
       } else if (pairs) {
-        load_pairs<false>(bias, bias_m, index_qk, last_row, last_key, added);
+        load_pairs<false>(bias, bias_m, index_qk, first_key_here, last_row, last_key, added);
       } else {
         CUTLASS_PRAGMA_UNROLL
         for (int i = 0; i < kElements; i++) {
