@@ -2,7 +2,7 @@
 (boltir/backends/cuda/codegen/wgsplit_gemm_kernels.py) on the GPU and compares each result
 with the op-level interpreter on fresh random inputs: BERT's and ViT-B/16's batch-1 GEMMs
 (128 and 197 rows; QKV, output projection, FFN1, FFN2) with both weight layouts, rows that
-leave a partial 64-row tile, N off the tile's columns, K off the 64-wide k-tile, a leading
+leave a partial 64-row tile, N off the tile's columns (odd N too: the epilogue's column pairs split), K off the 64-wide k-tile, a leading
 batch folded into the rows, every epilogue kind, f16 and bf16, each on the kernel's default
 tile, and BERT's output projection, FFN1 and FFN2 on every tile the tuner would measure (clusters of
 one, two and four CTAs, one wave and several). The bar:
@@ -47,6 +47,7 @@ def shapes() -> list[tuple[str, str]]:
         gemm(197, 768, 3072, epilogue="bias, residual = add"),
         gemm(100, 200, 520, epilogue="bias, relu"),
         gemm(64, 72, 1000, epilogue=""),
+        gemm(100, 203, 520, epilogue="bias, residual = add"),
         gemm(32, 512, 1024, epilogue="alpha = 0.5, beta = 2.0, bias, silu", batch=4),
         gemm(128, 768, 3072, element="bf16", epilogue="bias, gelu"),
         gemm(128, 640, 2048, element="bf16", layout_b="row", epilogue="bias, residual = add, then relu"),

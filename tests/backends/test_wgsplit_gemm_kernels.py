@@ -152,8 +152,9 @@ def test_the_instance_bakes_the_problem_and_takes_the_gemm_abi():
     for text in ("constexpr int M = 128, N = 768, K = 3072;", "BN = 64, BK = 64, CTAS = 4, SPLIT = 3, STAGES = 4;",
                  "__cluster_dims__(CTAS, 1, 1)", "using ClusterShape = Shape<Int<CTAS>, _1, _1>;",
                  "cutlass::layout::RowMajor, 8, float, TileShape", "KernelTmaWarpSpecializedPingpong",
-                 "x = x + residual;", "residual[j] = to_f32(params.residual[static_cast<size_t>(m) * N + n]);",
-                 "bias[j] = to_f32(params.bias[n]);",
+                 "x = x + residual;",
+                 "Pair const r = *reinterpret_cast<Pair const *>(params.residual + static_cast<size_t>(m) * N + n);",
+                 "Pair const b = *reinterpret_cast<Pair const *>(params.bias + n);",
                  "int batch,\n                          int m, int n, int k, void *workspace",
                  "if (batch != 1 || m != 128 || n != 768 || k != 3072) return 2002;",
                  "boltir_pdl::launch(kernel, dim3(TILES_N * CTAS, TILES_M), kThreads, SHARED_BYTES, stream, params);"):
@@ -174,13 +175,25 @@ def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_cluster_and_group
             < body.index("boltir_pdl::enter();") < body.index("collective.load(") < body.index("params.bias["))
     assert "boltir_pdl::prefetch_weights() && WEIGHT_BYTES <= 16777216ull" in source
     # every load of the epilogue is issued before the first store
-    assert body.index("residual[j] = to_f32(") < body.index("params.output[")
+    assert body.index("residual[j][0] = to_f32(") < body.index("T *row = params.output")
     # fixed order, CTA then group: deterministic
     assert "for (int source = 0; source < CTAS; ++source)" in body
-    assert "for (int group = 0; group < SPLIT; ++group) sums[j] += partial_tile(*peer, group)" in body
+    assert "for (int group = 0; group < SPLIT; ++group) {" in body
+    assert "sums[j][e] += partial_tile(*peer, group)[(2 * p + e) * 128 + thread];" in body
     assert "map_shared_rank(peer, source)" in body
     # every thread reaches every barrier, and none leaves while a peer reads its partials
     assert "return;" not in body and body.count("sync_cluster") == 3
+
+
+def test_the_epilogue_moves_column_pairs_where_the_rows_and_pointers_allow():
+    # accumulators 2p and 2p + 1 are adjacent columns of a row: one 4-byte access each for
+    # bias, residual and output where N is even and the pointers 4-byte aligned; else two
+    source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(32, 2, 4))).source
+    assert "struct alignas(4) Pair {" in source and "PAIRS = kAccumulators / 2" in source
+    assert "bool const paired = N % 2 == 0 && params.paired;" in source
+    assert "aligned(bias) && aligned(residual) && aligned(d)};" in source
+    assert "*reinterpret_cast<Pair *>(row + n) = Pair{" in source
+    assert "if (n + e < N) row[n + e] = from_f32<T>(" in source  # odd N, or an unaligned pointer
 
 
 def test_one_instance_per_distinct_tile_and_problem():
