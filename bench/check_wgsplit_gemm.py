@@ -4,8 +4,9 @@ with the op-level interpreter on fresh random inputs: BERT's and ViT-B/16's batc
 (128 and 197 rows; QKV, output projection, FFN1, FFN2) with both weight layouts, rows that
 leave a partial 64-row tile, N off the tile's columns (odd N too: the epilogue's column pairs split), K off the 64-wide k-tile, a leading
 batch folded into the rows, every epilogue kind, f16 and bf16, each on the kernel's default
-tile, and BERT's output projection, FFN1 and FFN2 on every tile the tuner would measure (clusters of
-one, two and four CTAs, one wave and several). The bar:
+tile and on its best 128-row tile (where A has more than 64 rows), and BERT's output projection,
+FFN1 and FFN2 on every tile the tuner would measure (64 and 128 rows, clusters of one to eight
+CTAs, one wave and several). The bar:
 ‖Δ‖/‖ref‖ < 1e-2. Prints a pass/fail table last; exits 1 if any fails.
 
     source bench/setup_gpu.sh && python3 -m bench.check_wgsplit_gemm [--only TEXT] [--list]
@@ -56,12 +57,13 @@ def shapes() -> list[tuple[str, str]]:
 
 def cases() -> list[Case]:
     """Each shape on the kernel's default tile (forced: the heuristic leaves these GEMMs to
-    CUTLASS); BERT's output projection, FFN1 and FFN2 on the tuner's other tiles too."""
+    CUTLASS) and its best 128-row tile; BERT's output projection, FFN1 and FFN2 on the tuner's
+    other tiles too."""
     out = []
     for index, (label, text) in enumerate(shapes()):
         element = "bf16" if " bf16 " in label else "f16"
         op = next(o for o in parse_module(text).walk() if isinstance(o, ops.GemmOp))
-        tiles = [wg.default_tile(op, SMS)]
+        tiles = [wg.default_tile(op, SMS), *wg.ranked_tiles(op, SMS, block_ms=(128,))[:1]]
         if index in (1, 2, 3):
             tiles += [wg.SplitTile.of(c.tile) for c in candidates(op, "sm90", sms=SMS).choices if c.family == wg.FAMILY]
         for tile in dict.fromkeys(tiles):

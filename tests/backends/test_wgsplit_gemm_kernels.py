@@ -75,62 +75,89 @@ def test_a_column_major_a_is_refused():
 
 
 @pytest.mark.parametrize("tile, reason", [
-    (wg.SplitTile(48, 1, 2), "a tile is 32 or 64 columns wide, not 48"),
-    (wg.SplitTile(32, 3, 2), "K splits among 1, 2, 4 CTAs of a cluster, not 3"),
-    (wg.SplitTile(32, 1, 5), "K splits among 2, 3, 4 warp groups, not 5"),
-    (wg.SplitTile(64, 4, 4), "12 k-tiles of 64 cannot give each of 16 warp groups one"),
+    (wg.SplitTile(48, 32, 1), "a tile has 64 or 128 rows, not 48"),
+    (wg.SplitTile(64, 48, 1), "a tile is 32 or 64 columns wide, not 48"),
+    (wg.SplitTile(64, 32, 3), "K splits among 1, 2, 4, 8 CTAs of a cluster, not 3"),
+    (wg.SplitTile(64, 64, 8), "12 k-tiles of 64 cannot give each of 16 warp groups one"),
 ])
 def test_tiles_it_cannot_run(tile, reason):
     assert wg.tile_reason(gemm_of(128, 768, 768), tile) == reason
 
 
 def test_each_warp_group_needs_a_k_tile():
-    assert wg.tile_reason(gemm_of(128, 768, 128), wg.SplitTile(32, 1, 3)) == (
-        "2 k-tiles of 64 cannot give each of 3 warp groups one")
+    assert wg.tile_reason(gemm_of(128, 768, 128), wg.SplitTile(64, 32, 2)) == (
+        "2 k-tiles of 64 cannot give each of 4 warp groups one")
+    assert wg.warp_groups(gemm_of(128, 768, 128), wg.SplitTile(64, 32, 1)) == 2
 
 
 def test_a_clusters_runs_are_equal():
     """A cluster's rings of one index release each other's stages, so every run of a cluster
     has as many k-tiles; one CTA splits unevenly."""
-    assert wg.tile_reason(gemm_of(128, 768, 768), wg.SplitTile(64, 4, 2)) == (
-        "12 k-tiles of 64 do not split evenly among 8 warp groups of a cluster")
-    assert wg.tile_reason(gemm_of(128, 768, 768), wg.SplitTile(64, 2, 3)) is None
-    assert wg.tile_reason(gemm_of(128, 768, 640), wg.SplitTile(64, 1, 3)) is None  # 10 k-tiles: 3, 3, 4
+    assert wg.tile_reason(gemm_of(128, 768, 640), wg.SplitTile(64, 64, 4)) == (
+        "10 k-tiles of 64 do not split evenly among 8 warp groups of a cluster")
+    assert wg.warp_groups(gemm_of(128, 768, 768), wg.SplitTile(64, 64, 2)) == 2  # 12 k-tiles: 4 runs of 3 (none has 4)
+    assert wg.warp_groups(gemm_of(128, 768, 640), wg.SplitTile(64, 64, 1)) == 2  # 10 k-tiles: 5, 5 (4 a run at least)
+    assert wg.group_reason(gemm_of(128, 768, 640), wg.SplitTile(64, 64, 1), 3) is None  # 3, 3, 4: one CTA may
+
+
+def test_warp_groups_leave_each_run_four_k_tiles_and_their_threads_the_registers_they_need():
+    ffn2 = gemm_of(128, 768, 3072)  # 48 k-tiles
+    assert wg.warp_groups(ffn2, wg.SplitTile(64, 32, 2)) == 4   # 8 runs of 6
+    assert wg.warp_groups(ffn2, wg.SplitTile(64, 64, 4)) == 3   # 12 runs of 4; 16 of 3 would be under 4
+    assert wg.warp_groups(ffn2, wg.SplitTile(128, 64, 8)) == 2  # 16 runs of 3: the fewest
+    # 128 x 64: 64 accumulators a thread; five warp groups leave 96 registers a thread
+    assert wg.group_reason(ffn2, wg.SplitTile(128, 64, 1), 4) == (
+        "4 warp groups leave a thread 96 registers, under its 64 accumulators and 48 more")
+    assert wg.warp_groups(ffn2, wg.SplitTile(128, 64, 1)) == 3
 
 
 def test_every_deepest_ring_fits():
-    for block_n in wg.BLOCK_N:
-        for split in wg.SPLITS:
-            stages = wg.SplitTile(block_n, 1, split).stages()
-            assert 2 <= stages <= wg.MAX_STAGES and wg.shared_bytes(block_n, split, stages) <= wg.SHARED_LIMIT - 1024
-            assert stages == wg.MAX_STAGES or wg.shared_bytes(block_n, split, stages + 1) > wg.SHARED_LIMIT - 1024
+    for block_m in wg.BLOCK_M:
+        for block_n in wg.BLOCK_N:
+            for split in wg.SPLITS:
+                stages = wg.most_stages(block_m, block_n, split)
+                shared = lambda s: wg.shared_bytes(block_m, block_n, split, s)  # noqa: E731
+                assert 2 <= stages <= wg.MAX_STAGES and shared(stages) <= wg.SHARED_LIMIT - 1024
+                assert stages == wg.MAX_STAGES or shared(stages + 1) > wg.SHARED_LIMIT - 1024
+                # a group's partial tile (f32) fits in its ring once consumed
+                assert stages * 2 * (block_m + block_n) * wg.TILE_K >= 4 * block_m * block_n
 
 
-@pytest.mark.parametrize("m, n, k, tile", [
+@pytest.mark.parametrize("m, n, k, tile, groups", [
     # BERT b1's FFN2: 64-column tiles would fill under half a wave, so 32; two CTAs a tile
     # (96 in all), 24 k-tiles a CTA, 6 a group (the fastest of its tiles, bench/RESULTS.md)
-    (128, 768, 3072, (32, 2, 4)),
-    (128, 3072, 768, (64, 1, 3)),   # FFN1: 96 tiles of 64 columns fill the wave alone; 12 k-tiles, 4 a group
-    (128, 768, 768, (32, 2, 2)),    # the output projection: 12 k-tiles, 3 a group
-    (128, 2304, 768, (64, 1, 3)),   # QKV: 72 tiles; a cluster of two would be 144 CTAs
-    (197, 768, 3072, (32, 1, 4)),   # ViT-B/16's FFN2: 4 row tiles x 24 = 96 CTAs
-    (64, 72, 1000, (32, 4, 2)),     # 16 k-tiles (the last partial): 8 runs of 2
+    (128, 768, 3072, (64, 32, 2), 4),
+    (128, 3072, 768, (64, 64, 1), 3),   # FFN1: 96 tiles of 64 columns fill the wave alone; 12 k-tiles, 4 a group
+    (128, 768, 768, (64, 32, 2), 2),    # the output projection: 12 k-tiles, 3 a group
+    (128, 2304, 768, (64, 64, 1), 3),   # QKV: 72 tiles; a cluster of two would be 144 CTAs
+    (197, 768, 3072, (64, 32, 1), 4),   # ViT-B/16's FFN2: 4 row tiles x 24 = 96 CTAs
+    (64, 72, 1000, (64, 32, 4), 2),     # 16 k-tiles (the last partial): 8 runs of 2
 ])
-def test_default_tile(m, n, k, tile):
+def test_default_tile(m, n, k, tile, groups):
+    """The heuristic's tile has 64 rows and at most 4 CTAs (DEFAULT_SHAPES: the shapes timed
+    when it became the default)."""
     op = gemm_of(m, n, k)
     assert wg.default_tile(op, sms=132) == wg.SplitTile(*tile)
+    assert wg.warp_groups(op, wg.default_tile(op, sms=132)) == groups
     assert wg.ctas_of(op, wg.default_tile(op, sms=132)) <= 132
 
 
 def test_ranked_tiles_put_one_wave_first_then_the_narrow_width_then_the_fewest_bytes_an_sm_reads():
     ffn2 = gemm_of(128, 768, 3072)
-    ranked = wg.ranked_tiles(ffn2, sms=132)
-    assert [t.describe() for t in ranked[:4]] == ["32x2x4", "32x1x4", "64x4x3", "64x2x4"]
-    assert all(wg.tile_reason(ffn2, t) is None for t in ranked)
+    ranked = wg.ranked_tiles(ffn2, sms=132, block_ms=(64,), ctas_options=(1, 2, 4))
+    assert [t.describe() for t in ranked[:4]] == ["64x32x2", "64x32x1", "64x64x4", "64x64x2"]
+    # 128 rows: a CTA of 128 x 32 on a quarter of K reads (128 + 32) / 4 = 40 elements a K
+    # step, under the 64-row tile's (64 + 32) / 2 = 48
+    everything = wg.ranked_tiles(ffn2, sms=132)
+    assert [t.describe() for t in everything[:3]] == ["128x32x4", "64x32x2", "128x32x2"]
+    assert "128x64x8" in [t.describe() for t in everything]
+    assert all(wg.tile_reason(ffn2, t) is None for t in ranked + everything)
+    # no tile has more rows than A's 64-row blocks
+    assert {t.block_m for t in wg.ranked_tiles(gemm_of(64, 72, 1000), sms=132)} == {64}
     waves = [wg.ctas_of(ffn2, t) > 132 for t in ranked]
     assert waves == sorted(waves)
     # FFN1 keeps 64 columns (CUTLASS's narrow tiles do not pay there): its one-wave tile first
-    assert [t.describe() for t in wg.ranked_tiles(gemm_of(128, 3072, 768), sms=132)[:2]] == ["64x1x3", "64x4x3"]
+    assert [t.describe() for t in wg.ranked_tiles(gemm_of(128, 3072, 768), sms=132, block_ms=(64,))[:2]] == ["64x64x1", "64x64x4"]
 
 
 @pytest.mark.parametrize("m, n, k, reason", [
@@ -147,9 +174,9 @@ def test_the_heuristic_gives_it_only_long_reductions(m, n, k, reason):
 
 
 def test_the_instance_bakes_the_problem_and_takes_the_gemm_abi():
-    op = marked(BERT_FFN2, wg.SplitTile(64, 4, 3))
+    op = marked(BERT_FFN2, wg.SplitTile(64, 64, 4))
     source = wg.emit_instance(op).source
-    for text in ("constexpr int M = 128, N = 768, K = 3072;", "BN = 64, BK = 64, CTAS = 4, SPLIT = 3, STAGES = 4;",
+    for text in ("constexpr int M = 128, N = 768, K = 3072;", "BM = 64, BN = 64, BK = 64, CTAS = 4, SPLIT = 3, STAGES = 4;",
                  "__cluster_dims__(CTAS, 1, 1)", "using ClusterShape = Shape<Int<CTAS>, _1, _1>;",
                  "cutlass::layout::RowMajor, 8, float, TileShape", "KernelTmaWarpSpecializedPingpong",
                  "x = x + residual;",
@@ -159,14 +186,14 @@ def test_the_instance_bakes_the_problem_and_takes_the_gemm_abi():
                  "if (batch != 1 || m != 128 || n != 768 || k != 3072) return 2002;",
                  "boltir_pdl::launch(kernel, dim3(TILES_N * CTAS, TILES_M), kThreads, SHARED_BYTES, stream, params);"):
         assert text in source, text
-    col = wg.emit_instance(marked(gemm_text(128, 768, 3072), wg.SplitTile(32, 1, 4))).source
+    col = wg.emit_instance(marked(gemm_text(128, 768, 3072), wg.SplitTile(64, 32, 1))).source
     assert "cutlass::layout::ColumnMajor, 8, float, TileShape" in col
     assert "__cluster_dims__" not in col and "CTAS = 1, SPLIT = 4" in col  # one CTA: no cluster
     assert wg.kernel_arch(op) == "sm90" and wg.launch_arguments(op).problem == (1, 128, 768, 3072)
 
 
 def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_cluster_and_group_order():
-    source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(64, 4, 3))).source
+    source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(64, 64, 4))).source
     body = source[source.index("kernel(CUTLASS_GRID_CONSTANT"):]
     first = body.split("{", 1)[1].strip().splitlines()[0].strip()
     assert first.startswith("boltir_pdl::prefetch_share(params.prefetch, WEIGHT_BYTES);")  # a hint, before the wait
@@ -188,7 +215,7 @@ def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_cluster_and_group
 def test_the_epilogue_moves_column_pairs_where_the_rows_and_pointers_allow():
     # accumulators 2p and 2p + 1 are adjacent columns of a row: one 4-byte access each for
     # bias, residual and output where N is even and the pointers 4-byte aligned; else two
-    source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(32, 2, 4))).source
+    source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(64, 32, 2))).source
     assert "struct alignas(4) Pair {" in source and "PAIRS = kAccumulators / 2" in source
     assert "bool const paired = N % 2 == 0 && params.paired;" in source
     assert "aligned(bias) && aligned(residual) && aligned(d)};" in source
@@ -196,15 +223,22 @@ def test_the_epilogue_moves_column_pairs_where_the_rows_and_pointers_allow():
     assert "if (n + e < N) row[n + e] = from_f32<T>(" in source  # odd N, or an unaligned pointer
 
 
+def test_a_128_row_tile_is_one_warp_groups_two_row_blocks():
+    source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(128, 64, 8))).source
+    for text in ("BM = 128, BN = 64, BK = 64, CTAS = 8, SPLIT = 2, STAGES = 4;", "using TileShape = Shape<Int<BM>, Int<BN>, _64>;",
+                 "constexpr int TILES_M = (M + BM - 1) / BM", "__cluster_dims__(CTAS, 1, 1)"):
+        assert text in source, text
+
+
 def test_one_instance_per_distinct_tile_and_problem():
-    first, same = marked(BERT_FFN2, wg.SplitTile(64, 4, 3)), marked(BERT_FFN2, wg.SplitTile(64, 4, 3))
-    other = marked(BERT_FFN2, wg.SplitTile(64, 2, 3))
+    first, same = marked(BERT_FFN2, wg.SplitTile(64, 64, 4)), marked(BERT_FFN2, wg.SplitTile(64, 64, 4))
+    other = marked(BERT_FFN2, wg.SplitTile(64, 64, 2))
     assert wg.kernel_name(first) == wg.kernel_name(same) != wg.kernel_name(other)
     assert wg.emit_translation_unit([first, same, other]).count("extern \"C\" int boltir_wgsplit_gemm_") == 2
 
 
 def test_a_choice_it_cannot_run_is_one_line():
-    op = marked(gemm_text(512, 768, 768), wg.SplitTile(32, 1, 2))
+    op = marked(gemm_text(512, 768, 768), wg.SplitTile(64, 32, 1))
     with pytest.raises(BoltError) as error:
         wg.emit_instance(op)
     assert error.value.message == "no wgsplit_gemm kernel for op.gemm: 512 rows of A: the kernel takes at most 256"
@@ -212,7 +246,7 @@ def test_a_choice_it_cannot_run_is_one_line():
 
 def test_it_is_a_tiled_family_whose_op_stays_at_the_op_level(rng):
     module = parse_module(BERT_FFN2)
-    mark(the_gemm(module), wg, wg.SplitTile(64, 4, 3), "sm90")
+    mark(the_gemm(module), wg, wg.SplitTile(64, 64, 4), "sm90")
     after = assert_equivalent(module, LowerOpToCutlassPass(), rng)
     assert tiled_families.BY_FAMILY[wg.FAMILY] is wg
     assert wg.computes(the_gemm(after))
@@ -226,8 +260,10 @@ def test_the_tuner_races_its_tiles_for_few_rows_only():
     ours = [c for c in found if c.family == wg.FAMILY]
     assert 2 <= len(ours) <= MAX_WGSPLIT and found[0] == ours[0]  # the heuristic's choice first
     assert any(c.family == "gemm" for c in found)
-    assert describe_choice(ours[0]) == "wgsplit 32x2x4"
-    assert [wg.SplitTile.of(c.tile) for c in ours] == wg.ranked_tiles(gemm_of(128, 768, 3072), 132)[:len(ours)]
+    assert describe_choice(ours[0]) == "wgsplit 64x32x2"
+    ranked = [t for t in wg.ranked_tiles(gemm_of(128, 768, 3072), 132) if t != wg.SplitTile.of(ours[0].tile)]
+    assert [wg.SplitTile.of(c.tile) for c in ours[1:]] == ranked[:len(ours) - 1]
+    assert any(wg.SplitTile.of(c.tile).block_m == 128 for c in ours)
     assert not any(c.family == wg.FAMILY for c in candidates(gemm_of(4096, 768, 768), "sm90", 132, 3).choices)
     assert not any(c.family == wg.FAMILY for c in candidates(gemm_of(128, 768, 3072), "sm80", 108, 2).choices)
     assert wg.cutlass_sm90.SMALL_M_ROWS == cutlass_sm90.SMALL_M_ROWS
@@ -235,8 +271,8 @@ def test_the_tuner_races_its_tiles_for_few_rows_only():
 
 @pytest.mark.slow
 def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
-    op_list = [marked(BERT_FFN2, wg.SplitTile(64, 4, 3)),
-               marked(gemm_text(197, 768, 3072, element="bf16", epilogue="bias, gelu"), wg.SplitTile(32, 1, 2))]
+    op_list = [marked(BERT_FFN2, wg.SplitTile(64, 64, 4)), marked(BERT_FFN2, wg.SplitTile(128, 64, 8)),
+               marked(gemm_text(197, 768, 3072, element="bf16", epilogue="bias, gelu"), wg.SplitTile(64, 32, 1))]
     assert_unit_compiles(wg, op_list, tmp_path, SM90A)
 
 

@@ -7,7 +7,7 @@
 
 // With split_gemms=wgsplit (the default), a GEMM of at most 256 rows on sm90 with K at least 4 N (BERT b1's
 // FFN2: 128 rows, a K x N weight) runs on our kernel with K split among a cluster's CTAs and
-// their warp groups, its tile (columns, cluster CTAs, warp groups per CTA); lower-op-to-cutlass
+// their warp groups, its tile (rows, columns, cluster CTAs); lower-op-to-cutlass
 // leaves it an op.gemm with its whole epilogue. 384 rows stay CUTLASS's, as does a K under 4 N
 // (the output projection); so does everything under split_gemms=cutlass and on sm80.
 
@@ -16,7 +16,7 @@
 
 // CHECK-LABEL: func.func @ffn2
 // CHECK:       op.gemm %x, %w bias %b residual %r
-// CHECK-SAME:  kernel = {family = "wgsplit_gemm", arch = "sm90", threadblock = array<i64: 32, 2, 4>
+// CHECK-SAME:  kernel = {family = "wgsplit_gemm", arch = "sm90", threadblock = array<i64: 64, 32, 2>
 // LOWERED-LABEL: func.func @ffn2
 // LOWERED-NOT:   cutlass.
 // LOWERED:       op.gemm %x, %w bias %b residual %r

@@ -19,7 +19,8 @@ for a "row" weight: TMA's 16-byte strides), one element type (f16 or bf16) for e
 operand, any `#op.epilogue`.
 
 **The kernel** (`templates/compute/wgsplit_gemm.cu.j2`). A cluster of `ctas` CTAs computes one
-64 × `block_n` tile of D; each CTA has a producer warp group and `split` consumer warp groups.
+`block_m` × `block_n` tile of D (64 or 128 rows: one warp group's wgmma covers either); each
+CTA has a producer warp group and `warp_groups(op, tile)` consumer warp groups.
 The tile's k-tiles (64 wide) are cut into ctas × split contiguous runs; run r of a CTA has its
 own ring of shared-memory stages, loaded by TMA from producer warp r and multiplied by
 consumer group r + 1 on wgmma, both through CUTLASS's sm90 collective (the ping-pong
@@ -62,10 +63,16 @@ FAMILY = "wgsplit_gemm"
 FAMILIES: dict[type, str] = {ops.GemmOp: FAMILY}
 
 CUTLASS_ELEMENTS = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t"}
-TILE_M, TILE_K = 64, 64
+TILE_K = 64
+BLOCK_M = (64, 128)
+"""A tile's rows: one wgmma row block, or two (one warp group computes both: every CTA of
+the cluster then reads the weight's columns once where M ≤ 128)."""
+DEFAULT_SHAPES = {"block_m": (64,), "ctas": (1, 2, 4)}
+"""What the shape heuristic gives a tile (the tiles timed when it became the default);
+128-row tiles and clusters of 8 are the tuner's candidates until timed against them."""
 BLOCK_N = (32, 64)
-CTAS = (1, 2, 4)
-"""CTAs of a cluster that share a tile's K (1: no cluster)."""
+CTAS = (1, 2, 4, 8)
+"""CTAs of a cluster that share a tile's K (1: no cluster; 8: the portable cluster's most)."""
 SPLITS = (2, 3, 4)
 """Consumer warp groups: up to four, one ring each, beside the four producer warps."""
 MAX_STAGES = 8
@@ -73,28 +80,31 @@ SHARED_LIMIT = 227 * 1024
 """An sm90 CTA's shared memory."""
 BARRIER_BYTES = 16
 """A stage's two mbarriers (full and empty)."""
+REGISTER_FILE = 65536
+"""32-bit registers an SM holds: the kernel's one CTA shares them among its threads."""
+REGISTER_HEADROOM = 48
+"""Registers a consumer thread needs beside its accumulators (addresses, pipeline state, the
+epilogue's partial sums and loads): a warp-group count whose threads would have fewer is not
+used."""
 MIN_K_TILES = 4
-"""The default split leaves each run at least this many k-tiles where K has them."""
+"""The warp groups split each run to at least this many k-tiles where K has them."""
 LONG_K = 4
 """The heuristic gives the kernel GEMMs whose K is at least this many times N (payoff_reason)."""
 
 
 @dataclass(frozen=True)
 class SplitTile(OwnTile):
-    """A tile of D: 64 rows × `block_n` columns, its K split among `ctas` CTAs of a cluster
-    and, in each, among `split` consumer warp groups, each with a ring of `stages()`
-    shared-memory stages (the deepest that fit)."""
+    """A tile of D: `block_m` rows × `block_n` columns, its K split among `ctas` CTAs of a
+    cluster. Each CTA splits its share among its consumer warp groups (`warp_groups`: a rule
+    of the tile and the problem, as the rings' depth is)."""
 
+    block_m: int
     block_n: int
     ctas: int
-    split: int
 
-    def runs(self) -> int:
-        """The contiguous runs of k-tiles the tile's K is cut into: one per warp group of the cluster."""
-        return self.ctas * self.split
-
-    def stages(self) -> int:
-        return most_stages(self.block_n, self.split)
+    def accumulators(self) -> int:
+        """A consumer thread's f32 accumulators: its share of the tile."""
+        return self.block_m * self.block_n // 128
 
 
 # ------------------------------------------------------------- what is supported
@@ -126,68 +136,91 @@ def k_tiles(op: ops.GemmOp) -> int:
     return math.ceil(problem_of(op)[3] / TILE_K)
 
 
-def stage_bytes(block_n: int) -> int:
-    return 2 * (TILE_M + block_n) * TILE_K + BARRIER_BYTES
+def stage_bytes(block_m: int, block_n: int) -> int:
+    return 2 * (block_m + block_n) * TILE_K + BARRIER_BYTES
 
 
-def shared_bytes(block_n: int, split: int, stages: int) -> int:
+def shared_bytes(block_m: int, block_n: int, split: int, stages: int) -> int:
     """The rings' stages and barriers (a few hundred bytes of alignment aside, which the
     template's static_assert checks); a group's partial tile reuses its ring's stages."""
-    return split * stages * stage_bytes(block_n)
+    return split * stages * stage_bytes(block_m, block_n)
 
 
-def ctas_of(op: ops.GemmOp, tile: SplitTile) -> int:
-    batch, m, n, _ = problem_of(op)
-    return math.ceil(batch * m / TILE_M) * math.ceil(n / tile.block_n) * tile.ctas
+def most_stages(block_m: int, block_n: int, split: int) -> int:
+    """The deepest ring (at most MAX_STAGES) that leaves the tile's shared memory in bounds."""
+    for stages in range(MAX_STAGES, 1, -1):
+        if shared_bytes(block_m, block_n, split, stages) <= SHARED_LIMIT - 1024:
+            return stages
+    return 2
+
+
+def group_reason(op: ops.GemmOp, tile: SplitTile, split: int) -> str | None:
+    """Why `split` consumer warp groups a CTA cannot run the tile, or None."""
+    runs = tile.ctas * split
+    if k_tiles(op) < runs:
+        return f"{k_tiles(op)} k-tiles of {TILE_K} cannot give each of {runs} warp groups one"
+    if tile.ctas > 1 and k_tiles(op) % runs:
+        # a cluster's rings of one index release each other's stages: their runs are equal
+        return f"{k_tiles(op)} k-tiles of {TILE_K} do not split evenly among {runs} warp groups of a cluster"
+    registers = min(255, REGISTER_FILE // (128 * (split + 1)) // 8 * 8)
+    if tile.accumulators() + REGISTER_HEADROOM > registers:
+        return (f"{split} warp groups leave a thread {registers} registers, under its {tile.accumulators()} "
+                f"accumulators and {REGISTER_HEADROOM} more")
+    stages = most_stages(tile.block_m, tile.block_n, split)
+    if shared_bytes(tile.block_m, tile.block_n, split, stages) > SHARED_LIMIT - 1024:
+        return f"{split} rings of two stages exceed a CTA's shared memory"
+    if stages * (stage_bytes(tile.block_m, tile.block_n) - BARRIER_BYTES) < 4 * tile.block_m * tile.block_n:
+        return f"a ring of {stages} stages cannot hold its group's partial tile"
+    return None
+
+
+def warp_groups(op: ops.GemmOp, tile: SplitTile) -> int | None:
+    """The consumer warp groups of a CTA: the most (up to four) that leave each run at least
+    MIN_K_TILES k-tiles, else the fewest that run the tile; None if no count does."""
+    fitting = [split for split in SPLITS if group_reason(op, tile, split) is None]
+    deep = [split for split in fitting if k_tiles(op) >= tile.ctas * split * MIN_K_TILES]
+    return (deep[-1] if deep else fitting[0]) if fitting else None
 
 
 def tile_reason(op: ops.GemmOp, tile: SplitTile) -> str | None:
     """Why `tile` cannot compute the op (which gemm_reason accepts), or None."""
+    if tile.block_m not in BLOCK_M:
+        return f"a tile has {' or '.join(map(str, BLOCK_M))} rows, not {tile.block_m}"
     if tile.block_n not in BLOCK_N:
         return f"a tile is {' or '.join(map(str, BLOCK_N))} columns wide, not {tile.block_n}"
     if tile.ctas not in CTAS:
         return f"K splits among {', '.join(map(str, CTAS))} CTAs of a cluster, not {tile.ctas}"
-    if tile.split not in SPLITS:
-        return f"K splits among {', '.join(map(str, SPLITS))} warp groups, not {tile.split}"
-    if k_tiles(op) < tile.runs():
-        return f"{k_tiles(op)} k-tiles of {TILE_K} cannot give each of {tile.runs()} warp groups one"
-    if tile.ctas > 1 and k_tiles(op) % tile.runs():
-        # a cluster's rings of one index release each other's stages: their runs are equal
-        return f"{k_tiles(op)} k-tiles of {TILE_K} do not split evenly among {tile.runs()} warp groups of a cluster"
+    if warp_groups(op, tile) is None:
+        return group_reason(op, tile, SPLITS[0])
     return None
+
+
+def ctas_of(op: ops.GemmOp, tile: SplitTile) -> int:
+    batch, m, n, _ = problem_of(op)
+    return math.ceil(batch * m / tile.block_m) * math.ceil(n / tile.block_n) * tile.ctas
 
 
 # ------------------------------------------------------------------ the heuristic
 
 
-def most_stages(block_n: int, split: int) -> int:
-    """The deepest ring (at most MAX_STAGES) that leaves the tile's shared memory in bounds."""
-    for stages in range(MAX_STAGES, 1, -1):
-        if shared_bytes(block_n, split, stages) <= SHARED_LIMIT - 1024:
-            return stages
-    return 2
-
-
-def ranked_tiles(op: ops.GemmOp, sms: int) -> list[SplitTile]:
+def ranked_tiles(op: ops.GemmOp, sms: int, block_ms: tuple[int, ...] = BLOCK_M,
+                 ctas_options: tuple[int, ...] = CTAS) -> list[SplitTile]:
     """The tiles that run the op, best first by the shape heuristic: those whose cluster grid
     fits one wave before those that do not; then 32 columns where CUTLASS's narrow tiles pay
     (`cutlass_sm90.narrow_columns_pay`, as for BERT b1's N = 768 GEMMs), else 64; then the
-    fewest bytes of A and B an SM reads (a CTA's, (64 + block_n) × K / ctas elements, times
-    the waves). For each width and cluster, the most warp groups (up to four) that leave each
-    run at least MIN_K_TILES k-tiles, else the fewest."""
+    fewest bytes of A and B an SM reads (a CTA's, (block_m + block_n) × K / ctas elements,
+    times the waves). No tile has more rows than A's rows take (in 64-row blocks)."""
     batch, m, n, _ = problem_of(op)
     narrow = 32 if cutlass_sm90.narrow_columns_pay(batch * m, n, sms) else 64
-
-    def best_split(block_n: int, ctas: int) -> SplitTile | None:
-        fitting = [tile for split in SPLITS if tile_reason(op, tile := SplitTile(block_n, ctas, split)) is None]
-        deep = [tile for tile in fitting if k_tiles(op) >= tile.runs() * MIN_K_TILES]
-        return (deep[-1] if deep else fitting[0]) if fitting else None
 
     def waves(tile: SplitTile) -> int:
         return math.ceil(ctas_of(op, tile) / sms)
 
-    tiles = [tile for block_n in BLOCK_N for ctas in CTAS if (tile := best_split(block_n, ctas)) is not None]
-    return sorted(tiles, key=lambda t: (waves(t) > 1, t.block_n != narrow, waves(t) * (TILE_M + t.block_n) / t.ctas))
+    rows = math.ceil(batch * m / BLOCK_M[0]) * BLOCK_M[0]
+    tiles = [tile for block_m in block_ms if block_m <= max(rows, BLOCK_M[0]) for block_n in BLOCK_N for ctas in ctas_options
+             if tile_reason(op, tile := SplitTile(block_m, block_n, ctas)) is None]
+    return sorted(tiles, key=lambda t: (waves(t) > 1, t.block_n != narrow,
+                                        waves(t) * (t.block_m + t.block_n) / t.ctas))
 
 
 def payoff_reason(op: ops.GemmOp) -> str | None:
@@ -202,8 +235,8 @@ def payoff_reason(op: ops.GemmOp) -> str | None:
 
 
 def default_tile(op: ops.GemmOp, sms: int) -> SplitTile:
-    """The shape heuristic's tile: `ranked_tiles`' first."""
-    return ranked_tiles(op, sms)[0]
+    """The shape heuristic's tile: `ranked_tiles`' first of DEFAULT_SHAPES."""
+    return ranked_tiles(op, sms, DEFAULT_SHAPES["block_m"], DEFAULT_SHAPES["ctas"])[0]
 
 
 # ---------------------------------------------------------------------- instances
@@ -216,9 +249,11 @@ def launch_arguments(op: Operation) -> LaunchArguments:
 def _context(op: ops.GemmOp, tile: SplitTile) -> dict:
     batch, m, n, k = problem_of(op)
     element = element_name(op.a)
+    split = warp_groups(op, tile)
     return {
         "batch": batch, "m": m, "n": n, "k": k, "rows": batch * m,
-        "block_n": tile.block_n, "ctas": tile.ctas, "split": tile.split, "stages": tile.stages(),
+        "block_m": tile.block_m, "block_n": tile.block_n, "ctas": tile.ctas, "split": split,
+        "stages": most_stages(tile.block_m, tile.block_n, split),
         "element": HALF_ELEMENTS[element], "cutlass_element": CUTLASS_ELEMENTS[element],
         "cutlass_layout_b": ("cutlass::layout::ColumnMajor" if op.prop_value("layout_b") == "col"
                              else "cutlass::layout::RowMajor"),
@@ -232,7 +267,7 @@ def _context(op: ops.GemmOp, tile: SplitTile) -> dict:
 # ------------------------------------------------------------- the generator protocol
 
 
-TILED = TiledFamily(FAMILY, ops.GemmOp, SplitTile, "tile columns, cluster CTAs, warp groups", "compute/wgsplit_gemm.cu.j2",
+TILED = TiledFamily(FAMILY, ops.GemmOp, SplitTile, "tile rows, tile columns, cluster CTAs", "compute/wgsplit_gemm.cu.j2",
                     gemm_reason, tile_reason, _context, arch="sm90")
 # the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
 marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes

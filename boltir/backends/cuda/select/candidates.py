@@ -329,17 +329,18 @@ MAX_SPLITK = 6
 """At most this many of our split-reduction conv's tiles, beside CUTLASS's."""
 
 
-MAX_WGSPLIT = 4
+MAX_WGSPLIT = 6
 """At most this many of our warp-group-split GEMM's tiles, beside CUTLASS's."""
 
 
 def wgsplit_gemm(op: ops.GemmOp, sms: int, found: CandidateSet) -> list[KernelChoice]:
     """Our GEMM with K split among a cluster's CTAs and their warp groups, where it takes the
-    op: the shape heuristic's best tiles (`wgsplit_gemm_kernels.ranked_tiles`)."""
+    op: the heuristic's tile, then the shape heuristic's best tiles of either row count
+    (`wgsplit_gemm_kernels.ranked_tiles`)."""
     if wgsplit_gemm_kernels.gemm_reason(op) is not None:
         return []
-    variants = wgsplit_gemm_kernels.ranked_tiles(op, sms)
-    tile = variants[0]
+    tile = wgsplit_gemm_kernels.default_tile(op, sms)
+    variants = [tile, *wgsplit_gemm_kernels.ranked_tiles(op, sms)]
     base = KernelChoice(wgsplit_gemm_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
     return _own_tiles(op, base, variants, wgsplit_gemm_kernels.tile_reason, found)[:MAX_WGSPLIT]
 

@@ -42,7 +42,7 @@ kernel (codegen/depthwise_kernels.py), its tile one thread's (rows, columns, cha
 # (codegen/depthwise_pointwise_kernels.py), its tile (output rows a CTA, output pixels a
 # depthwise thread item, warps a CTA).
 # "wgsplit_gemm" is our own Hopper GEMM for few rows with K split among a cluster's warp groups
-# (codegen/wgsplit_gemm_kernels.py), its tile (tile columns, cluster CTAs, consumer warp groups).
+# (codegen/wgsplit_gemm_kernels.py), its tile (tile rows, tile columns, cluster CTAs).
 
 
 CUTLASS_3X_FAMILIES = ("gemm", "conv2d_fprop")

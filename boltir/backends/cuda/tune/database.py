@@ -451,7 +451,7 @@ def describe_choice(choice: KernelChoice | str) -> str:
         text = f"splitk {tb}"
     elif choice.family == "halo_conv":  # our wgmma conv for 64 channels: columns x rows x base-offset mode
         text = f"halo {tb}"
-    elif choice.family == "wgsplit_gemm":  # our GEMM for few rows: tile columns x cluster CTAs x warp groups
+    elif choice.family == "wgsplit_gemm":  # our GEMM for few rows: tile rows x columns x cluster CTAs
         text = f"wgsplit {tb}"
     elif choice.arch == "sm90":
         schedule = SCHEDULE_SHORT.get(choice.kernel_schedule, "auto")
