@@ -83,6 +83,9 @@ class Case:
     """Whose kernel a conv with few output pixels gets on sm90: "cutlass" or "splitk" (ours)."""
     narrow_convs: str = "cutlass"
     """Whose kernel a stride-1 conv on 16-64 channels gets on sm90: "cutlass" or "halo" (ours)."""
+    split_gemms: str = "cutlass"
+    """Whose kernel a GEMM of at most 256 rows with a long K gets on sm90: "cutlass" or
+    "wgsplit" (ours), so that a CUTLASS override (`hopper`) replaces a CUTLASS choice."""
     fuse_pool: bool = False
     """Whether fuse-conv-pool runs after the choice (a halo conv and the 2x2 max pool after
     it become one op.conv2d_max_pool)."""
@@ -112,7 +115,7 @@ def lower(case: Case) -> Case:
     module = case.op_module.clone()
     SelectKernelsPass(selector="heuristic", arch=case.target, sms=SMS, cutlass=3 if case.target == "sm90" else 2,
                       depthwise=case.depthwise, small_m=case.small_m, few_pixels=case.few_pixels,
-                      narrow_convs=case.narrow_convs).apply(ctx, module)
+                      narrow_convs=case.narrow_convs, split_gemms=case.split_gemms).apply(ctx, module)
     if case.fuse_depthwise_pointwise:
         from boltir.backends.cuda.passes.fuse_depthwise_pointwise import FuseDepthwisePointwisePass
 

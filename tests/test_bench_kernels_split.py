@@ -25,3 +25,19 @@ def test_split_variants_for_a_batch1_conv_the_rule_leaves_to_cutlass():
 def test_no_split_variants_at_batch_32_or_for_convs_it_does_not_compute():
     assert split_conv_variants(conv_of(n=32, h=28, w=28, c=128, k=128, r=3, s=3)) == []
     assert split_conv_variants(conv_of(n=1, h=28, w=28, c=3, k=64, r=3, s=3)) == []  # C not a multiple of 64
+
+
+def test_cutlass_candidates_for_a_gemm_the_default_gives_our_split_kernel_stay_cutlass(capsys):
+    """BERT b1's FFN2 is ours under the default split_gemms=wgsplit; the harness's cases keep
+    CUTLASS's choice (Case.split_gemms), so that every 3.x candidate overrides a CUTLASS
+    choice rather than our tile (where the candidates were skipped as bad wgsplit tiles)."""
+    from bench.kernels import SMALL_M_CANDIDATES, candidate_cases, wgsplit_cases
+    from tests.support.op_modules import gemm_text
+
+    text = gemm_text(128, 768, 3072)
+    cases = candidate_cases("ffn2", text, SMALL_M_CANDIDATES)
+    assert "skipped" not in capsys.readouterr().out
+    assert len(cases) == len(SMALL_M_CANDIDATES) and {case.op.name for case in cases} == {"cutlass.gemm"}
+    from boltir.backends.cuda.codegen import wgsplit_gemm_kernels as wg
+
+    assert all(wg.computes(case.op) for case in wgsplit_cases("ffn2", text))
