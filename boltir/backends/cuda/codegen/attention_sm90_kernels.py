@@ -24,8 +24,7 @@ extent), whether a bias is read, and the schedule:
   loads in order, so with one stage it waits at each tile's start for the consumers to
   release Q) and "overlap_q4kv8" (the same with 8 K/V stages, not 5), and "wide_q4"
   ("wide" with two Q stages a warp group: the example's own compute), and "overlap_sum"
-  and "overlap_q4_sum" ("overlap" and "overlap_q4" with the rows' sums taken on the tensor
-  cores, P times a tile of ones), timed by
+  ("overlap" with the rows' sums taken on the tensor cores, P times a tile of ones), timed by
   bench.check_attention, not chosen by `attention_kernels.hopper_schedule`.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
@@ -108,9 +107,6 @@ SCHEDULES = {
     # (the s512 kernel issues about 12% more instructions than cuDNN's, bench/RESULTS.md)
     "overlap_sum": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, the rows' sums on the tensor cores",
                             WIDE_TILES, own_mainloop=True, ones_sum=True),
-    "overlap_q4_sum": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, the "
-                               "rows' sums on the tensor cores", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True,
-                               ones_sum=True),
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
