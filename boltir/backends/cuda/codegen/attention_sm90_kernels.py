@@ -23,8 +23,7 @@ extent), whether a bias is read, and the schedule:
   next tile's Q, and behind it its first K and V, load while this tile runs; the producer
   loads in order, so with one stage it waits at each tile's start for the consumers to
   release Q) and "overlap_q4kv8" (the same with 8 K/V stages, not 5), and "wide_q4"
-  ("wide" with two Q stages a warp group: the example's own compute), and "overlap_sum"
-  ("overlap" with the rows' sums taken on the tensor cores, P times a tile of ones), timed by
+  ("wide" with two Q stages a warp group: the example's own compute), timed by
   bench.check_attention, not chosen by `attention_kernels.hopper_schedule`.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
@@ -75,8 +74,6 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
-    ones_sum: bool = False
-    """Whether our mainloop takes the rows' sums from the tensor cores (P times a tile of ones, its `OnesSum`)."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -103,10 +100,6 @@ SCHEDULES = {
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
                               WIDE_TILES, (STAGES_Q_4, "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesKV, "
                                                        "cute::Int<8>>"), own_mainloop=True),
-    # 64 adds a thread a key step fewer: the rows' sums as P times ones on the tensor cores
-    # (the s512 kernel issues about 12% more instructions than cuDNN's, bench/RESULTS.md)
-    "overlap_sum": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, the rows' sums on the tensor cores",
-                            WIDE_TILES, own_mainloop=True, ones_sum=True),
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
@@ -191,7 +184,7 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
     chosen = SCHEDULES[schedule]
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
-                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop, ones_sum=chosen.ones_sum,
+                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

@@ -13,13 +13,6 @@
 // MMA warp groups' 240 registers hold. The online softmax's state (row maxima, the thread's
 // partial row sums) is the example's, so its `tail` finishes the rows.
 //
-// With `OnesSum` ("overlap_sum"), the rows' sums come from the tensor cores: each step's P
-// also multiplies a tile of ones (8 columns; one 16-key tile in shared memory serves every
-// 16 keys) beside O's product, from the same P registers,
-// so that a 64 x 8 accumulator holds every row's sum of the rounded P that multiplies V,
-// rescaled with O. It replaces 64 adds a thread a step (of about 440 instructions) with 8
-// small wgmmas and 4 multiplies.
-//
 // Shared-memory stages: the producer loads K_0, V_0, K_1, V_1, ... into one pipeline; step j
 // waits for K_j before V_{j-1} (a later stage first, which the barriers allow) and releases
 // each stage once its product has completed.
@@ -30,7 +23,7 @@
 namespace boltir {
 namespace attention_sm90 {
 
-template <class Base, class Fusion, bool OnesSum = false>
+template <class Base, class Fusion>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
@@ -48,13 +41,6 @@ struct OverlappedMainloop : Base {
   using typename Base::TileShape;
   using typename Base::TileShapePV;
   using typename Base::TileShapeQK;
-
-  /// P (64 rows x 128 keys, in registers) times a tile of ones: the rows' sums (`OnesSum`).
-  using TiledMmaSum = decltype(cute::make_tiled_mma(
-      cute::GMMA::rs_op_selector<Element, Element, float, cute::Shape<cute::_64, cute::_8, cute::_16>>()));
-  /// One 8 x 16 tile of ones serves every 16 keys of P (the same descriptor each time).
-  using SmemLayoutOnes = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_INTER_Atom<Element>{},
-                                                      cute::make_shape(cute::_8{}, cute::_16{})));
 
   /// Row maxima and the thread's partial row sums: the example's softmax state.
   template <class AccQK, class State>
@@ -103,26 +89,15 @@ struct OverlappedMainloop : Base {
       CUTLASS_PRAGMA_UNROLL
       for (int j = 0; j < cute::size<1>(acc_qk_mn); j++) {
         acc_qk_mn(i, j) = ::exp2f(acc_qk_mn(i, j) * scale_log2 - offset);
-        if constexpr (!OnesSum) {
-          sum += acc_qk_mn(i, j);
-        }
+        sum += acc_qk_mn(i, j);
       }
-      if constexpr (!OnesSum) {
-        row_sum(i) = row_sum(i) * correction(i) + sum;
-      }
+      row_sum(i) = row_sum(i) * correction(i) + sum;
     }
   }
 
-  /// The tile of ones, in shared memory beside the collective's (allocated only where
-  /// `OnesSum` calls for it).
-  CUTLASS_DEVICE static uint16_t *ones_buffer() {
-    __shared__ alignas(128) uint16_t ones[cute::cosize_v<SmemLayoutOnes>];
-    return ones;
-  }
-
-  template <class Mma = TiledMmaPV, class AccPV, class Corrections>
+  template <class AccPV, class Corrections>
   CUTLASS_DEVICE static void rescale(AccPV &acc_pv, Corrections const &correction) {
-    auto acc_pv_mn = cute::make_tensor(acc_pv.data(), cutlass::fmha::collective::layout_acc_mn(Mma{}, acc_pv.layout()));
+    auto acc_pv_mn = cute::make_tensor(acc_pv.data(), cutlass::fmha::collective::layout_acc_mn(TiledMmaPV{}, acc_pv.layout()));
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < cute::size<0>(acc_pv_mn); i++) {
       CUTLASS_PRAGMA_UNROLL
@@ -177,36 +152,6 @@ struct OverlappedMainloop : Base {
     auto correction = make_fragment_like(get<1>(state));
     float const scale_log2 = params.scale_softmax_log2;
 
-    // the tile of ones (`OnesSum`): each warp writes all of it (the same values), then makes
-    // its writes visible to the wgmma's async proxy; the warp group's wgmma runs only once
-    // every warp has issued it
-    TiledMmaSum tiled_mma_sum;
-    auto thr_mma_sum = tiled_mma_sum.get_thread_slice(thread_idx);
-    uint16_t *ones_storage = nullptr;
-    if constexpr (OnesSum) {
-      ones_storage = ones_buffer();
-    }
-    Tensor sOnes = make_tensor(make_smem_ptr(reinterpret_cast<Element *>(ones_storage)), SmemLayoutOnes{});
-    Tensor tSrOnes = thr_mma_sum.make_fragment_B(thr_mma_sum.partition_B(sOnes));
-    Tensor acc_sum = partition_fragment_C(tiled_mma_sum, Shape<_64, _8>{});
-    if constexpr (OnesSum) {
-      static_assert(cute::cosize_v<SmemLayoutOnes> % 8 == 0, "whole 16-byte stores");
-      Element eight[8];
-      CUTLASS_PRAGMA_UNROLL
-      for (int e = 0; e < 8; e++) {
-        eight[e] = Element(1.0f);
-      }
-      uint4 const ones = *reinterpret_cast<uint4 const *>(eight);
-      CUTLASS_PRAGMA_UNROLL
-      for (int e = thread_idx % 32; e < cute::cosize_v<SmemLayoutOnes> / 8; e += 32) {
-        reinterpret_cast<uint4 *>(ones_storage)[e] = ones;
-      }
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-      __syncwarp();
-      clear(acc_sum);
-      tiled_mma_sum.accumulate_ = GMMA::ScaleOut::One;
-    }
-
     pipeline_q.consumer_wait(smem_pipe_read_q);
     int const q_stage = smem_pipe_read_q.index();
 
@@ -239,13 +184,6 @@ struct OverlappedMainloop : Base {
       warpgroup_fence_operand(p);
       warpgroup_arrive();
       cute::gemm(tiled_mma_pv, p, tOrV(_, _, _, v_state.index()), acc_pv);
-      if constexpr (OnesSum) {
-        warpgroup_fence_operand(acc_sum);
-        CUTLASS_PRAGMA_UNROLL
-        for (int k = 0; k < size<2>(p); k++) {
-          cute::gemm(tiled_mma_sum, p(_, _, k), tSrOnes(_, _, 0), acc_sum);
-        }
-      }
       warpgroup_commit_batch();
     };
 
@@ -278,10 +216,6 @@ struct OverlappedMainloop : Base {
       warpgroup_fence_operand(p);
       pipeline.consumer_release(v_state);
       rescale(acc_pv, correction);
-      if constexpr (OnesSum) {
-        warpgroup_fence_operand(acc_sum);
-        rescale<TiledMmaSum>(acc_sum, correction);
-      }
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < size(p); i++) {
         p(i) = p_next(i);
@@ -297,18 +231,6 @@ struct OverlappedMainloop : Base {
     pipeline_q.consumer_release(smem_pipe_read_q);
 
     smem_pipe_read = stage_of(2 * steps);
-    if constexpr (OnesSum) {
-      // `tail` adds a row's partial sums over the threads that share it: each holds its
-      // row's whole sum, so each gives that share (a power of two: exact)
-      warpgroup_fence_operand(acc_sum);
-      auto acc_sum_mn = make_tensor(acc_sum.data(), cutlass::fmha::collective::layout_acc_mn(TiledMmaSum{}, acc_sum.layout()));
-      constexpr int kRowThreads = decltype(size(cutlass::fmha::collective::reduction_target_n(TiledMmaPV{})))::value;
-      static_assert((kRowThreads & (kRowThreads - 1)) == 0, "a power of two");
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < size(get<1>(state)); i++) {
-        get<1>(state)(i) = acc_sum_mn(i, 0) * (1.0f / kRowThreads);
-      }
-    }
     Tensor lse = softmax.tail(state, acc_pv, tiled_mma_pv);
     return make_tuple(acc_pv, lse);
   }
