@@ -369,17 +369,19 @@ def test_the_tma_and_wide_schedules_take_head_dim_64_only(schedule):
 @pytest.mark.parametrize("batch, heads, seq, dim, schedule", [
     (1, 12, 128, 64, "tma"),      # BERT b1: 12 query tiles of 128 on 132 SMs
     (8, 12, 128, 64, "tma"),      # GPT-2's prefill at b8: 96 tiles
-    (11, 12, 128, 64, "wide"),    # 132 tiles: a wave
-    (32, 12, 128, 64, "wide"),
-    (32, 12, 197, 64, "wide"),    # ViT-B/16: two key steps
+    (11, 12, 128, 64, "wide_q4"),  # 132 tiles: a wave; no bias, not causal: two Q stages
+    (32, 12, 128, 64, "wide_q4"),
+    (32, 12, 197, 64, "wide_q4"),  # ViT-B/16: two key steps
+    (32, 12, (128, "causal"), 64, "wide"),  # GPT-2 at b32: causal keeps one Q stage (not timed with two)
     (32, 12, 512, 64, "overlap"),  # four key steps: the softmax under the previous product
     (32, 12, (512, "mask"), 64, "locked"),  # four, with a bias: the warp groups take turns
     (32, 12, (128, "mask"), 64, "wide"),
     (32, 12, 128, 128, "persistent"),  # D = 128: the example's tiles
 ])
 def test_select_kernels_picks_the_hopper_schedule(batch, heads, seq, dim, schedule):
-    seq, bias = seq if isinstance(seq, tuple) else (seq, None)
-    op = attention_module("BHSD", batch, heads, seq, seq, dim, bias=(batch, 1, 1, seq) if bias else None)[1]
+    seq, kind = seq if isinstance(seq, tuple) else (seq, None)
+    op = attention_module("BHSD", batch, heads, seq, seq, dim, bias=(batch, 1, 1, seq) if kind == "mask" else None,
+                          causal=kind == "causal")[1]
     ak.mark_target(op, "sm90", sms=132)
     assert ak.sm90_schedule(op) == schedule and ak.is_sm90(op)
 

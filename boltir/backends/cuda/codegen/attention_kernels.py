@@ -280,8 +280,10 @@ def hopper_schedule(op: ops.AttentionOp, sms: int) -> str:
     twice the blocks; with LONG_KEY_STEPS key steps or more (sequence 512), "overlap"
     (each step's softmax under the previous step's P·V product), or "locked" with a bias
     (the warp groups take turns at the softmax; the fastest there); else "wide"'s 128-key
-    steps. Other head dims: the persistent schedule on the
-    example's tiles."""
+    steps, as "wide_q4" (two Q stages a warp group) where there is neither a bias nor a
+    causal mask (1-4% faster at 128 and 197 keys in three sessions' runs, slower with a
+    bias, bench/RESULTS.md). Other head dims: the persistent schedule on the example's
+    tiles."""
     (b, h, sq, d), (_, _, sk, _), _ = op.head_shapes()
     if sm90.schedule_reason("wide", d) or sm90.schedule_reason("tma", d):
         return sm90.DEFAULT_SCHEDULE
@@ -290,7 +292,7 @@ def hopper_schedule(op: ops.AttentionOp, sms: int) -> str:
         return "tma"
     if -(-sk // keys) >= LONG_KEY_STEPS:
         return "locked" if op.bias is not None else "overlap"
-    return "wide"
+    return "wide" if op.bias is not None or op.prop_value("causal") else "wide_q4"
 
 
 def _target(op: Operation) -> tuple[str, str]:

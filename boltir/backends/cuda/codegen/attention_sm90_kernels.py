@@ -24,7 +24,8 @@ extent), whether a bias is read, and the schedule:
   loads in order, so with one stage it waits at each tile's start for the consumers to
   release Q) and "overlap_q4kv8" (the same with 8 K/V stages, not 5), and "wide_q4"
   ("wide" with two Q stages a warp group: the example's own compute), timed by
-  bench.check_attention, not chosen by `attention_kernels.hopper_schedule`.
+  bench.check_attention; `attention_kernels.hopper_schedule` chooses "wide_q4" for
+  fewer than four key steps without a bias or a causal mask.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
