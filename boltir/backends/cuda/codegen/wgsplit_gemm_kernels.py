@@ -68,8 +68,9 @@ BLOCK_M = (64, 128)
 """A tile's rows: one wgmma row block, or two (one warp group computes both: every CTA of
 the cluster then reads the weight's columns once where M ≤ 128)."""
 DEFAULT_SHAPES = {"block_m": (64,), "ctas": (1, 2, 4)}
-"""What the shape heuristic gives a tile (the tiles timed when it became the default);
-128-row tiles and clusters of 8 are the tuner's candidates until timed against them."""
+"""What the shape heuristic gives a tile (the tiles timed when it became the default). The
+128-row tiles and clusters of 8 are the tuner's candidates only: alone on BERT b1's FFN GEMMs
+they were slower than the 64-row tiles (bench/RESULTS.md)."""
 BLOCK_N = (32, 64)
 CTAS = (1, 2, 4, 8)
 """CTAs of a cluster that share a tile's K (1: no cluster; 8: the portable cluster's most)."""
