@@ -80,9 +80,19 @@ SMALL_M_CANDIDATES = [
     ((128, 128, 64), "cooperative", (1, 1, 1), 4),
     ((128, 128, 64), "cooperative", (1, 1, 1), 8),
     ((128, 256, 64), "cooperative", (1, 1, 1), 4),
+    ((64, 32, 64), "pingpong", (1, 2, 1), 1),
+    ((64, 32, 64), "pingpong", (1, 4, 1), 1),
+    ((64, 32, 64), "pingpong", (2, 2, 1), 1),
+    ((64, 64, 64), "pingpong", (2, 1, 1), 1),
+    ((64, 64, 64), "pingpong", (1, 2, 1), 1),
+    ((64, 64, 64), "pingpong", (2, 2, 1), 1),
+    ((64, 64, 64), "pingpong", (1, 4, 1), 1),
 ]
 """For the transformers' batch-1 GEMMs (M of 128 or 197 rows): few tiles, so the choice is
-between narrow tiles (more CTAs, each with all of K) and stream-K slices of K."""
+between narrow tiles (more CTAs, each with all of K), stream-K slices of K, and clusters
+whose TMA multicast shares the A tile (along N) or the weight tile (along M), which cuts
+the bytes the CTAs read from the L2 (bench/RESULTS.md fits these GEMMs' times to those
+bytes)."""
 PARTIAL_WAVE_CANDIDATES = [
     ((128, 256, 64), "streamk", (2, 1, 1), 1),
     ((128, 256, 64), "streamk", (1, 1, 1), 1),

@@ -223,6 +223,28 @@ def test_the_epilogue_moves_column_pairs_where_the_rows_and_pointers_allow():
     assert "if (n + e < N) row[n + e] = from_f32<T>(" in source  # odd N, or an unaligned pointer
 
 
+def test_only_the_bench_trace_records_phases(monkeypatch):
+    # builds never trace: the default instance has no records and no copy-out entry
+    op = marked(BERT_FFN2, wg.SplitTile(64, 32, 2))
+    plain = wg.emit_instance(op).source
+    assert "trace" not in plain
+    monkeypatch.setattr(wg, "TRACE_PHASES", True)
+    traced = wg.emit_instance(op).source
+    body = traced[traced.index("kernel(CUTLASS_GRID_CONSTANT"):]
+    assert "__device__ unsigned long long trace_buffer[TILES_M * TILES_N * CTAS][2 * TRACE_SLOTS];" in traced
+    assert f'extern "C" int {wg.kernel_name(op)}_trace(void *host, size_t bytes)' in traced
+    # eight phases in order: entry before the prefetch, set-up after the grid wait, the
+    # mainloop around collective.mma, the partials' barrier, the stores, the exit barrier
+    points = [body.index(f"trace_phase({slot})") for slot in (0, 1, 2)]
+    assert points[0] < body.index("prefetch_share") < body.index("boltir_pdl::enter();") < points[1] < points[2]
+    assert points[2] < body.index("collective.mma(") < body.index("trace_phase(ring == 0 ? 3 : 4)")
+    assert (body.index("sync_cluster();  // every partial tile in place") < body.index("trace_phase(5)")
+            < body.index("T *row = params.output") < body.index("trace_phase(6)") < body.index("trace_phase(7)"))
+    # apart from the records the kernel is the same
+    stripped = "\n".join(line for line in traced.splitlines() if "trace" not in line.lower() and "TRACE" not in line)
+    assert "boltir_pdl::launch(kernel" in stripped and stripped.count("sync_cluster") == plain.count("sync_cluster")
+
+
 def test_a_128_row_tile_is_one_warp_groups_two_row_blocks():
     source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(128, 64, 8))).source
     for text in ("BM = 128, BN = 64, BK = 64, CTAS = 8, SPLIT = 2, STAGES = 4;", "using TileShape = Shape<Int<BM>, Int<BN>, _64>;",

@@ -91,6 +91,9 @@ MIN_K_TILES = 4
 """The warp groups split each run to at least this many k-tiles where K has them."""
 LONG_K = 4
 """The heuristic gives the kernel GEMMs whose K is at least this many times N (payoff_reason)."""
+TRACE_PHASES = False
+"""Instances record each CTA's phases for bench/trace_wgsplit.py (set by it only; builds
+never trace)."""
 
 
 @dataclass(frozen=True)
@@ -261,7 +264,7 @@ def _context(op: ops.GemmOp, tile: SplitTile) -> dict:
         "shared_limit": SHARED_LIMIT, "prefetch_max_bytes": cutlass_sm90.PREFETCH_MAX_BYTES,
         "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
         "has_bias": op.bias is not None, "has_residual": op.residual is not None,
-        "empty": batch * m * n == 0,
+        "empty": batch * m * n == 0, "trace": TRACE_PHASES,
     }
 
 

@@ -1,0 +1,118 @@
+"""Where the time of our split GEMM goes (boltir/backends/cuda/codegen/wgsplit_gemm_kernels.py):
+each CTA's phase timeline, from instances built with `TRACE_PHASES` (every CTA records the SM
+clock and the global timer at eight points), on BERT's batch-1 FFN GEMMs and every tile the
+tuner races for them. One launch alone (after a synchronize) and the last of ten back to
+back, as bench.kernels times them. Prints one table last: per tile, the launch's span by the
+global timer, the spread of the CTAs' entries, and each phase's median (and slowest) CTA:
+
+- set-up: barriers initialized, the cluster synchronized, the grid dependency waited for;
+- mainloop: the first consumer group's k-tiles, from its first wait to its partial tile
+  stored in shared memory (the first load's latency included); "last ring": the same for
+  the CTA's last group;
+- partials: the cluster barrier after the partial tiles, from the last group's store;
+- epilogue: the partials summed across the cluster, the epilogue applied and stored;
+- exit: the cluster barrier that keeps the partial tiles alive.
+
+    source bench/setup_gpu.sh && python3 -m bench.trace_wgsplit [--only TEXT] [--build-only]
+
+The instances are not the ones builds use (the records add a few stores), so the phases
+explain bench.kernels' times rather than replace them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import statistics
+import sys
+
+import numpy as np
+
+from bench.harness import BoundKernel, build_library, random_inputs
+from bench.kernels import wgsplit_cases
+from bench.tables import print_table
+from boltir.backends.cuda.codegen import wgsplit_gemm_kernels as wg
+from tests.support.op_modules import gemm_text
+
+SHAPES = [("ffn1 128x3072x768", (128, 3072, 768)), ("ffn2 128x768x3072", (128, 768, 3072))]
+"""BERT b1's FFN GEMMs (bias + ReLU, as bench.kernels' "b1 linear" rows)."""
+SLOTS = 8
+PHASES = (("set-up", 0, 1), ("to mainloop", 1, 2), ("mainloop", 2, 3), ("last ring", 2, 4), ("partials", None, 5),
+          ("epilogue", 5, 6), ("exit", 6, 7))
+"""(name, from slot, to slot): "partials" runs from the later of slots 3 and 4."""
+
+
+def cases():
+    out = []
+    for label, (m, n, k) in SHAPES:
+        out += wgsplit_cases(label, gemm_text(m, n, k))
+    return out
+
+
+def read_trace(library, case, ctas: int) -> np.ndarray:
+    """[CTA][slot] of the last launch: SM clocks, then global-timer nanoseconds."""
+    name = wg.kernel_name(case.op)
+    function = getattr(library.library, f"{name}_trace")
+    function.restype, function.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t]
+    buffer = (ctypes.c_uint64 * (ctas * 2 * SLOTS))()
+    status = function(buffer, ctypes.sizeof(buffer))
+    if status:
+        raise RuntimeError(f"{name}_trace: CUDA error {status}")
+    return np.frombuffer(buffer, dtype=np.uint64).reshape(ctas, 2 * SLOTS).astype(np.int64)
+
+
+def phases(trace: np.ndarray) -> dict[str, tuple[float, float]]:
+    """Each phase's (median, slowest) CTA in µs, from the SM clock at the rate the global
+    timer gives it; the span and the entries' spread from the global timer."""
+    clocks, timer = trace[:, :SLOTS], trace[:, SLOTS:]
+    elapsed = timer[:, 7] - timer[:, 0]
+    rate = statistics.median((clocks[:, 7] - clocks[:, 0])[elapsed > 0] / elapsed[elapsed > 0])  # cycles a ns
+    out = {"span": ((timer[:, 7].max() - timer[:, 0].min()) / 1e3,) * 2,
+           "entry spread": ((timer[:, 0].max() - timer[:, 0].min()) / 1e3,) * 2, "GHz": (rate, rate)}
+    for name, start, end in PHASES:
+        begin = np.maximum(clocks[:, 3], clocks[:, 4]) if start is None else clocks[:, start]
+        micros = (clocks[:, end] - begin) / rate / 1e3
+        out[name] = (float(np.median(micros)), float(micros.max()))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="the cases whose label contains this text (comma-separated: any of them)")
+    parser.add_argument("--library", default="/tmp/boltir-bench/wgsplit_trace.so")
+    parser.add_argument("--build-only", action="store_true", help="compile the traced instances and stop (fills the object cache)")
+    args = parser.parse_args()
+    wg.TRACE_PHASES = True
+    selected = [case for case in cases() if not args.only or any(text in case.label for text in args.only.split(","))]
+    library = build_library(selected, args.library)
+    if args.build_only:
+        return 0
+    import torch
+
+    from tests.support.torch_arrays import to_torch
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for case in selected:
+        kernel = BoundKernel(library, case, {name: to_torch(value) for name, value in random_inputs(case, rng).items()})
+        ctas = wg.ctas_of(case.op, wg.marked_tile(case.op))
+        for _ in range(20):
+            kernel()
+        torch.cuda.synchronize()
+        for how, launches in (("alone", 1), ("10th of 10", 10)):
+            for _ in range(launches):
+                kernel()
+            torch.cuda.synchronize()
+            result = phases(read_trace(library, case, ctas))
+            rows.append((case.label, how, f"{ctas}", f"{result['GHz'][0]:.2f}", f"{result['span'][0]:.2f}",
+                         f"{result['entry spread'][0]:.2f}",
+                         *(f"{result[name][0]:.2f} ({result[name][1]:.2f})" for name, _, _ in PHASES)))
+            print("  " + " | ".join(rows[-1]), flush=True)
+    print()
+    print("our split GEMM's phases, µs: median CTA (slowest CTA); span and entry spread by the global timer")
+    print_table(("case", "launch", "CTAs", "SM GHz", "span", "entry spread", *(name for name, _, _ in PHASES)), rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
