@@ -233,10 +233,10 @@ def test_only_the_bench_trace_records_phases(monkeypatch):
     body = traced[traced.index("kernel(CUTLASS_GRID_CONSTANT"):]
     assert "__device__ unsigned long long trace_buffer[TILES_M * TILES_N * CTAS][2 * TRACE_SLOTS];" in traced
     assert f'extern "C" int {wg.kernel_name(op)}_trace(void *host, size_t bytes)' in traced
-    # eight phases in order: entry before the prefetch, set-up after the grid wait, the
+    # eight phases in order: entry after the prefetch hint, set-up after the grid wait, the
     # mainloop around collective.mma, the partials' barrier, the stores, the exit barrier
     points = [body.index(f"trace_phase({slot})") for slot in (0, 1, 2)]
-    assert points[0] < body.index("prefetch_share") < body.index("boltir_pdl::enter();") < points[1] < points[2]
+    assert body.index("prefetch_share") < points[0] < body.index("boltir_pdl::enter();") < points[1] < points[2]
     assert points[2] < body.index("collective.mma(") < body.index("trace_phase(ring == 0 ? 3 : 4)")
     assert (body.index("sync_cluster();  // every partial tile in place") < body.index("trace_phase(5)")
             < body.index("T *row = params.output") < body.index("trace_phase(6)") < body.index("trace_phase(7)"))
