@@ -180,8 +180,9 @@ def test_the_instance_bakes_the_problem_and_takes_the_gemm_abi():
                  "__cluster_dims__(CTAS, 1, 1)", "using ClusterShape = Shape<Int<CTAS>, _1, _1>;",
                  "cutlass::layout::RowMajor, 8, float, TileShape", "KernelTmaWarpSpecializedPingpong",
                  "x = x + residual;",
-                 "Pair const r = *reinterpret_cast<Pair const *>(params.residual + static_cast<size_t>(m) * N + n);",
-                 "Pair const b = *reinterpret_cast<Pair const *>(params.bias + n);",
+                 "T const *row = params.residual + static_cast<size_t>(m) * N;",
+                 "residual[j] = *reinterpret_cast<uint32_t const *>(row + n);",
+                 "bias[j] = *reinterpret_cast<uint32_t const *>(params.bias + n);",
                  "int batch,\n                          int m, int n, int k, void *workspace",
                  "if (batch != 1 || m != 128 || n != 768 || k != 3072) return 2002;",
                  "boltir_pdl::launch(kernel, dim3(TILES_N * CTAS, TILES_M), kThreads, SHARED_BYTES, stream, params);"):
@@ -201,12 +202,16 @@ def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_cluster_and_group
     assert (body.index("init_barriers") < body.index("prefetch_tma_descriptors") < body.index("sync_cluster<true>();")
             < body.index("boltir_pdl::enter();") < body.index("collective.load(") < body.index("params.bias["))
     assert "boltir_pdl::prefetch_weights() && WEIGHT_BYTES <= 16777216ull" in source
-    # every load of the epilogue is issued before the first store
-    assert body.index("residual[j][0] = to_f32(") < body.index("T *row = params.output")
+    # every load of the epilogue is issued before any value loaded is used: the partials
+    # and the raw pairs in one loop, the sums, conversions and stores in the next
+    loads = body.index("partials[j][source * SPLIT + group][e] = partial_tile(*peer, group)")
+    assert loads < body.index("residual[j] = *reinterpret_cast<uint32_t const *>") < body.index("sums[e] += partials[j][run][e];")
+    assert body.index("sums[e] += partials[j][run][e];") < body.index("Pair const b = unpack(bias[j]), r = unpack(residual[j]);")
+    assert body.index("unpack(bias[j])") < body.index("T *row = params.output")
     # fixed order, CTA then group: deterministic
     assert "for (int source = 0; source < CTAS; ++source)" in body
     assert "for (int group = 0; group < SPLIT; ++group) {" in body
-    assert "sums[j][e] += partial_tile(*peer, group)[(2 * p + e) * 128 + thread];" in body
+    assert "for (int run = 0; run < RUNS; ++run) {  // fixed order, CTA then group: deterministic" in body
     assert "map_shared_rank(peer, source)" in body
     # every thread reaches every barrier, and none leaves while a peer reads its partials
     assert "return;" not in body and body.count("sync_cluster") == 3
@@ -220,7 +225,8 @@ def test_the_epilogue_moves_column_pairs_where_the_rows_and_pointers_allow():
     assert "bool const paired = N % 2 == 0 && params.paired;" in source
     assert "aligned(bias) && aligned(residual) && aligned(d)};" in source
     assert "*reinterpret_cast<Pair *>(row + n) = Pair{" in source
-    assert "if (n + e < N) row[n + e] = from_f32<T>(" in source  # odd N, or an unaligned pointer
+    assert "if (n + 1 < N) row[n + 1] = second;" in source  # odd N, or an unaligned pointer
+    assert "bias[j] = pack(n < N ? params.bias[n] : zero, n + 1 < N ? params.bias[n + 1] : zero);" in source
 
 
 def test_only_the_bench_trace_records_phases(monkeypatch):
