@@ -15,6 +15,8 @@ global timer, the spread of the CTAs' entries, and each phase's median (and slow
 
     source bench/setup_gpu.sh && python3 -m bench.trace_wgsplit [--only TEXT] [--build-only]
 
+It also draws each tile's median CTA, phase by phase, into $OUT/wgsplit_phases.png.
+
 The instances are not the ones builds use (the records add a few stores), so the phases
 explain bench.kernels' times rather than replace them.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import os
 import statistics
 import sys
 
@@ -76,6 +79,37 @@ def phases(trace: np.ndarray) -> dict[str, tuple[float, float]]:
     return out
 
 
+TIMELINE = (("set-up", "#999999"), ("to mainloop", "#cccccc"), ("last ring", "#4477aa"), ("partials", "#ee6677"),
+            ("epilogue", "#ccbb44"), ("exit", "#66ccee"))
+"""The phases that follow one another in a CTA, as drawn (the last ring's mainloop: the
+partials' barrier counts from it)."""
+
+
+def plot(results: list[tuple[str, dict]], path: str) -> None:
+    """One bar a tile: its median CTA's phases end to end, in µs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(results) + 1.2))
+    for row, (label, result) in enumerate(results):
+        left = 0.0
+        for name, color in TIMELINE:
+            width = result[name][0]
+            label = "mainloop (last ring)" if name == "last ring" else name
+            ax.barh(row, width, left=left, color=color, label=label if row == 0 else None)
+            left += width
+    ax.set_yticks(range(len(results)), [label for label, _ in results])
+    ax.invert_yaxis()
+    ax.set_xlabel("µs from the CTA's first instruction (median CTA)")
+    ax.legend(ncol=len(TIMELINE), loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    print("wrote", path)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="the cases whose label contains this text (comma-separated: any of them)")
@@ -92,7 +126,7 @@ def main() -> int:
     from tests.support.torch_arrays import to_torch
 
     rng = np.random.default_rng(0)
-    rows = []
+    rows, alone = [], []
     for case in selected:
         kernel = BoundKernel(library, case, {name: to_torch(value) for name, value in random_inputs(case, rng).items()})
         ctas = wg.ctas_of(case.op, wg.marked_tile(case.op))
@@ -104,6 +138,8 @@ def main() -> int:
                 kernel()
             torch.cuda.synchronize()
             result = phases(read_trace(library, case, ctas))
+            if launches == 1:
+                alone.append((case.label.replace(" wgsplit", ""), result))
             rows.append((case.label, how, f"{ctas}", f"{result['GHz'][0]:.2f}", f"{result['span'][0]:.2f}",
                          f"{result['entry spread'][0]:.2f}",
                          *(f"{result[name][0]:.2f} ({result[name][1]:.2f})" for name, _, _ in PHASES)))
@@ -111,6 +147,7 @@ def main() -> int:
     print()
     print("our split GEMM's phases, µs: median CTA (slowest CTA); span and entry spread by the global timer")
     print_table(("case", "launch", "CTAs", "SM GHz", "span", "entry spread", *(name for name, _, _ in PHASES)), rows)
+    plot(alone, os.path.join(os.environ.get("OUT", "."), "wgsplit_phases.png"))
     return 0
 
 

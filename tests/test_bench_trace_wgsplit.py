@@ -35,3 +35,15 @@ def test_phases_from_clocks_at_the_global_timers_rate():
     assert result["mainloop"] == pytest.approx((3.3, 3.8))  # medians of 2.8 and 3.8; the slowest
     assert result["partials"] == pytest.approx((0.6, 0.6))  # from the later ring (slot 4)
     assert result["exit"] == pytest.approx((0.4, 0.4))
+
+
+def test_the_plot_draws_each_tile_phase_by_phase(tmp_path):
+    record = np.zeros((1, 16), dtype=np.int64)
+    record[0, :8] = 2 * np.array([0, 500, 600, 3000, 3100, 3800, 4300, 4400])
+    record[0, 8:] = np.array([0, 500, 600, 3000, 3100, 3800, 4300, 4400])
+    result = trace_wgsplit.phases(record)
+    path = tmp_path / "phases.png"
+    trace_wgsplit.plot([("ffn2 64x32x2", result), ("ffn1 64x64x1", result)], str(path))
+    assert path.stat().st_size > 1000
+    # the drawn phases follow one another: their sum is the CTA's time to its exit
+    assert sum(result[name][0] for name, _ in trace_wgsplit.TIMELINE) == pytest.approx(4.4)
