@@ -2,7 +2,8 @@
 each CTA's phase timeline, from instances built with `TRACE_PHASES` (every CTA records the SM
 clock and the global timer at eight points), on BERT's batch-1 FFN GEMMs and every tile the
 tuner races for them. One launch alone (after a synchronize) and the last of ten back to
-back, as bench.kernels times them. Prints one table last: per tile, the launch's span by the
+back, as bench.kernels times them, but on one set of inputs (the weight stays in the L2,
+where bench.kernels rotates copies past it). Prints one table last: per tile, the launch's span by the
 global timer, the spread of the CTAs' entries, and each phase's median (and slowest) CTA:
 
 - set-up: barriers initialized, the cluster synchronized, the grid dependency waited for;
