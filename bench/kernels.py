@@ -90,9 +90,9 @@ SMALL_M_CANDIDATES = [
 ]
 """For the transformers' batch-1 GEMMs (M of 128 or 197 rows): few tiles, so the choice is
 between narrow tiles (more CTAs, each with all of K), stream-K slices of K, and clusters
-whose TMA multicast shares the A tile (along N) or the weight tile (along M), which cuts
-the bytes the CTAs read from the L2 (bench/RESULTS.md fits these GEMMs' times to those
-bytes)."""
+whose TMA multicast shares the A tile (along N) or the weight tile (along M). Multicast
+cuts what the L2 sends out but not what each SM takes in, which is what these GEMMs' times
+follow; timed, the clusters were no faster (bench/RESULTS.md)."""
 PARTIAL_WAVE_CANDIDATES = [
     ((128, 256, 64), "streamk", (2, 1, 1), 1),
     ((128, 256, 64), "streamk", (1, 1, 1), 1),

@@ -98,8 +98,8 @@ def plot(results: list[tuple[str, dict]], path: str) -> None:
         left = 0.0
         for name, color in TIMELINE:
             width = result[name][0]
-            label = "mainloop (last ring)" if name == "last ring" else name
-            ax.barh(row, width, left=left, color=color, label=label if row == 0 else None)
+            legend = "mainloop (last ring)" if name == "last ring" else name
+            ax.barh(row, width, left=left, color=color, label=legend if row == 0 else None)
             left += width
     ax.set_yticks(range(len(results)), [label for label, _ in results])
     ax.invert_yaxis()
