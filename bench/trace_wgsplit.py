@@ -1,15 +1,15 @@
 """Where the time of our split GEMM goes (boltir/backends/cuda/codegen/wgsplit_gemm_kernels.py):
 each CTA's phase timeline, from instances built with `TRACE_PHASES` (every CTA records the SM
-clock and the global timer at eight points), on BERT's batch-1 FFN GEMMs and every tile the
+clock and the global timer at nine points), on BERT's batch-1 FFN GEMMs and every tile the
 tuner races for them. One launch alone (after a synchronize) and the last of ten back to
 back, as bench.kernels times them, but on one set of inputs (the weight stays in the L2,
 where bench.kernels rotates copies past it). Prints one table last: per tile, the launch's span by the
 global timer, the spread of the CTAs' entries, and each phase's median (and slowest) CTA:
 
 - set-up: barriers initialized, the cluster synchronized, the grid dependency waited for;
-- mainloop: the first consumer group's k-tiles, from its first wait to its partial tile
-  stored in shared memory (the first load's latency included); "last ring": the same for
-  the CTA's last group;
+- first k-tile: the first consumer group's wait for its first k-tile (the loads' latency);
+- mainloop: that group's k-tiles, from its first wait to its partial tile stored in shared
+  memory (the first k-tile's wait included); "last ring": the same for the CTA's last group;
 - partials: the cluster barrier after the partial tiles, from the last group's store;
 - epilogue: the partials summed across the cluster, the epilogue applied and stored;
 - exit: the cluster barrier that keeps the partial tiles alive.
@@ -40,10 +40,11 @@ from tests.support.op_modules import gemm_text
 
 SHAPES = [("ffn1 128x3072x768", (128, 3072, 768)), ("ffn2 128x768x3072", (128, 768, 3072))]
 """BERT b1's FFN GEMMs (bias + ReLU, as bench.kernels' "b1 linear" rows)."""
-SLOTS = 8
-PHASES = (("set-up", 0, 1), ("to mainloop", 1, 2), ("mainloop", 2, 3), ("last ring", 2, 4), ("partials", None, 5),
-          ("epilogue", 5, 6), ("exit", 6, 7))
-"""(name, from slot, to slot): "partials" runs from the later of slots 3 and 4."""
+SLOTS = 9
+PHASES = (("set-up", 0, 1), ("to mainloop", 1, 2), ("first k-tile", 2, 8), ("mainloop", 2, 3), ("last ring", 2, 4),
+          ("partials", None, 5), ("epilogue", 5, 6), ("exit", 6, 7))
+"""(name, from slot, to slot): "partials" runs from the later of slots 3 and 4. Slot 8 is the
+first k-tile's arrival in the first group's ring (the mainloop's latency before it streams)."""
 
 
 def cases():

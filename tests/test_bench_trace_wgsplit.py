@@ -21,26 +21,27 @@ def test_the_cases_are_our_kernel_on_each_ffn_tile():
 
 def test_phases_from_clocks_at_the_global_timers_rate():
     # two CTAs, a 2 GHz clock; CTA 1 enters 1 µs later and its mainloop is 1 µs longer
-    slots = np.array([0, 1000, 1200, 4000, 4400, 5000, 5600, 6000])  # ns after entry
-    trace = np.zeros((2, 16), dtype=np.int64)
+    slots = np.array([0, 1000, 1200, 4000, 4400, 5000, 5600, 6000, 1900])  # ns after entry; slot 8: first k-tile
+    trace = np.zeros((2, 18), dtype=np.int64)
     for cta, (shift, longer) in enumerate(((0, 0), (1000, 1000))):
-        at = slots + np.where(np.arange(8) >= 3, longer, 0)
-        trace[cta, :8] = 7 + 2 * at
-        trace[cta, 8:] = 10**9 + shift + at
+        at = slots + np.where((np.arange(9) >= 3) & (np.arange(9) < 8), longer, 0)
+        trace[cta, :9] = 7 + 2 * at
+        trace[cta, 9:] = 10**9 + shift + at
     result = trace_wgsplit.phases(trace)
     assert result["GHz"][0] == pytest.approx(2.0)
     assert result["span"][0] == pytest.approx(8.0)  # 0 to 1 µs + 7 µs
     assert result["entry spread"][0] == pytest.approx(1.0)
     assert result["set-up"] == pytest.approx((1.0, 1.0))
+    assert result["first k-tile"] == pytest.approx((0.7, 0.7))
     assert result["mainloop"] == pytest.approx((3.3, 3.8))  # medians of 2.8 and 3.8; the slowest
     assert result["partials"] == pytest.approx((0.6, 0.6))  # from the later ring (slot 4)
     assert result["exit"] == pytest.approx((0.4, 0.4))
 
 
 def test_the_plot_draws_each_tile_phase_by_phase(tmp_path):
-    record = np.zeros((1, 16), dtype=np.int64)
-    record[0, :8] = 2 * np.array([0, 500, 600, 3000, 3100, 3800, 4300, 4400])
-    record[0, 8:] = np.array([0, 500, 600, 3000, 3100, 3800, 4300, 4400])
+    record = np.zeros((1, 18), dtype=np.int64)
+    record[0, :9] = 2 * np.array([0, 500, 600, 3000, 3100, 3800, 4300, 4400, 1000])
+    record[0, 9:] = np.array([0, 500, 600, 3000, 3100, 3800, 4300, 4400, 1000])
     result = trace_wgsplit.phases(record)
     path = tmp_path / "phases.png"
     trace_wgsplit.plot([("ffn2 64x32x2", result), ("ffn1 64x64x1", result)], str(path))

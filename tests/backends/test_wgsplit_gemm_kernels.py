@@ -229,6 +229,17 @@ def test_the_epilogue_moves_column_pairs_where_the_rows_and_pointers_allow():
     assert "bias[j] = pack(n < N ? params.bias[n] : zero, n + 1 < N ? params.bias[n + 1] : zero);" in source
 
 
+def test_the_epilogue_indexes_its_pairs_with_constants():
+    # both loops run over every pair under a test uniform over the warp group, so that each
+    # pair's coordinates fold to constants; whole tiles drop their bounds tests
+    source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(64, 32, 2))).source
+    body = source[source.index("kernel(CUTLASS_GRID_CONSTANT"):]
+    assert body.count("for (int p = 0; p < PAIRS; ++p) {") == 2 and body.count("if (p % RUNS == unit) {") == 2
+    assert "j * RUNS + unit" not in body
+    assert "constexpr bool WHOLE_ROWS = M % BM == 0, WHOLE_COLUMNS = N % BN == 0;" in body
+    assert "if (WHOLE_ROWS || m < M) {" in body and body.count("paired && (WHOLE_COLUMNS || n < N)") == 3
+
+
 def test_only_the_bench_trace_records_phases(monkeypatch):
     # builds never trace: the default instance has no records and no copy-out entry
     op = marked(BERT_FFN2, wg.SplitTile(64, 32, 2))
@@ -239,11 +250,12 @@ def test_only_the_bench_trace_records_phases(monkeypatch):
     body = traced[traced.index("kernel(CUTLASS_GRID_CONSTANT"):]
     assert "__device__ unsigned long long trace_buffer[TILES_M * TILES_N * CTAS][2 * TRACE_SLOTS];" in traced
     assert f'extern "C" int {wg.kernel_name(op)}_trace(void *host, size_t bytes)' in traced
-    # eight phases in order: entry after the prefetch hint, set-up after the grid wait, the
-    # mainloop around collective.mma, the partials' barrier, the stores, the exit barrier
+    # nine points in order: entry after the prefetch hint, set-up after the grid wait, the
+    # mainloop around collective.mma (the first k-tile's arrival inside it), the partials' barrier, the stores, the exit barrier
     points = [body.index(f"trace_phase({slot})") for slot in (0, 1, 2)]
     assert body.index("prefetch_share") < points[0] < body.index("boltir_pdl::enter();") < points[1] < points[2]
-    assert points[2] < body.index("collective.mma(") < body.index("trace_phase(ring == 0 ? 3 : 4)")
+    assert points[2] < body.index("pipeline.consumer_wait(read);") < body.index("trace_phase(8)") < body.index("collective.mma(")
+    assert body.index("collective.mma(") < body.index("trace_phase(ring == 0 ? 3 : 4)")
     assert (body.index("sync_cluster();  // every partial tile in place") < body.index("trace_phase(5)")
             < body.index("T *row = params.output") < body.index("trace_phase(6)") < body.index("trace_phase(7)"))
     # apart from the records the kernel is the same
