@@ -329,7 +329,7 @@ MAX_SPLITK = 6
 """At most this many of our split-reduction conv's tiles, beside CUTLASS's."""
 
 
-MAX_WGSPLIT = 6
+MAX_WGSPLIT = 8
 """At most this many of our warp-group-split GEMM's tiles, beside CUTLASS's."""
 
 
