@@ -230,11 +230,14 @@ def test_the_epilogue_moves_column_pairs_where_the_rows_and_pointers_allow():
 
 
 def test_the_epilogue_indexes_its_pairs_with_constants():
-    # both loops run over every pair under a test uniform over the warp group, so that each
-    # pair's coordinates fold to constants; whole tiles drop their bounds tests
+    # with several pairs a unit, both loops run over every pair under a test uniform over the
+    # warp group, so that each pair's coordinates fold to constants; with one, the unit's
+    # index is the pair's; whole tiles drop their bounds tests
     source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(64, 32, 2))).source
     body = source[source.index("kernel(CUTLASS_GRID_CONSTANT"):]
-    assert body.count("for (int p = 0; p < PAIRS; ++p) {") == 2 and body.count("if (p % RUNS == unit) {") == 2
+    assert body.count("for (int p = 0; p < PAIRS; ++p) {") == 2
+    assert "if (p % RUNS == unit) load_pair(p, p / RUNS);" in body and "if (p % RUNS == unit) finish_pair(p, p / RUNS);" in body
+    assert body.index("if constexpr (SHARE == 1) {") < body.index("load_pair(unit, 0);") < body.index("finish_pair(unit, 0);")
     assert "j * RUNS + unit" not in body
     assert "constexpr bool WHOLE_ROWS = M % BM == 0, WHOLE_COLUMNS = N % BN == 0;" in body
     assert "if (WHOLE_ROWS || m < M) {" in body and body.count("paired && (WHOLE_COLUMNS || n < N)") == 3
