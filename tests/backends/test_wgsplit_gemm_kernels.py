@@ -230,15 +230,16 @@ def test_the_epilogue_moves_column_pairs_where_the_rows_and_pointers_allow():
 
 
 def test_the_epilogue_indexes_its_pairs_with_constants():
-    # with several pairs a unit, both loops run over every pair under a test uniform over the
-    # warp group, so that each pair's coordinates fold to constants; with one, the unit's
-    # index is the pair's; whole tiles drop their bounds tests
+    # in one CTA with several pairs a unit, both loops run over every pair under a test
+    # uniform over the warp group, so that each pair's coordinates fold to constants; with
+    # one pair a unit or a cluster, the unit gives the index; whole tiles drop bounds tests
     source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(64, 32, 2))).source
     body = source[source.index("kernel(CUTLASS_GRID_CONSTANT"):]
     assert body.count("for (int p = 0; p < PAIRS; ++p) {") == 2
     assert "if (p % RUNS == unit) load_pair(p, p / RUNS);" in body and "if (p % RUNS == unit) finish_pair(p, p / RUNS);" in body
-    assert body.index("if constexpr (SHARE == 1) {") < body.index("load_pair(unit, 0);") < body.index("finish_pair(unit, 0);")
-    assert "j * RUNS + unit" not in body
+    runtime = body.index("if constexpr (SHARE == 1 || CTAS > 1) {")
+    assert runtime < body.index("if (j * RUNS + unit < PAIRS) load_pair(j * RUNS + unit, j);") < body.index(
+        "if (j * RUNS + unit < PAIRS) finish_pair(j * RUNS + unit, j);") < body.index("if (p % RUNS == unit) load_pair")
     assert "constexpr bool WHOLE_ROWS = M % BM == 0, WHOLE_COLUMNS = N % BN == 0;" in body
     assert "if (WHOLE_ROWS || m < M) {" in body and body.count("paired && (WHOLE_COLUMNS || n < N)") == 3
 
