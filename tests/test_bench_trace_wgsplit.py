@@ -33,6 +33,7 @@ def test_phases_from_clocks_at_the_global_timers_rate():
     assert result["entry spread"][0] == pytest.approx(1.0)
     assert result["set-up"] == pytest.approx((1.0, 1.0))
     assert result["first k-tile"] == pytest.approx((0.7, 0.7))
+    assert result["streaming"] == pytest.approx((3.0, 3.5))  # the last ring past the first k-tile
     assert result["mainloop"] == pytest.approx((3.3, 3.8))  # medians of 2.8 and 3.8; the slowest
     assert result["partials"] == pytest.approx((0.6, 0.6))  # from the later ring (slot 4)
     assert result["exit"] == pytest.approx((0.4, 0.4))
