@@ -255,7 +255,8 @@ def test_only_the_bench_trace_records_phases(monkeypatch):
     assert "__device__ unsigned long long trace_buffer[TILES_M * TILES_N * CTAS][2 * TRACE_SLOTS];" in traced
     assert f'extern "C" int {wg.kernel_name(op)}_trace(void *host, size_t bytes)' in traced
     # nine points in order: entry after the prefetch hint, set-up after the grid wait, the
-    # mainloop around collective.mma (the first k-tile's arrival inside it), the partials' barrier, the stores, the exit barrier
+    # mainloop around collective.mma (the first k-tile's arrival just before it), the partials' barrier, the stores,
+    # the exit barrier
     points = [body.index(f"trace_phase({slot})") for slot in (0, 1, 2)]
     assert body.index("prefetch_share") < points[0] < body.index("boltir_pdl::enter();") < points[1] < points[2]
     assert points[2] < body.index("pipeline.consumer_wait(read);") < body.index("trace_phase(8)") < body.index("collective.mma(")
