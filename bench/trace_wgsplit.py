@@ -10,7 +10,8 @@ global timer, the spread of the CTAs' entries, and each phase's median (and slow
 - first k-tile: the first consumer group's wait for its first k-tile (the loads' latency);
 - mainloop: that group's k-tiles, from its first wait to its partial tile stored in shared
   memory (the first k-tile's wait included); "last ring": the same for the CTA's last group;
-- partials: the cluster barrier after the partial tiles, from the last group's store;
+- partials: from the last group's store, a cluster CTA's sum of its groups' partials and the
+  cluster barrier after it;
 - epilogue: the partials summed across the cluster, the epilogue applied and stored;
 - exit: the cluster barrier that keeps the partial tiles alive.
 

@@ -202,17 +202,26 @@ def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_cluster_and_group
     assert (body.index("init_barriers") < body.index("prefetch_tma_descriptors") < body.index("sync_cluster<true>();")
             < body.index("boltir_pdl::enter();") < body.index("collective.load(") < body.index("params.bias["))
     assert "boltir_pdl::prefetch_weights() && WEIGHT_BYTES <= 16777216ull" in source
+    # a cluster's CTA first adds its groups' partials in its own shared memory (every load
+    # before the first store, in group order), behind a barrier of its consumer groups and
+    # before the cluster's barrier: the cluster then reads one partial a CTA
+    presum = body.index('asm volatile("bar.sync 1, %0;" ::"n"(128 * SPLIT) : "memory");')
+    assert "if constexpr (CTAS > 1) {" in body[body.index("collective.mma_tail"):presum]
+    added = body.index("sums[j][e] += partial_tile(storage, group)[(2 * (j * SPLIT + ring) + e) * 128 + thread];")
+    stored = body.index("partial_tile(storage, 0)[(2 * (j * SPLIT + ring) + e) * 128 + thread] = sums[j][e];")
+    assert presum < added < stored < body.index("sync_cluster();  // every partial tile in place")
+    assert "for (int group = 0; group < SPLIT; ++group) {  // in group order: deterministic" in body
     # every load of the epilogue is issued before any value loaded is used: the partials
     # and the raw pairs in one loop, the sums, conversions and stores in the next
-    loads = body.index("partials[j][source * SPLIT + group][e] = partial_tile(*peer, group)")
-    assert loads < body.index("residual[j] = *reinterpret_cast<uint32_t const *>") < body.index("sums[e] += partials[j][run][e];")
-    assert body.index("sums[e] += partials[j][run][e];") < body.index("Pair const b = unpack(bias[j]), r = unpack(residual[j]);")
+    loads = body.index("partials[j][source][e] = tile[(2 * p + e) * 128 + thread];")
+    assert loads < body.index("residual[j] = *reinterpret_cast<uint32_t const *>") < body.index("sums[e] += partials[j][source][e];")
+    assert body.index("sums[e] += partials[j][source][e];") < body.index("Pair const b = unpack(bias[j]), r = unpack(residual[j]);")
     assert body.index("unpack(bias[j])") < body.index("T *row = params.output")
-    # fixed order, CTA then group: deterministic
-    assert "for (int source = 0; source < CTAS; ++source)" in body
-    assert "for (int group = 0; group < SPLIT; ++group) {" in body
-    assert "for (int run = 0; run < RUNS; ++run) {  // fixed order, CTA then group: deterministic" in body
-    assert "map_shared_rank(peer, source)" in body
+    # fixed order, CTA by CTA (each CTA's sum; in one CTA, group by group): deterministic
+    assert "constexpr int SOURCES = CTAS > 1 ? CTAS : SPLIT;" in body
+    assert "for (int source = 0; source < SOURCES; ++source) {  // fixed order, CTA by CTA: deterministic" in body
+    assert "tile = partial_tile(*cooperative_groups::this_cluster().map_shared_rank(&storage, source), 0);" in body
+    assert "tile = partial_tile(storage, source);" in body
     # every thread reaches every barrier, and none leaves while a peer reads its partials
     assert "return;" not in body and body.count("sync_cluster") == 3
 

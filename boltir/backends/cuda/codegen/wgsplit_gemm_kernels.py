@@ -25,9 +25,11 @@ The tile's k-tiles (64 wide) are cut into ctas × split contiguous runs; run r o
 own ring of shared-memory stages, loaded by TMA from producer warp r and multiplied by
 consumer group r + 1 on wgmma, both through CUTLASS's sm90 collective (the ping-pong
 mainloop's `load` and `mma` on a k-tile range). Every group leaves its partial tile in its
-CTA's shared memory; after a cluster barrier the cluster's groups share out the tile's
-fragments, each adds its fragments' partials from every CTA (distributed shared memory) in a
-fixed order (deterministic) and applies the epilogue (`compute_kernels.epilogue_function`,
+CTA's shared memory, and in a cluster the CTA's groups add theirs into one there, so that
+distributed shared memory (the epilogue's slowest path) carries one partial a CTA rather than
+one a group. After a cluster barrier the cluster's groups share out the tile's fragments, each
+adds its fragments' partials (a CTA's each, or in one CTA a group's each) in a fixed order
+(deterministic) and applies the epilogue (`compute_kernels.epilogue_function`,
 the interpreter's `apply_epilogue`) once in f32. Before it waits on its predecessors (PDL) a
 CTA prefetches its share of the weight into the L2, as the 3.x GEMMs of few rows do. With no
 workspace and one launch, this is split-K without the serial fix-up through global memory that
