@@ -69,7 +69,6 @@ GEMM_CANDIDATES = [
 sm90 heuristic should pick: they are one instance each for every GEMM workload."""
 SMALL_M_CANDIDATES = [
     ((64, 32, 64), "pingpong", (1, 1, 1), 1),
-    ((64, 48, 64), "pingpong", (1, 1, 1), 1),
     ((64, 64, 64), "pingpong", (1, 1, 1), 1),
     ((64, 128, 64), "pingpong", (1, 1, 1), 1),
     ((64, 256, 64), "pingpong", (1, 1, 1), 1),
@@ -90,11 +89,11 @@ SMALL_M_CANDIDATES = [
     ((64, 64, 64), "pingpong", (1, 4, 1), 1),
 ]
 """For the transformers' batch-1 GEMMs (M of 128 or 197 rows): few tiles, so the choice is
-between narrow tiles (more CTAs, each with all of K; 64 x 48 fills 128 SMs on FFN1's N = 3072
-and 96 on QKV's 2304, where 64 x 64 fills 96 and 72), stream-K slices of K, and clusters
-whose TMA multicast shares the A tile (along N) or the weight tile (along M). Multicast
-cuts what the L2 sends out but not what each SM takes in, which is what these GEMMs' times
-follow; timed, the clusters were no faster (bench/RESULTS.md)."""
+between narrow tiles (more CTAs, each with all of K), stream-K slices of K, and clusters whose
+TMA multicast shares the A tile (along N) or the weight tile (along M). Multicast cuts what
+the L2 sends out but not what each SM takes in, which is what these GEMMs' times follow;
+timed, the clusters were no faster, and neither was a 64 x 48 tile on more SMs (FFN1 on 128
+rather than 96, QKV on 96 rather than 72; bench/RESULTS.md)."""
 PARTIAL_WAVE_CANDIDATES = [
     ((128, 256, 64), "streamk", (2, 1, 1), 1),
     ((128, 256, 64), "streamk", (1, 1, 1), 1),
