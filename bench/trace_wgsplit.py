@@ -108,7 +108,8 @@ def plot(results: list[tuple[str, dict]], path: str) -> None:
     ax.set_yticks(range(len(results)), [label for label, _ in results])
     ax.invert_yaxis()
     ax.set_xlabel("µs from the CTA's first instruction (median CTA)")
-    ax.legend(ncol=len(TIMELINE), loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small")
+    # two rows of entries: one row of seven runs past the figure's width
+    ax.legend(ncol=(len(TIMELINE) + 1) // 2, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
