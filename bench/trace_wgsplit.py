@@ -1,9 +1,11 @@
 """Where the time of our split GEMM goes (boltir/backends/cuda/codegen/wgsplit_gemm_kernels.py):
 each CTA's phase timeline, from instances built with `TRACE_PHASES` (every CTA records the SM
 clock and the global timer at nine points), on BERT's batch-1 FFN GEMMs and every tile the
-tuner races for them. One launch alone (after a synchronize) and the last of ten back to
-back, as bench.kernels times them, but on one set of inputs (the weight stays in the L2,
-where bench.kernels rotates copies past it). Prints one table last: per tile, the launch's span by the
+tuner races for them. One launch alone (after a synchronize), the last of ten back to back
+from the host, and the last of ten in a CUDA graph, as bench.kernels times them (there
+programmatic dependent launch may start a launch's CTAs before the one before it ends: an
+entry spread and a set-up that hold the wait), but on one set of inputs (the weight stays in
+the L2, where bench.kernels rotates copies past it). Prints one table last: per tile, the launch's span by the
 global timer, the spread of the CTAs' entries, and each phase's median (and slowest) CTA:
 
 - set-up: barriers initialized, the cluster synchronized, the grid dependency waited for;
@@ -116,6 +118,23 @@ def plot(results: list[tuple[str, dict]], path: str) -> None:
     print("wrote", path)
 
 
+def captured(kernel, launches: int):
+    """`launches` calls of `kernel` captured as one CUDA graph (its first call bound off the
+    capture, as bench.kernels' graph timing does); returns the graph's replay."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        kernel()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(launches):
+            kernel()
+    return graph.replay
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="the cases whose label contains this text (comma-separated: any of them)")
@@ -139,9 +158,15 @@ def main() -> int:
         for _ in range(20):
             kernel()
         torch.cuda.synchronize()
-        for how, launches in (("alone", 1), ("10th of 10", 10)):
-            for _ in range(launches):
-                kernel()
+        for how, launches, graphed in (("alone", 1, False), ("10th of 10", 10, False), ("10th of 10, graph", 10, True)):
+            if graphed:
+                replay = captured(kernel, launches)
+                replay()  # the graph's first replay uploads it
+                torch.cuda.synchronize()
+                replay()
+            else:
+                for _ in range(launches):
+                    kernel()
             torch.cuda.synchronize()
             result = phases(read_trace(library, case, ctas))
             if launches == 1:
