@@ -36,7 +36,7 @@ import sys
 import numpy as np
 
 from bench.harness import BoundKernel, build_library, random_inputs
-from bench.kernels import wgsplit_cases
+from bench.kernels import captured_graph, wgsplit_cases
 from bench.tables import print_table
 from boltir.backends.cuda.codegen import wgsplit_gemm_kernels as wg
 from tests.support.op_modules import gemm_text
@@ -118,23 +118,6 @@ def plot(results: list[tuple[str, dict]], path: str) -> None:
     print("wrote", path)
 
 
-def captured(kernel, launches: int):
-    """`launches` calls of `kernel` captured as one CUDA graph (its first call bound off the
-    capture, as bench.kernels' graph timing does); returns the graph's replay."""
-    import torch
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        kernel()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(launches):
-            kernel()
-    return graph.replay
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="the cases whose label contains this text (comma-separated: any of them)")
@@ -160,7 +143,8 @@ def main() -> int:
         torch.cuda.synchronize()
         for how, launches, graphed in (("alone", 1, False), ("10th of 10", 10, False), ("10th of 10, graph", 10, True)):
             if graphed:
-                replay = captured(kernel, launches)
+                # the launcher bound to a stream off the capture, as bench.kernels' graph timing does
+                replay = captured_graph(lambda: [kernel() for _ in range(launches)], warm=kernel).replay
                 replay()  # the graph's first replay uploads it
                 torch.cuda.synchronize()
                 replay()
