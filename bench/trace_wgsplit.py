@@ -1,6 +1,6 @@
 """Where the time of our split GEMM goes (boltir/backends/cuda/codegen/wgsplit_gemm_kernels.py):
 each CTA's phase timeline, from instances built with `TRACE_PHASES` (every CTA records the SM
-clock and the global timer at nine points), on BERT's batch-1 FFN GEMMs and every tile the
+clock and the global timer at eleven points), on BERT's batch-1 FFN GEMMs and every tile the
 tuner races for them. One launch alone (after a synchronize), the last of ten back to back
 from the host, and the last of ten in a CUDA graph, as bench.kernels times them (there
 programmatic dependent launch may start a launch's CTAs before the one before it ends: an
@@ -8,7 +8,8 @@ entry spread and a set-up that hold the wait), but on one set of inputs (the wei
 the L2, where bench.kernels rotates copies past it). Prints one table last: per tile, the launch's span by the
 global timer, the spread of the CTAs' entries, and each phase's median (and slowest) CTA:
 
-- set-up: barriers initialized, the cluster synchronized, the grid dependency waited for;
+- set-up: barriers initialized, the cluster synchronized, the grid dependency waited for
+  (a second table splits it in these three parts);
 - first k-tile: the first consumer group's wait for its first k-tile (the loads' latency);
 - mainloop: that group's k-tiles, from its first wait to its partial tile stored in shared
   memory (the first k-tile's wait included); "last ring": the same for the CTA's last group;
@@ -43,11 +44,14 @@ from tests.support.op_modules import gemm_text
 
 SHAPES = [("ffn1 128x3072x768", (128, 3072, 768)), ("ffn2 128x768x3072", (128, 768, 3072))]
 """BERT b1's FFN GEMMs (bias + ReLU, as bench.kernels' "b1 linear" rows)."""
-SLOTS = 9
+SLOTS = 11
 PHASES = (("set-up", 0, 1), ("to mainloop", 1, 2), ("first k-tile", 2, 8), ("mainloop", 2, 3), ("last ring", 2, 4),
           ("partials", None, 5), ("epilogue", 5, 6), ("exit", 6, 7))
 """(name, from slot, to slot): "partials" runs from the later of slots 3 and 4. Slot 8 is the
 first k-tile's arrival in the first group's ring (the mainloop's latency before it streams)."""
+SETUP_PHASES = (("barriers", 0, 9), ("CTA/cluster sync", 9, 10), ("dependency wait", 10, 1))
+"""The set-up's parts, by the CTA's first thread: its ring's barriers initialized (and the TMA
+descriptors prefetched), the CTA's (a cluster's) barrier, PDL's griddepcontrol.wait."""
 DRAWN_PHASES = (("streaming", 8, 4),)
 """Phases the plot draws but the table leaves out: the last ring past the first k-tile's wait."""
 
@@ -79,7 +83,7 @@ def phases(trace: np.ndarray) -> dict[str, tuple[float, float]]:
     rate = statistics.median((clocks[:, 7] - clocks[:, 0])[elapsed > 0] / elapsed[elapsed > 0])  # cycles a ns
     out = {"span": ((timer[:, 7].max() - timer[:, 0].min()) / 1e3,) * 2,
            "entry spread": ((timer[:, 0].max() - timer[:, 0].min()) / 1e3,) * 2, "GHz": (rate, rate)}
-    for name, start, end in PHASES + DRAWN_PHASES:
+    for name, start, end in PHASES + SETUP_PHASES + DRAWN_PHASES:
         begin = np.maximum(clocks[:, 3], clocks[:, 4]) if start is None else clocks[:, start]
         micros = (clocks[:, end] - begin) / rate / 1e3
         out[name] = (float(np.median(micros)), float(micros.max()))
@@ -134,7 +138,7 @@ def main() -> int:
     from tests.support.torch_arrays import to_torch
 
     rng = np.random.default_rng(0)
-    rows, alone = [], []
+    rows, setups, alone = [], [], []
     for case in selected:
         kernel = BoundKernel(library, case, {name: to_torch(value) for name, value in random_inputs(case, rng).items()})
         ctas = wg.ctas_of(case.op, wg.marked_tile(case.op))
@@ -158,10 +162,14 @@ def main() -> int:
             rows.append((case.label, how, f"{ctas}", f"{result['GHz'][0]:.2f}", f"{result['span'][0]:.2f}",
                          f"{result['entry spread'][0]:.2f}",
                          *(f"{result[name][0]:.2f} ({result[name][1]:.2f})" for name, _, _ in PHASES)))
+            setups.append((case.label, how, *(f"{result[name][0]:.2f} ({result[name][1]:.2f})" for name, _, _ in SETUP_PHASES)))
             print("  " + " | ".join(rows[-1]), flush=True)
     print()
     print("our split GEMM's phases, µs: median CTA (slowest CTA); span and entry spread by the global timer")
     print_table(("case", "launch", "CTAs", "SM GHz", "span", "entry spread", *(name for name, _, _ in PHASES)), rows)
+    print()
+    print("the set-up's parts, µs: median CTA (slowest CTA)")
+    print_table(("case", "launch", *(name for name, _, _ in SETUP_PHASES)), setups)
     plot(alone, os.path.join(os.environ.get("OUT", "."), "wgsplit_phases.png"))
     return 0
 

@@ -21,17 +21,20 @@ def test_the_cases_are_our_kernel_on_each_ffn_tile():
 
 def test_phases_from_clocks_at_the_global_timers_rate():
     # two CTAs, a 2 GHz clock; CTA 1 enters 1 µs later and its mainloop is 1 µs longer
-    slots = np.array([0, 1000, 1200, 4000, 4400, 5000, 5600, 6000, 1900])  # ns after entry; slot 8: first k-tile
-    trace = np.zeros((2, 18), dtype=np.int64)
+    # ns after entry; slot 8: first k-tile; 9 and 10: barriers initialized, CTA synchronized
+    slots = np.array([0, 1000, 1200, 4000, 4400, 5000, 5600, 6000, 1900, 300, 700])
+    trace = np.zeros((2, 22), dtype=np.int64)
     for cta, (shift, longer) in enumerate(((0, 0), (1000, 1000))):
-        at = slots + np.where((np.arange(9) >= 3) & (np.arange(9) < 8), longer, 0)
-        trace[cta, :9] = 7 + 2 * at
-        trace[cta, 9:] = 10**9 + shift + at
+        at = slots + np.where((np.arange(11) >= 3) & (np.arange(11) < 8), longer, 0)
+        trace[cta, :11] = 7 + 2 * at
+        trace[cta, 11:] = 10**9 + shift + at
     result = trace_wgsplit.phases(trace)
     assert result["GHz"][0] == pytest.approx(2.0)
     assert result["span"][0] == pytest.approx(8.0)  # 0 to 1 µs + 7 µs
     assert result["entry spread"][0] == pytest.approx(1.0)
     assert result["set-up"] == pytest.approx((1.0, 1.0))
+    # its parts add up to it
+    assert [result[name][0] for name, _, _ in trace_wgsplit.SETUP_PHASES] == pytest.approx([0.3, 0.4, 0.3])
     assert result["first k-tile"] == pytest.approx((0.7, 0.7))
     assert result["streaming"] == pytest.approx((3.0, 3.5))  # the last ring past the first k-tile
     assert result["mainloop"] == pytest.approx((3.3, 3.8))  # medians of 2.8 and 3.8; the slowest
@@ -40,9 +43,9 @@ def test_phases_from_clocks_at_the_global_timers_rate():
 
 
 def test_the_plot_draws_each_tile_phase_by_phase(tmp_path):
-    record = np.zeros((1, 18), dtype=np.int64)
-    record[0, :9] = 2 * np.array([0, 500, 600, 3000, 3100, 3800, 4300, 4400, 1000])
-    record[0, 9:] = np.array([0, 500, 600, 3000, 3100, 3800, 4300, 4400, 1000])
+    record = np.zeros((1, 22), dtype=np.int64)
+    record[0, :11] = 2 * np.array([0, 500, 600, 3000, 3100, 3800, 4300, 4400, 1000, 100, 200])
+    record[0, 11:] = np.array([0, 500, 600, 3000, 3100, 3800, 4300, 4400, 1000, 100, 200])
     result = trace_wgsplit.phases(record)
     path = tmp_path / "phases.png"
     trace_wgsplit.plot([("ffn2 64x32x2", result), ("ffn1 64x64x1", result)], str(path))

@@ -200,7 +200,13 @@ def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_cluster_and_group
     assert first.startswith("boltir_pdl::prefetch_share(params.prefetch, WEIGHT_BYTES);")  # a hint, before the wait
     # the set-up (barriers, TMA descriptors) overlaps the grid before; the wait comes before any load
     assert (body.index("init_barriers") < body.index("prefetch_tma_descriptors") < body.index("sync_cluster<true>();")
-            < body.index("boltir_pdl::enter();") < body.index("collective.load(") < body.index("params.bias["))
+            < body.index("boltir_pdl::enter();") < body.index("collective.load(")
+            < body.index("each_pair(load_operands);") < body.index("collective.mma("))
+    # bias and residual (the grids before may have written it) are loaded once the wait is
+    # over, by the consumer groups before their mainloop, so that their latency passes there
+    assert body.index("boltir_pdl::enter();") < body.index("each_pair(load_operands);")
+    assert body.index("auto load_operands = [&](int p, int j) {") < body.index("params.bias[") < body.index(
+        "each_pair(load_operands);")
     assert "boltir_pdl::prefetch_weights() && WEIGHT_BYTES <= 16777216ull" in source
     # a cluster's CTA first adds its groups' partials in its own shared memory (every load
     # before the first store, in group order), behind a barrier of its consumer groups and
@@ -214,7 +220,8 @@ def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_cluster_and_group
     # every load of the epilogue is issued before any value loaded is used: the partials
     # and the raw pairs in one loop, the sums, conversions and stores in the next
     loads = body.index("partials[j][source][e] = tile[(2 * p + e) * 128 + thread];")
-    assert loads < body.index("residual[j] = *reinterpret_cast<uint32_t const *>") < body.index("sums[e] += partials[j][source][e];")
+    assert body.index("each_pair(load_partials);") < body.index("each_pair(finish_pair);")
+    assert loads < body.index("sums[e] += partials[j][source][e];")
     assert body.index("sums[e] += partials[j][source][e];") < body.index("Pair const b = unpack(bias[j]), r = unpack(residual[j]);")
     assert body.index("unpack(bias[j])") < body.index("T *row = params.output")
     # fixed order, CTA by CTA (each CTA's sum; in one CTA, group by group): deterministic
@@ -244,11 +251,14 @@ def test_the_epilogue_indexes_its_pairs_with_constants():
     # one pair a unit or a cluster, the unit gives the index; whole tiles drop bounds tests
     source = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(64, 32, 2))).source
     body = source[source.index("kernel(CUTLASS_GRID_CONSTANT"):]
-    assert body.count("for (int p = 0; p < PAIRS; ++p) {") == 2
-    assert "if (p % RUNS == unit) load_pair(p, p / RUNS);" in body and "if (p % RUNS == unit) finish_pair(p, p / RUNS);" in body
-    runtime = body.index("if constexpr (SHARE == 1 || CTAS > 1) {")
-    assert runtime < body.index("if (j * RUNS + unit < PAIRS) load_pair(j * RUNS + unit, j);") < body.index(
-        "if (j * RUNS + unit < PAIRS) finish_pair(j * RUNS + unit, j);") < body.index("if (p % RUNS == unit) load_pair")
+    # one visitor gives every pass over the pairs (operands, partials, results) the same form
+    visitor = body[body.index("auto each_pair = [&](auto &&visit) {"):body.index("uint32_t bias[SHARE], residual[SHARE];")]
+    assert visitor.count("for (int p = 0; p < PAIRS; ++p) {") == 1 and "if (p % RUNS == unit) visit(p, p / RUNS);" in visitor
+    runtime = visitor.index("if constexpr (SHARE == 1 || CTAS > 1) {")
+    assert runtime < visitor.index("if (j * RUNS + unit < PAIRS) visit(j * RUNS + unit, j);") < visitor.index(
+        "if (p % RUNS == unit) visit(p, p / RUNS);")
+    assert [line.strip() for line in body.splitlines() if line.strip().startswith("each_pair(")] == [
+        "each_pair(load_operands);", "each_pair(load_partials);", "each_pair(finish_pair);"]
     assert "constexpr bool WHOLE_ROWS = M % BM == 0, WHOLE_COLUMNS = N % BN == 0;" in body
     assert "if (WHOLE_ROWS || m < M) {" in body and body.count("paired && (WHOLE_COLUMNS || n < N)") == 3
 
@@ -263,11 +273,16 @@ def test_only_the_bench_trace_records_phases(monkeypatch):
     body = traced[traced.index("kernel(CUTLASS_GRID_CONSTANT"):]
     assert "__device__ unsigned long long trace_buffer[TILES_M * TILES_N * CTAS][2 * TRACE_SLOTS];" in traced
     assert f'extern "C" int {wg.kernel_name(op)}_trace(void *host, size_t bytes)' in traced
-    # nine points in order: entry after the prefetch hint, set-up after the grid wait, the
-    # mainloop around collective.mma (the first k-tile's arrival just before it), the partials' barrier, the stores,
-    # the exit barrier
-    points = [body.index(f"trace_phase({slot})") for slot in (0, 1, 2)]
-    assert body.index("prefetch_share") < points[0] < body.index("boltir_pdl::enter();") < points[1] < points[2]
+    # eleven points in order: entry after the prefetch hint, the barriers initialized, the
+    # CTA (cluster) synchronized, set-up after the grid wait, the mainloop around
+    # collective.mma (the first k-tile's arrival just before it), the partials' barrier, the
+    # stores, the exit barrier; as many as bench.trace_wgsplit reads
+    from bench import trace_wgsplit
+
+    assert f"constexpr int TRACE_SLOTS = {trace_wgsplit.SLOTS};" in traced
+    points = [body.index(f"trace_phase({slot})") for slot in (0, 9, 10, 1, 2)]
+    assert body.index("prefetch_share") < points[0] < body.index("init_barriers") < points[1]
+    assert points[1] < body.index("sync_cluster<true>();") < points[2] < body.index("boltir_pdl::enter();") < points[3] < points[4]
     assert points[2] < body.index("pipeline.consumer_wait(read);") < body.index("trace_phase(8)") < body.index("collective.mma(")
     assert body.index("collective.mma(") < body.index("trace_phase(ring == 0 ? 3 : 4)")
     assert (body.index("sync_cluster();  // every partial tile in place") < body.index("trace_phase(5)")
