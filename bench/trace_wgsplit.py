@@ -13,10 +13,11 @@ global timer, the spread of the CTAs' entries, and each phase's median (and slow
 - first k-tile: the first consumer group's wait for its first k-tile (the loads' latency);
 - mainloop: that group's k-tiles, from its first wait to its partial tile stored in shared
   memory (the first k-tile's wait included); "last ring": the same for the CTA's last group;
-- partials: from the last group's store, a cluster CTA's sum of its groups' partials and the
-  cluster barrier after it;
-- epilogue: the partials summed across the cluster, the epilogue applied and stored;
-- exit: the cluster barrier that keeps the partial tiles alive.
+- partials: from the last group's store, a cluster CTA's sum of its groups' partials, sent to
+  the CTAs that finish them, and the wait for every CTA's sums of its own pairs (one CTA: the
+  CTA's barrier);
+- epilogue: the partials summed, the epilogue applied and stored;
+- exit: the cluster barrier that keeps a CTA until its stores into peers have landed.
 
     source bench/setup_gpu.sh && python3 -m bench.trace_wgsplit [--only TEXT] [--build-only]
 

@@ -209,28 +209,63 @@ def test_the_kernel_prefetches_its_weight_waits_and_reduces_in_cluster_and_group
         "each_pair(load_operands);")
     assert "boltir_pdl::prefetch_weights() && WEIGHT_BYTES <= 16777216ull" in source
     # a cluster's CTA first adds its groups' partials in its own shared memory (every load
-    # before the first store, in group order), behind a barrier of its consumer groups and
-    # before the cluster's barrier: the cluster then reads one partial a CTA
+    # before the first store, in group order), behind a barrier of its consumer groups: the
+    # cluster then carries one partial a CTA
     presum = body.index('asm volatile("bar.sync 1, %0;" ::"n"(128 * SPLIT) : "memory");')
-    assert "if constexpr (CTAS > 1) {" in body[body.index("collective.mma_tail"):presum]
+    assert body.index("collective.mma_tail") < presum
     added = body.index("sums[j][e] += partial_tile(storage, group)[(2 * (j * SPLIT + ring) + e) * 128 + thread];")
-    stored = body.index("partial_tile(storage, 0)[(2 * (j * SPLIT + ring) + e) * 128 + thread] = sums[j][e];")
-    assert presum < added < stored < body.index("sync_cluster();  // every partial tile in place")
     assert "for (int group = 0; group < SPLIT; ++group) {  // in group order: deterministic" in body
+    # each sum goes to the CTA that finishes its pair, stored into that CTA's shared memory
+    # (st.async, completing its bytes on the CTA's barrier: no load across the cluster)
+    pushed = body.index("push_pair(sums[j][0], sums[j][1], &storage.received[cta][q / RUNS * SPLIT + ring][thread], "
+                        "&storage.arrived,\n                      q % RUNS / SPLIT);")
+    assert presum < added < pushed
+    assert "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32" in source
+    assert "map_shared_rank" not in source and "ld.shared::cluster" not in source
+    # the CTA expects every CTA's sums of its pairs (after the grid wait), waits for their
+    # bytes, then reads them from its own shared memory, CTA by CTA
+    expected = body.index("arrive_and_expect_tx(&storage.arrived, CTAS * owned_pairs(cta) * 128 * sizeof(float2));")
+    assert body.index("boltir_pdl::enter();") < expected < presum
+    waited = body.index("if (warp_group > 0) cutlass::arch::ClusterBarrier::wait(&storage.arrived, 0);")
+    assert pushed < body.index("cute::cluster_arrive_relaxed();") < waited
+    read = body.index("float2 const sum = storage.received[source][j * SPLIT + ring][thread];")
+    assert waited < read < body.index("each_pair(load_partials);")
+    assert "ClusterBarrier::init(&storage.arrived, 1);" in body
+    assert "float2 received[CTAS][SHARE * SPLIT][128];" in source
     # every load of the epilogue is issued before any value loaded is used: the partials
-    # and the raw pairs in one loop, the sums, conversions and stores in the next
-    loads = body.index("partials[j][source][e] = tile[(2 * p + e) * 128 + thread];")
+    # in one pass, the sums, conversions and stores in the next
     assert body.index("each_pair(load_partials);") < body.index("each_pair(finish_pair);")
-    assert loads < body.index("sums[e] += partials[j][source][e];")
     assert body.index("sums[e] += partials[j][source][e];") < body.index("Pair const b = unpack(bias[j]), r = unpack(residual[j]);")
     assert body.index("unpack(bias[j])") < body.index("T *row = params.output")
     # fixed order, CTA by CTA (each CTA's sum; in one CTA, group by group): deterministic
     assert "constexpr int SOURCES = CTAS > 1 ? CTAS : SPLIT;" in body
     assert "for (int source = 0; source < SOURCES; ++source) {  // fixed order, CTA by CTA: deterministic" in body
-    assert "tile = partial_tile(*cooperative_groups::this_cluster().map_shared_rank(&storage, source), 0);" in body
-    assert "tile = partial_tile(storage, source);" in body
-    # every thread reaches every barrier, and none leaves while a peer reads its partials
-    assert "return;" not in body and body.count("sync_cluster") == 3
+    # every thread reaches every barrier; no CTA leaves while its stores into a peer may be
+    # in flight (the arrival after them, the wait last)
+    assert "return;" not in body and body.count("sync_cluster") == 1
+    assert body.rindex("cute::cluster_wait();") > body.index("each_pair(finish_pair);")
+    # one CTA: its groups' partial tiles in its own shared memory, a CTA barrier, no cluster
+    one = wg.emit_instance(marked(BERT_FFN2, wg.SplitTile(64, 32, 1))).source
+    one_body = one[one.index("kernel(CUTLASS_GRID_CONSTANT"):]
+    assert "partials[j][source][e] = partial_tile(storage, source)[(2 * p + e) * 128 + thread];" in one_body
+    assert "sync_cluster();  // every group's partial tile in place" in one_body
+    assert "push_pair" not in one and "received" not in one and "bar.sync 1" not in one_body
+
+
+def test_a_cluster_ctas_received_sums_fit_beside_its_rings():
+    # 64 x 32 on two CTAs of four groups: 8 pairs, one a unit; 2 CTAs x 4 pairs x 1 KB
+    assert wg.received_bytes(64, 32, 4, 2) == 2 * 4 * 1024 + 8
+    assert wg.received_bytes(64, 32, 4, 1) == 0
+    # 128 x 64 on eight CTAs of two groups: 32 pairs, two a unit: 8 x 4 KB, beside four stages a ring
+    assert wg.received_bytes(128, 64, 2, 8) == 8 * 4 * 1024 + 8
+    assert wg.most_stages(128, 64, 2, 8) == wg.most_stages(128, 64, 2) == 4
+    # on two CTAs of three groups: 18 pairs a CTA from each, 36 KB, which costs a stage
+    assert wg.received_bytes(128, 64, 3, 2) == 2 * 18 * 1024 + 8
+    assert (wg.most_stages(128, 64, 3), wg.most_stages(128, 64, 3, 2)) == (3, 2)
+    for ctas in wg.CTAS:
+        for split in wg.SPLITS:
+            stages = wg.most_stages(128, 64, split, ctas)
+            assert wg.shared_bytes(128, 64, split, stages, ctas) <= wg.SHARED_LIMIT - 1024
 
 
 def test_the_epilogue_moves_column_pairs_where_the_rows_and_pointers_allow():
@@ -285,7 +320,7 @@ def test_only_the_bench_trace_records_phases(monkeypatch):
     assert points[1] < body.index("sync_cluster<true>();") < points[2] < body.index("boltir_pdl::enter();") < points[3] < points[4]
     assert points[2] < body.index("pipeline.consumer_wait(read);") < body.index("trace_phase(8)") < body.index("collective.mma(")
     assert body.index("collective.mma(") < body.index("trace_phase(ring == 0 ? 3 : 4)")
-    assert (body.index("sync_cluster();  // every partial tile in place") < body.index("trace_phase(5)")
+    assert (body.index("cutlass::arch::ClusterBarrier::wait(&storage.arrived, 0);") < body.index("trace_phase(5)")
             < body.index("T *row = params.output") < body.index("trace_phase(6)") < body.index("trace_phase(7)"))
     # apart from the records the kernel is the same
     stripped = "\n".join(line for line in traced.splitlines() if "trace" not in line.lower() and "TRACE" not in line)

@@ -25,11 +25,13 @@ The tile's k-tiles (64 wide) are cut into ctas × split contiguous runs; run r o
 own ring of shared-memory stages, loaded by TMA from producer warp r and multiplied by
 consumer group r + 1 on wgmma, both through CUTLASS's sm90 collective (the ping-pong
 mainloop's `load` and `mma` on a k-tile range). Every group leaves its partial tile in its
-CTA's shared memory, and in a cluster the CTA's groups add theirs into one there, so that
-distributed shared memory (the epilogue's slowest path) carries one partial a CTA rather than
-one a group. After a cluster barrier the cluster's groups share out the tile's fragments, each
-adds its fragments' partials (a CTA's each, or in one CTA a group's each) in a fixed order
-(deterministic) and applies the epilogue (`compute_kernels.epilogue_function`,
+CTA's shared memory. The cluster's groups share out the tile's fragments. In a cluster the
+CTA's groups add their partials, so that distributed shared memory (the epilogue's slowest
+path) carries one partial a CTA rather than one a group, and store each sum into the shared
+memory of the CTA that finishes its fragment (`st.async`, which needs no answer, its bytes
+counted on that CTA's barrier: no cluster barrier before the epilogue, and no load across the
+cluster); in one CTA, a barrier. Each group adds its fragments' partials (a CTA's each, or in
+one CTA a group's each) in a fixed order (deterministic) and applies the epilogue (`compute_kernels.epilogue_function`,
 the interpreter's `apply_epilogue`) once in f32. Before it waits on its predecessors (PDL) a
 CTA prefetches its share of the weight into the L2, as the 3.x GEMMs of few rows do. With no
 workspace and one launch, this is split-K without the serial fix-up through global memory that
@@ -149,16 +151,26 @@ def stage_bytes(block_m: int, block_n: int) -> int:
     return 2 * (block_m + block_n) * TILE_K + BARRIER_BYTES
 
 
-def shared_bytes(block_m: int, block_n: int, split: int, stages: int) -> int:
-    """The rings' stages and barriers (a few hundred bytes of alignment aside, which the
-    template's static_assert checks); a group's partial tile reuses its ring's stages."""
-    return split * stages * stage_bytes(block_m, block_n)
+def received_bytes(block_m: int, block_n: int, split: int, ctas: int) -> int:
+    """A cluster CTA's buffer for the column pairs it finishes, as every CTA of the cluster
+    summed them (f32 pairs for each of a group's 128 threads), and its barrier; none for one CTA."""
+    if ctas == 1:
+        return 0
+    pairs = block_m * block_n // 256
+    return ctas * math.ceil(pairs / (ctas * split)) * split * 128 * 8 + 8
 
 
-def most_stages(block_m: int, block_n: int, split: int) -> int:
+def shared_bytes(block_m: int, block_n: int, split: int, stages: int, ctas: int = 1) -> int:
+    """The rings' stages and barriers and a cluster CTA's received sums (a few hundred bytes
+    of alignment aside, which the template's static_assert checks); a group's partial tile
+    reuses its ring's stages."""
+    return split * stages * stage_bytes(block_m, block_n) + received_bytes(block_m, block_n, split, ctas)
+
+
+def most_stages(block_m: int, block_n: int, split: int, ctas: int = 1) -> int:
     """The deepest ring (at most MAX_STAGES) that leaves the tile's shared memory in bounds."""
     for stages in range(MAX_STAGES, 1, -1):
-        if shared_bytes(block_m, block_n, split, stages) <= SHARED_LIMIT - 1024:
+        if shared_bytes(block_m, block_n, split, stages, ctas) <= SHARED_LIMIT - 1024:
             return stages
     return 2
 
@@ -175,8 +187,8 @@ def group_reason(op: ops.GemmOp, tile: SplitTile, split: int) -> str | None:
     if tile.accumulators() + REGISTER_HEADROOM > registers:
         return (f"{split} warp groups leave a thread {registers} registers, under its {tile.accumulators()} "
                 f"accumulators and {REGISTER_HEADROOM} more")
-    stages = most_stages(tile.block_m, tile.block_n, split)
-    if shared_bytes(tile.block_m, tile.block_n, split, stages) > SHARED_LIMIT - 1024:
+    stages = most_stages(tile.block_m, tile.block_n, split, tile.ctas)
+    if shared_bytes(tile.block_m, tile.block_n, split, stages, tile.ctas) > SHARED_LIMIT - 1024:
         return f"{split} rings of two stages exceed a CTA's shared memory"
     if stages * (stage_bytes(tile.block_m, tile.block_n) - BARRIER_BYTES) < 4 * tile.block_m * tile.block_n:
         return f"a ring of {stages} stages cannot hold its group's partial tile"
@@ -262,7 +274,7 @@ def _context(op: ops.GemmOp, tile: SplitTile) -> dict:
     return {
         "batch": batch, "m": m, "n": n, "k": k, "rows": batch * m,
         "block_m": tile.block_m, "block_n": tile.block_n, "ctas": tile.ctas, "split": split,
-        "stages": most_stages(tile.block_m, tile.block_n, split),
+        "stages": most_stages(tile.block_m, tile.block_n, split, tile.ctas),
         "element": HALF_ELEMENTS[element], "cutlass_element": CUTLASS_ELEMENTS[element],
         "cutlass_layout_b": ("cutlass::layout::ColumnMajor" if op.prop_value("layout_b") == "col"
                              else "cutlass::layout::RowMajor"),
