@@ -41,10 +41,11 @@ cost CUTLASS's split-K more than it saved at M = 128 (bench/RESULTS.md).
 columns of B over all of K on one SM. Timed, CUTLASS's tiles and ours on one CTA take time in
 step with the bytes each SM loads (BERT's FFN2 on 64 × 32 tiles: 590 KB into each of 48 SMs),
 whatever their k-tile chains. Two CTAs on a tile's K halve that, over twice the SMs. Clusters
-cost a fixed part that the bytes do not explain: their CTAs wait for the slowest mainloop at
-the partials' barrier, and the epilogue reads the partials across the cluster. So the
-epilogue issues all its loads (partials, bias, residual) before it uses any, and
-`bench/trace_wgsplit.py` times each phase of every CTA (bench/RESULTS.md).
+cost a fixed part that the bytes do not explain: a CTA waits for the slowest CTA's sums, and
+loads across the cluster were the epilogue's slowest part until the sums were stored into
+the CTA that finishes them instead. So bias and residual are loaded before the mainloop, the
+epilogue issues all its loads before it uses any, and `bench/trace_wgsplit.py` times each
+phase of every CTA (bench/RESULTS.md).
 
 **Launcher ABI**: `skinny_gemm_kernels`' (the CUTLASS GEMM launchers'), with the same
 return codes; the workspace size is 0. The unit includes CUTLASS's collective headers and
