@@ -333,12 +333,16 @@ def graph_time_ms(fn, rotations: int = 1) -> float:
 
     if profile_launches(lambda: fn(0)):
         return float("nan")
-
-    def calls(count: int) -> None:
-        for i in range(count):
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the capture (cuBLAS handles, workspaces, launchers bound)
+        for i in range(WARMUP):
             fn(i % rotations)
-
-    graph = captured_graph(lambda: calls(INNER), warm=lambda: calls(WARMUP))
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(INNER):
+            fn(i % rotations)
     for _ in range(3):
         graph.replay()
     torch.cuda.synchronize()
@@ -350,22 +354,6 @@ def graph_time_ms(fn, rotations: int = 1) -> float:
         ends[i].record()
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) / INNER for s, e in zip(starts, ends))
-
-
-def captured_graph(body, warm):
-    """`body()` captured as one CUDA graph, after `warm()` ran on a side stream off the
-    capture (cuBLAS handles, workspaces, a launcher bound to its stream)."""
-    import torch
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        warm()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        body()
-    return graph
 
 
 def sm90_ms_of(timed) -> float:
