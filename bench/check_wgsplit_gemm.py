@@ -58,7 +58,7 @@ def shapes() -> list[tuple[str, str]]:
 def cases() -> list[Case]:
     """Each shape on the kernel's default tile (forced: the heuristic leaves these GEMMs to
     CUTLASS) and its best 128-row tile; BERT's output projection, FFN1 and FFN2 on the tuner's
-    other tiles too."""
+    other tiles too; two shapes whose last 48-column tile is partial on one."""
     out = []
     for index, (label, text) in enumerate(shapes()):
         element = "bf16" if " bf16 " in label else "f16"
@@ -66,6 +66,8 @@ def cases() -> list[Case]:
         tiles = [wg.default_tile(op, SMS), *wg.ranked_tiles(op, SMS, block_ms=(128,))[:1]]
         if index in (1, 2, 3):
             tiles += [wg.SplitTile.of(c.tile) for c in candidates(op, "sm90", sms=SMS).choices if c.family == wg.FAMILY]
+        if index in (8, 9):  # 48 columns over a partial last tile (N = 72, N = 203 odd)
+            tiles += [t for t in wg.ranked_tiles(op, SMS) if t.block_n == 48][:1]
         for tile in dict.fromkeys(tiles):
             out.append(Case(f"{label} tile {tile.describe()}", text, element, target="sm90",
                             override=own_kernel(wg.FAMILY, "sm90", tile)))

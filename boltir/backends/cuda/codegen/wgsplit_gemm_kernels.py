@@ -79,7 +79,9 @@ DEFAULT_SHAPES = {"block_m": (64,), "ctas": (1, 2, 4)}
 """What the shape heuristic gives a tile (the tiles timed when it became the default). The
 128-row tiles and clusters of 8 are the tuner's candidates only: alone on BERT b1's FFN GEMMs
 they were slower than the 64-row tiles (bench/RESULTS.md)."""
-BLOCK_N = (32, 64)
+BLOCK_N = (32, 48, 64)
+"""A tile's columns. 48 makes BERT b1's N = 768 sixteen tiles: with clusters of four (64 rows)
+or eight (128 rows), 128 CTAs whose k-tiles all fit in their rings at once."""
 CTAS = (1, 2, 4, 8)
 """CTAs of a cluster that share a tile's K (1: no cluster; 8: the portable cluster's most)."""
 SPLITS = (2, 3, 4)
