@@ -145,13 +145,17 @@ def candidate_cases(label: str, text: str, candidates, element: str = "f16") -> 
 
 def wgsplit_cases(label: str, text: str) -> list[Case]:
     """Our Hopper GEMM with K split among a cluster's warp groups on the tiles the tuner races for a GEMM
-    of few rows (none where it does not take the GEMM)."""
+    of few rows (none where it does not take the GEMM), and the best three of the widths it does not race yet."""
     from boltir.dialects import op as ops
     from boltir.ir import parse_module
 
     op = next(o for o in parse_module(text).walk() if isinstance(o, ops.GemmOp))
     tiles = [wgsplit_gemm_kernels.SplitTile.of(c.tile) for c in candidates(op, "sm90", sms=SMS).choices
              if c.family == wgsplit_gemm_kernels.FAMILY]
+    if tiles:  # and the widths the tuner does not race yet (CANDIDATE_BLOCK_N), its best three of them
+        unraced = [t for t in wgsplit_gemm_kernels.ranked_tiles(op, SMS)
+                   if t.block_n not in wgsplit_gemm_kernels.CANDIDATE_BLOCK_N]
+        tiles += unraced[:3]
     return [lower(Case(f"{label} wgsplit {tile.describe()}", text, override=own_kernel(wgsplit_gemm_kernels.FAMILY, "sm90", tile),
                        target="sm90")) for tile in tiles]
 

@@ -75,13 +75,16 @@ TILE_K = 64
 BLOCK_M = (64, 128)
 """A tile's rows: one wgmma row block, or two (one warp group computes both: every CTA of
 the cluster then reads the weight's columns once where M ≤ 128)."""
-DEFAULT_SHAPES = {"block_m": (64,), "ctas": (1, 2, 4)}
+DEFAULT_SHAPES = {"block_m": (64,), "block_n": (32, 64), "ctas": (1, 2, 4)}
 """What the shape heuristic gives a tile (the tiles timed when it became the default). The
 128-row tiles and clusters of 8 are the tuner's candidates only: alone on BERT b1's FFN GEMMs
 they were slower than the 64-row tiles (bench/RESULTS.md)."""
 BLOCK_N = (32, 48, 64)
 """A tile's columns. 48 makes BERT b1's N = 768 sixteen tiles: with clusters of four (64 rows)
 or eight (128 rows), 128 CTAs whose k-tiles all fit in their rings at once."""
+CANDIDATE_BLOCK_N = (32, 64)
+"""The widths the tuner races: 48 joins them once it has run correct on a GPU (the bench's
+checks and timings take it explicitly, bench/RESULTS.md)."""
 CTAS = (1, 2, 4, 8)
 """CTAs of a cluster that share a tile's K (1: no cluster; 8: the portable cluster's most)."""
 SPLITS = (2, 3, 4)
@@ -228,7 +231,7 @@ def ctas_of(op: ops.GemmOp, tile: SplitTile) -> int:
 
 
 def ranked_tiles(op: ops.GemmOp, sms: int, block_ms: tuple[int, ...] = BLOCK_M,
-                 ctas_options: tuple[int, ...] = CTAS) -> list[SplitTile]:
+                 ctas_options: tuple[int, ...] = CTAS, block_ns: tuple[int, ...] = BLOCK_N) -> list[SplitTile]:
     """The tiles that run the op, best first by the shape heuristic: those whose cluster grid
     fits one wave before those that do not; then 32 columns where CUTLASS's narrow tiles pay
     (`cutlass_sm90.narrow_columns_pay`, as for BERT b1's N = 768 GEMMs), else 64; then the
@@ -241,7 +244,7 @@ def ranked_tiles(op: ops.GemmOp, sms: int, block_ms: tuple[int, ...] = BLOCK_M,
         return math.ceil(ctas_of(op, tile) / sms)
 
     rows = math.ceil(batch * m / BLOCK_M[0]) * BLOCK_M[0]
-    tiles = [tile for block_m in block_ms if block_m <= max(rows, BLOCK_M[0]) for block_n in BLOCK_N for ctas in ctas_options
+    tiles = [tile for block_m in block_ms if block_m <= max(rows, BLOCK_M[0]) for block_n in block_ns for ctas in ctas_options
              if tile_reason(op, tile := SplitTile(block_m, block_n, ctas)) is None]
     return sorted(tiles, key=lambda t: (waves(t) > 1, t.block_n != narrow,
                                         waves(t) * (t.block_m + t.block_n) / t.ctas))
@@ -260,7 +263,7 @@ def payoff_reason(op: ops.GemmOp) -> str | None:
 
 def default_tile(op: ops.GemmOp, sms: int) -> SplitTile:
     """The shape heuristic's tile: `ranked_tiles`' first of DEFAULT_SHAPES."""
-    return ranked_tiles(op, sms, DEFAULT_SHAPES["block_m"], DEFAULT_SHAPES["ctas"])[0]
+    return ranked_tiles(op, sms, DEFAULT_SHAPES["block_m"], DEFAULT_SHAPES["ctas"], DEFAULT_SHAPES["block_n"])[0]
 
 
 # ---------------------------------------------------------------------- instances
