@@ -152,10 +152,8 @@ def wgsplit_cases(label: str, text: str) -> list[Case]:
     op = next(o for o in parse_module(text).walk() if isinstance(o, ops.GemmOp))
     tiles = [wgsplit_gemm_kernels.SplitTile.of(c.tile) for c in candidates(op, "sm90", sms=SMS).choices
              if c.family == wgsplit_gemm_kernels.FAMILY]
-    if tiles:  # and the widths the tuner does not race yet (CANDIDATE_BLOCK_N), its best three of them
-        unraced = [t for t in wgsplit_gemm_kernels.ranked_tiles(op, SMS)
-                   if t.block_n not in wgsplit_gemm_kernels.CANDIDATE_BLOCK_N]
-        tiles += unraced[:3]
+    if tiles:  # and the best three of the widths the tuner does not race yet
+        tiles += wgsplit_gemm_kernels.unraced_tiles(op, SMS)[:3]
     return [lower(Case(f"{label} wgsplit {tile.describe()}", text, override=own_kernel(wgsplit_gemm_kernels.FAMILY, "sm90", tile),
                        target="sm90")) for tile in tiles]
 

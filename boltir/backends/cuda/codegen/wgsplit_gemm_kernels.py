@@ -250,6 +250,12 @@ def ranked_tiles(op: ops.GemmOp, sms: int, block_ms: tuple[int, ...] = BLOCK_M,
                                         waves(t) * (t.block_m + t.block_n) / t.ctas))
 
 
+def unraced_tiles(op: ops.GemmOp, sms: int) -> list[SplitTile]:
+    """`ranked_tiles` of the widths the tuner does not race yet (not in CANDIDATE_BLOCK_N):
+    what the bench's checks and timings add to the tuner's candidates."""
+    return [tile for tile in ranked_tiles(op, sms) if tile.block_n not in CANDIDATE_BLOCK_N]
+
+
 def payoff_reason(op: ops.GemmOp) -> str | None:
     """Why the heuristic leaves a GEMM it takes to CUTLASS's tiles (select-kernels
     split_gemms=wgsplit), or None: only a reduction at least LONG_K times N long pays (BERT
