@@ -13,11 +13,6 @@
 // MMA warp groups' 240 registers hold. The online softmax's state (row maxima, the thread's
 // partial row sums) is the example's, so its `tail` finishes the rows.
 //
-// Locked (the example's kIsMainloopLocked option): the two MMA warp groups take turns at
-// issuing a step's two products (FlashAttention-3's ping-pong on top of the overlap), so one
-// group's products run while the other computes its softmax. Both groups take the block's
-// trip counts, so their turns pair up.
-//
 // Shared-memory stages: the producer loads K_0, V_0, K_1, V_1, ... into one pipeline; step j
 // waits for K_j before V_{j-1} (a later stage first, which the barriers allow) and releases
 // each stage once its product has completed.
@@ -200,14 +195,12 @@ struct OverlappedMainloop : Base {
       Tensor scores = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
 
       pipeline.consumer_wait(k_state);
-      if constexpr (Base::kIsMainloopLocked) math_wg_order_barrier.wait();
       warpgroup_fence_operand(scores);
       warpgroup_arrive();
       cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, q_stage), tSrK(_, _, _, k_state.index()), scores);
       warpgroup_commit_batch();
 
       issue_pv(v_state);
-      if constexpr (Base::kIsMainloopLocked) math_wg_order_barrier.arrive();
 
       warpgroup_wait<1>();  // S_j (committed first) is done; O += P_{j-1} V_{j-1} runs on
       warpgroup_fence_operand(scores);
