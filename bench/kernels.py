@@ -145,15 +145,13 @@ def candidate_cases(label: str, text: str, candidates, element: str = "f16") -> 
 
 def wgsplit_cases(label: str, text: str) -> list[Case]:
     """Our Hopper GEMM with K split among a cluster's warp groups on the tiles the tuner races for a GEMM
-    of few rows (none where it does not take the GEMM), and the best three of the widths it does not race yet."""
+    of few rows (none where it does not take the GEMM)."""
     from boltir.dialects import op as ops
     from boltir.ir import parse_module
 
     op = next(o for o in parse_module(text).walk() if isinstance(o, ops.GemmOp))
     tiles = [wgsplit_gemm_kernels.SplitTile.of(c.tile) for c in candidates(op, "sm90", sms=SMS).choices
              if c.family == wgsplit_gemm_kernels.FAMILY]
-    if tiles:  # and the best three of the widths the tuner does not race yet
-        tiles += wgsplit_gemm_kernels.unraced_tiles(op, SMS)[:3]
     return [lower(Case(f"{label} wgsplit {tile.describe()}", text, override=own_kernel(wgsplit_gemm_kernels.FAMILY, "sm90", tile),
                        target="sm90")) for tile in tiles]
 

@@ -50,6 +50,18 @@ class GpuTarget:
     """Input channel counts CUTLASS 2.x's fixed-channels conv (an image's first conv) takes as is."""
     nvcc_defines: tuple[str, ...] = ()
     """Macros every kernel for this arch is compiled with."""
+    cluster_ctas: dict[int, int] = field(default_factory=dict, hash=False)
+    """CTAs of thread block clusters of each size that run at once on the reference GPU, one
+    CTA a multiprocessor (cudaOccupancyMaxActiveClusters × the size, `bench/cluster_capacity.cu`).
+    A cluster runs inside one GPC, so large clusters leave multiprocessors idle. A size not
+    listed: every multiprocessor."""
+
+    def concurrent_ctas(self, cluster: int, sms: int | None = None) -> int:
+        """How many CTAs in clusters of `cluster` run at once, one a multiprocessor, on a GPU
+        of `sms` multiprocessors (the reference GPU's by default; others in proportion)."""
+        sms = self.multiprocessors if sms is None else sms
+        ctas = self.cluster_ctas.get(cluster, self.multiprocessors) * sms // self.multiprocessors
+        return max(cluster, ctas // cluster * cluster)
 
     def peak_flops(self, element: str) -> float:
         """Tensor-core FLOP/s for `element` ("f16", "bf16", "f32"); f16's for others."""
@@ -87,6 +99,8 @@ TARGETS: dict[str, GpuTarget] = {
         # Programmatic dependent launch: our kernels (templates/boltir_pdl.h) and CUTLASS
         # 3.x GEMMs let the next launch overlap their tail.
         nvcc_defines=("-DBOLTIR_PDL=1", "-DCUTLASS_ENABLE_GDC_FOR_SM90"),
+        # measured on an H100 SXM (132 SMs); the H200 is the same chip, not yet measured
+        cluster_ctas={1: 132, 2: 132, 4: 120, 8: 120, 16: 112},
     ),
 }
 

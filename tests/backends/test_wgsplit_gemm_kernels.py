@@ -145,8 +145,10 @@ def test_default_tile(m, n, k, tile, groups):
 def test_ranked_tiles_put_one_wave_first_then_the_narrow_width_then_the_fewest_bytes_an_sm_reads():
     ffn2 = gemm_of(128, 768, 3072)
     ranked = wg.ranked_tiles(ffn2, sms=132, block_ms=(64,), ctas_options=(1, 2, 4))
-    # past the narrow width, the fewest bytes: 64 x 48 on a quarter of K reads (64 + 48) / 4
-    assert [t.describe() for t in ranked[:4]] == ["64x32x2", "64x32x1", "64x48x4", "64x64x4"]
+    # past the narrow width, the fewest bytes: 64 x 64 on a quarter of K reads (64 + 64) / 4;
+    # 64 x 48 on a quarter is 128 CTAs in clusters of four, two waves (120 run at once)
+    assert [t.describe() for t in ranked[:4]] == ["64x32x2", "64x32x1", "64x64x4", "64x48x2"]
+    assert [t.describe() for t in ranked[-2:]] == ["64x32x4", "64x48x4"]
     # 128 rows: a CTA of 128 x 32 on a quarter of K reads (128 + 32) / 4 = 40 elements a K
     # step, under the 64-row tile's (64 + 32) / 2 = 48
     everything = wg.ranked_tiles(ffn2, sms=132)
@@ -155,10 +157,19 @@ def test_ranked_tiles_put_one_wave_first_then_the_narrow_width_then_the_fewest_b
     assert all(wg.tile_reason(ffn2, t) is None for t in ranked + everything)
     # no tile has more rows than A's 64-row blocks
     assert {t.block_m for t in wg.ranked_tiles(gemm_of(64, 72, 1000), sms=132)} == {64}
-    waves = [wg.ctas_of(ffn2, t) > 132 for t in ranked]
+    waves = [wg.waves_of(ffn2, t, 132) > 1 for t in ranked]
     assert waves == sorted(waves)
     # FFN1 keeps 64 columns (CUTLASS's narrow tiles do not pay there): its one-wave tiles first
     assert [t.describe() for t in wg.ranked_tiles(gemm_of(128, 3072, 768), sms=132, block_ms=(64,))[:2]] == ["64x64x1", "64x48x1"]
+
+
+def test_waves_count_the_clusters_that_run_at_once():
+    """A CTA takes a multiprocessor; a cluster runs inside one GPC, so on the H100 (132 SMs)
+    clusters of four or eight run 120 CTAs at once (bench/cluster_capacity.cu), pairs 132."""
+    ffn2 = gemm_of(128, 768, 3072)
+    assert [wg.waves_of(ffn2, wg.SplitTile(*tile), 132) for tile in ((64, 32, 2), (64, 48, 4), (128, 48, 8), (64, 48, 8))] == [
+        1, 2, 2, 3]  # 96 CTAs in pairs; 128 in clusters of four and of eight; 256 in eights
+    assert wg.waves_of(gemm_of(128, 3072, 768), wg.SplitTile(64, 48, 1), 132) == 1  # FFN1: 128 single CTAs
 
 
 @pytest.mark.parametrize("m, n, k, reason", [
@@ -366,11 +377,10 @@ def test_the_tuner_races_its_tiles_for_few_rows_only():
     assert 2 <= len(ours) <= MAX_WGSPLIT and found[0] == ours[0]  # the heuristic's choice first
     assert any(c.family == "gemm" for c in found)
     assert describe_choice(ours[0]) == "wgsplit 64x32x2"
-    ranked = [t for t in wg.ranked_tiles(gemm_of(128, 768, 3072), 132, block_ns=wg.CANDIDATE_BLOCK_N)
-              if t != wg.SplitTile.of(ours[0].tile)]
+    ranked = [t for t in wg.ranked_tiles(gemm_of(128, 768, 3072), 132) if t != wg.SplitTile.of(ours[0].tile)]
     assert [wg.SplitTile.of(c.tile) for c in ours[1:]] == ranked[:len(ours) - 1]
-    # 48 columns are not raced until they have run on a GPU; the heuristic never gives them
-    assert 48 not in wg.CANDIDATE_BLOCK_N and all(wg.SplitTile.of(c.tile).block_n != 48 for c in ours)
+    # 48 columns are raced (one-wave ones: 128 x 48 on a quarter of K); the heuristic never gives them
+    assert "wgsplit 128x48x4" in [describe_choice(c) for c in ours] and "wgsplit 64x48x4" not in map(describe_choice, ours)
     assert 48 in wg.BLOCK_N and 48 not in wg.DEFAULT_SHAPES["block_n"]
     assert any(wg.SplitTile.of(c.tile).block_m == 128 for c in ours)
     assert not any(c.family == wg.FAMILY for c in candidates(gemm_of(4096, 768, 768), "sm90", 132, 3).choices)

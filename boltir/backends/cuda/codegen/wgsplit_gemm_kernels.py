@@ -66,6 +66,7 @@ from boltir.backends.cuda.codegen.own_kernels import HALF_ELEMENTS, OwnTile, Til
 from boltir.backends.cuda.codegen.skinny_gemm_kernels import problem_of
 from boltir.dialects import op as ops
 from boltir.dialects.common import tensor_shape
+from boltir.target import get_target
 
 FAMILY = "wgsplit_gemm"
 FAMILIES: dict[type, str] = {ops.GemmOp: FAMILY}
@@ -80,11 +81,9 @@ DEFAULT_SHAPES = {"block_m": (64,), "block_n": (32, 64), "ctas": (1, 2, 4)}
 128-row tiles and clusters of 8 are the tuner's candidates only: alone on BERT b1's FFN GEMMs
 they were slower than the 64-row tiles (bench/RESULTS.md)."""
 BLOCK_N = (32, 48, 64)
-"""A tile's columns. 48 makes BERT b1's N = 768 sixteen tiles: with clusters of four (64 rows)
-or eight (128 rows), 128 CTAs whose k-tiles all fit in their rings at once."""
-CANDIDATE_BLOCK_N = (32, 64)
-"""The widths the tuner races: 48 joins them once it has run correct on a GPU (the bench's
-checks and timings take it explicitly, bench/RESULTS.md)."""
+"""A tile's columns. 48 makes BERT b1's N = 768 sixteen tiles, whose k-tiles all fit in their
+rings at once with clusters of four (64 rows) or eight (128 rows); those 128 CTAs are two
+waves (`waves`), and were slower on the GPU (bench/RESULTS.md)."""
 CTAS = (1, 2, 4, 8)
 """CTAs of a cluster that share a tile's K (1: no cluster; 8: the portable cluster's most)."""
 SPLITS = (2, 3, 4)
@@ -227,6 +226,12 @@ def ctas_of(op: ops.GemmOp, tile: SplitTile) -> int:
     return math.ceil(batch * m / tile.block_m) * math.ceil(n / tile.block_n) * tile.ctas
 
 
+def waves_of(op: ops.GemmOp, tile: SplitTile, sms: int) -> int:
+    """The grid's waves: a CTA takes a multiprocessor (its rings fill the shared memory), and
+    clusters of four or more leave some idle (`GpuTarget.concurrent_ctas`)."""
+    return math.ceil(ctas_of(op, tile) / get_target("sm90").concurrent_ctas(tile.ctas, sms))
+
+
 # ------------------------------------------------------------------ the heuristic
 
 
@@ -241,19 +246,13 @@ def ranked_tiles(op: ops.GemmOp, sms: int, block_ms: tuple[int, ...] = BLOCK_M,
     narrow = 32 if cutlass_sm90.narrow_columns_pay(batch * m, n, sms) else 64
 
     def waves(tile: SplitTile) -> int:
-        return math.ceil(ctas_of(op, tile) / sms)
+        return waves_of(op, tile, sms)
 
     rows = math.ceil(batch * m / BLOCK_M[0]) * BLOCK_M[0]
     tiles = [tile for block_m in block_ms if block_m <= max(rows, BLOCK_M[0]) for block_n in block_ns for ctas in ctas_options
              if tile_reason(op, tile := SplitTile(block_m, block_n, ctas)) is None]
     return sorted(tiles, key=lambda t: (waves(t) > 1, t.block_n != narrow,
                                         waves(t) * (t.block_m + t.block_n) / t.ctas))
-
-
-def unraced_tiles(op: ops.GemmOp, sms: int) -> list[SplitTile]:
-    """`ranked_tiles` of the widths the tuner does not race yet (not in CANDIDATE_BLOCK_N):
-    what the bench's checks and timings add to the tuner's candidates."""
-    return [tile for tile in ranked_tiles(op, sms) if tile.block_n not in CANDIDATE_BLOCK_N]
 
 
 def payoff_reason(op: ops.GemmOp) -> str | None:

@@ -336,11 +336,11 @@ MAX_WGSPLIT = 8
 def wgsplit_gemm(op: ops.GemmOp, sms: int, found: CandidateSet) -> list[KernelChoice]:
     """Our GEMM with K split among a cluster's CTAs and their warp groups, where it takes the
     op: the heuristic's tile, then the shape heuristic's best tiles of either row count and
-    the widths it races (`wgsplit_gemm_kernels.ranked_tiles`, CANDIDATE_BLOCK_N)."""
+    every width (`wgsplit_gemm_kernels.ranked_tiles`)."""
     if wgsplit_gemm_kernels.gemm_reason(op) is not None:
         return []
     tile = wgsplit_gemm_kernels.default_tile(op, sms)
-    variants = [tile, *wgsplit_gemm_kernels.ranked_tiles(op, sms, block_ns=wgsplit_gemm_kernels.CANDIDATE_BLOCK_N)]
+    variants = [tile, *wgsplit_gemm_kernels.ranked_tiles(op, sms)]
     base = KernelChoice(wgsplit_gemm_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
     return _own_tiles(op, base, variants, wgsplit_gemm_kernels.tile_reason, found)[:MAX_WGSPLIT]
 
