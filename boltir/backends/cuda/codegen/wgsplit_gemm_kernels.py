@@ -83,7 +83,7 @@ they were slower than the 64-row tiles (bench/RESULTS.md)."""
 BLOCK_N = (32, 48, 64)
 """A tile's columns. 48 makes BERT b1's N = 768 sixteen tiles, whose k-tiles all fit in their
 rings at once with clusters of four (64 rows) or eight (128 rows); those 128 CTAs are two
-waves (`waves`), and were slower on the GPU (bench/RESULTS.md)."""
+waves (`waves_of`), and were slower on the GPU (bench/RESULTS.md)."""
 CTAS = (1, 2, 4, 8)
 """CTAs of a cluster that share a tile's K (1: no cluster; 8: the portable cluster's most)."""
 SPLITS = (2, 3, 4)
@@ -238,21 +238,17 @@ def waves_of(op: ops.GemmOp, tile: SplitTile, sms: int) -> int:
 def ranked_tiles(op: ops.GemmOp, sms: int, block_ms: tuple[int, ...] = BLOCK_M,
                  ctas_options: tuple[int, ...] = CTAS, block_ns: tuple[int, ...] = BLOCK_N) -> list[SplitTile]:
     """The tiles that run the op, best first by the shape heuristic: those whose cluster grid
-    fits one wave before those that do not; then 32 columns where CUTLASS's narrow tiles pay
+    fits one wave (`waves_of`) before those that do not; then 32 columns where CUTLASS's narrow tiles pay
     (`cutlass_sm90.narrow_columns_pay`, as for BERT b1's N = 768 GEMMs), else 64; then the
     fewest bytes of A and B an SM reads (a CTA's, (block_m + block_n) × K / ctas elements,
     times the waves). No tile has more rows than A's rows take (in 64-row blocks)."""
     batch, m, n, _ = problem_of(op)
     narrow = 32 if cutlass_sm90.narrow_columns_pay(batch * m, n, sms) else 64
-
-    def waves(tile: SplitTile) -> int:
-        return waves_of(op, tile, sms)
-
     rows = math.ceil(batch * m / BLOCK_M[0]) * BLOCK_M[0]
     tiles = [tile for block_m in block_ms if block_m <= max(rows, BLOCK_M[0]) for block_n in block_ns for ctas in ctas_options
              if tile_reason(op, tile := SplitTile(block_m, block_n, ctas)) is None]
-    return sorted(tiles, key=lambda t: (waves(t) > 1, t.block_n != narrow,
-                                        waves(t) * (t.block_m + t.block_n) / t.ctas))
+    return sorted(tiles, key=lambda t: (waves_of(op, t, sms) > 1, t.block_n != narrow,
+                                        waves_of(op, t, sms) * (t.block_m + t.block_n) / t.ctas))
 
 
 def payoff_reason(op: ops.GemmOp) -> str | None:
