@@ -67,7 +67,7 @@ def cases() -> list[Case]:
         if index in (1, 2, 3):
             tiles += [wg.SplitTile.of(c.tile) for c in candidates(op, "sm90", sms=SMS).choices if c.family == wg.FAMILY]
         if index in (8, 9):  # 48 columns over a partial last tile (N = 72, N = 203 odd)
-            tiles += [tile for tile in wg.ranked_tiles(op, SMS) if tile.block_n == 48][:1]
+            tiles += [t for t in wg.ranked_tiles(op, SMS) if t.block_n == 48][:1]
         for tile in dict.fromkeys(tiles):
             out.append(Case(f"{label} tile {tile.describe()}", text, element, target="sm90",
                             override=own_kernel(wg.FAMILY, "sm90", tile)))

@@ -77,8 +77,6 @@ class Schedule:
     own_mainloop: bool = False
 
 
-LOCKED = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>"
-"""The two MMA warp groups take turns at the softmax (the example's option)."""
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
 """Two Q stages for each of the two MMA warp groups (the example's default: one each)."""
 
@@ -93,7 +91,8 @@ SCHEDULES = {
     # the warp groups' softmax steps one at a time, so that one warp group's softmax runs
     # while the other's products do (FlashAttention-3's ping-pong)
     "locked": Schedule(PINGPONG, "persistent on 128-key tiles, the two MMA warp groups taking turns at the softmax",
-                       WIDE_TILES, (LOCKED,)),
+                       WIDE_TILES,
+                       ("cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>",)),
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
     "wide_q4": Schedule(PINGPONG, "persistent on 128-key tiles, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,)),

@@ -247,8 +247,12 @@ def ranked_tiles(op: ops.GemmOp, sms: int, block_ms: tuple[int, ...] = BLOCK_M,
     rows = math.ceil(batch * m / BLOCK_M[0]) * BLOCK_M[0]
     tiles = [tile for block_m in block_ms if block_m <= max(rows, BLOCK_M[0]) for block_n in block_ns for ctas in ctas_options
              if tile_reason(op, tile := SplitTile(block_m, block_n, ctas)) is None]
-    return sorted(tiles, key=lambda t: (waves_of(op, t, sms) > 1, t.block_n != narrow,
-                                        waves_of(op, t, sms) * (t.block_m + t.block_n) / t.ctas))
+
+    def rank(tile: SplitTile) -> tuple:
+        waves = waves_of(op, tile, sms)
+        return waves > 1, tile.block_n != narrow, waves * (tile.block_m + tile.block_n) / tile.ctas
+
+    return sorted(tiles, key=rank)
 
 
 def payoff_reason(op: ops.GemmOp) -> str | None:
