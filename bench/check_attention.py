@@ -11,7 +11,7 @@ memory-efficient, cuDNN, math; a backend that refuses a case is skipped). Both s
 timed as CUDA-graph replays (`bench.kernels.graph_time_ms`). Prints the correctness table,
 then the timing table last; exits 1 if a case fails.
 
-    source bench/setup_gpu.sh && python3 -m bench.check_attention [--only TEXT] [--no-timing] [--no-unit-flags]
+    source bench/setup_gpu.sh && python3 -m bench.check_attention [--only TEXT] [--kernels MARKS] [--no-timing] [--no-unit-flags]
     python3 -m bench.check_attention --build-only      # compile the library; no GPU
 
 TFLOP/s counts 4·B·H·Sq·Sk·D (two products; the causal half is not discounted), for the
@@ -46,7 +46,8 @@ TOLERANCE = {"f16": 5e-3, "bf16": 1e-2, "f32": 1e-4}
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
 KERNELS = {"sm80": "example 41", "sm90": "sm90", "sm90:cooperative": "sm90 coop", "sm90:tma": "sm90 tma",
            "sm90:wide": "sm90 wide", "sm90:locked": "sm90 locked", "sm90:overlap": "sm90 overlap",
-           "sm90:overlap_q4": "sm90 q4", "sm90:overlap_q4kv8": "sm90 q4kv8", "sm90:wide_q4": "sm90 wide q4"}
+           "sm90:overlap_q4": "sm90 q4", "sm90:overlap_q4kv8": "sm90 q4kv8", "sm90:wide_q4": "sm90 wide q4",
+           "sm90:overlap_lean": "sm90 lean", "sm90:overlap_q4_lean": "sm90 q4 lean"}
 """The timing table's kernels: the op's `kernel_arch` mark (none: example 41) -> column."""
 
 
@@ -182,9 +183,13 @@ def sm90_correctness_cases() -> list[Case]:
     # the 128-key-tile schedules: "wide" (the persistent kernel), "locked" (its warp groups
     # taking turns at the softmax), "overlap" (our mainloop: each step's softmax beside the
     # previous P.V product), "overlap_q4" and "overlap_q4kv8" (its Q double-buffered, and 8
-    # K/V stages), "wide_q4" ("wide" with its Q double-buffered)
-    for schedule in ("wide", "locked", "overlap", "overlap_q4", "overlap_q4kv8", "wide_q4"):
+    # K/V stages), "wide_q4" ("wide" with its Q double-buffered), "overlap_lean" and
+    # "overlap_q4_lean" (our mainloop's leaner step: f16 row sums from P's pairs, bf16's in f32)
+    for schedule in ("wide", "locked", "overlap", "overlap_q4", "overlap_q4kv8", "wide_q4", "overlap_lean", "overlap_q4_lean"):
         out += wide_tile_cases(schedule)
+        if schedule.endswith("_lean"):
+            out.append(Case(f"sm90 {schedule} bf16 BHSD 2x3 Sq=256 Sk=640 D=64", "BHSD", 2, 3, 256, 640, 64,
+                            {"element": "bf16"}, f"sm90:{schedule}"))
     return out
 
 
@@ -230,9 +235,20 @@ def timing_workloads() -> list[Case]:
     return out
 
 
-def timing_cases() -> list[Case]:
+def timing_cases(kernels=tuple(KERNELS)) -> list[Case]:
     """Each workload once per kernel (the label's workload, then the kernel's mark)."""
-    return [replace(workload, kernel=kernel) for workload in timing_workloads() for kernel in KERNELS]
+    return [replace(workload, kernel=kernel) for workload in timing_workloads() for kernel in kernels]
+
+
+def chosen_kernels(text: str | None) -> tuple[str, ...]:
+    """`--kernels`' marks (a KERNELS key, or a schedule for its "sm90:" key), in KERNELS' order."""
+    if not text:
+        return tuple(KERNELS)
+    wanted = set(text.split(","))
+    unknown = wanted - {k for key in KERNELS for k in (key, key.removeprefix("sm90:"))}
+    if unknown:
+        raise SystemExit(f"error: unknown kernels {', '.join(sorted(unknown))}; known: {', '.join(KERNELS)}")
+    return tuple(key for key in KERNELS if key in wanted or key.removeprefix("sm90:") in wanted)
 
 
 # ------------------------------------------------------------------------- kernels
@@ -405,21 +421,22 @@ def bound_on_current(bound: Bound) -> Bound:
     return bound
 
 
-TIMING_HEADER = ("workload", *(f"{name} ms" for name in KERNELS.values()), "sm90 TFLOP/s",
-                 *(b.split("_")[0].lower() for b in SDPA_BACKENDS), "fastest SDPA", "fastest/sm90", "fastest/example 41",
-                 "fastest/our best", "max rel err")
+def timing_header(kernels=tuple(KERNELS)) -> tuple[str, ...]:
+    return ("workload", *(f"{KERNELS[kernel]} ms" for kernel in kernels), "sm90 TFLOP/s",
+            *(b.split("_")[0].lower() for b in SDPA_BACKENDS), "fastest SDPA", "fastest/sm90", "fastest/example 41",
+            "fastest/our best", "max rel err")
 
 
-def timing_rows(timed: list[Timed]) -> list[tuple]:
+def timing_rows(timed: list[Timed], kernels=tuple(KERNELS)) -> list[tuple]:
     rows = []
     for t in timed:
         best = min(t.peers.items(), key=lambda item: item[1]) if t.peers else None
-        ms = {kernel: t.ours[kernel][0] for kernel in KERNELS if kernel in t.ours}
+        ms = {kernel: t.ours[kernel][0] for kernel in kernels if kernel in t.ours}
         ratio = {kernel: f"{best[1] / ms[kernel]:.2f}x" if best and kernel in ms else "-" for kernel in ("sm90", "sm80")}
         ours = min(ms.items(), key=lambda item: item[1]) if ms else None
         errors = [error for _, error in t.ours.values()]
         rows.append((
-            t.workload.label, *(f"{ms[kernel]:.4f}" if kernel in ms else "failed" for kernel in KERNELS),
+            t.workload.label, *(f"{ms[kernel]:.4f}" if kernel in ms else "failed" for kernel in kernels),
             f"{t.flops / ms['sm90'] / 1e9:.0f}" if "sm90" in ms else "-",
             *(f"{t.peers[b]:.4f}" if b in t.peers else "refused" for b in SDPA_BACKENDS),
             f"{best[0].split('_')[0].lower()} {best[1]:.4f}" if best else "-", ratio["sm90"], ratio["sm80"],
@@ -434,6 +451,8 @@ def main() -> int:
     parser.add_argument("--only", help="run the cases whose label contains this text (or one of these, comma-separated)")
     parser.add_argument("--build-only", action="store_true", help="compile the library and stop (fills the object cache)")
     parser.add_argument("--no-timing", action="store_true", help="check correctness only")
+    parser.add_argument("--kernels", help="time only these kernels, comma-separated: KERNELS' marks or their schedules "
+                                          "(sm90 is the default schedule, sm80 example 41); all when left out")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--library", default="/tmp/boltir-check/attention.so")
     parser.add_argument("--no-unit-flags", action="store_true",
@@ -442,7 +461,8 @@ def main() -> int:
     texts = args.only.split(",") if args.only else []
     chosen = lambda label: not texts or any(text in label for text in texts)  # noqa: E731
     checked = [c.make() for c in correctness_cases() if chosen(c.label)]
-    timed_cases = [] if args.no_timing else [c.make() for c in timing_cases() if chosen(c.label)]
+    kernels = chosen_kernels(args.kernels)
+    timed_cases = [] if args.no_timing else [c.make() for c in timing_cases(kernels) if chosen(c.label)]
     Path(args.library).parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     path = build_library(checked + timed_cases, args.library, unit_flags=not args.no_unit_flags)
@@ -479,7 +499,7 @@ def main() -> int:
               "kernel's persistent, cooperative and tma schedules); TFLOP/s = 4·B·H·S²·D / the Hopper kernel's time; SDPA on "
               "[B, H, S, D] views of the same tensors; fastest/X = fastest SDPA time / X's (≥ 1: X is as fast); "
               "rel err: the largest of ours against SDPA in f32")
-        print_table(TIMING_HEADER, timing_rows(timed))
+        print_table(timing_header(kernels), timing_rows(timed, kernels))
     return 1 if failed else 0
 
 

@@ -22,3 +22,17 @@ def test_hopper_units_take_fast_math_and_the_baseline_does_not(monkeypatch):
     baseline = _jobs(monkeypatch, False)
     assert {job.name for job in baseline} == {job.name for job in built}
     assert all(job.extra_flags == () for job in baseline)
+
+
+def test_kernels_chooses_the_timed_columns_and_refuses_unknown_ones():
+    kernels = ca.chosen_kernels("sm90,overlap_lean,sm90:overlap")
+    assert kernels == ("sm90", "sm90:overlap", "sm90:overlap_lean")  # KERNELS' order
+    assert {c.kernel for c in ca.timing_cases(kernels)} == set(kernels)
+    assert ca.timing_header(kernels)[1:4] == ("sm90 ms", "sm90 overlap ms", "sm90 lean ms")
+    assert ca.chosen_kernels(None) == tuple(ca.KERNELS)
+    try:
+        ca.chosen_kernels("overlap,sideways")
+    except SystemExit as error:
+        assert str(error).startswith("error: unknown kernels sideways; known: sm80, sm90,")
+    else:
+        raise AssertionError("an unknown kernel was taken")
