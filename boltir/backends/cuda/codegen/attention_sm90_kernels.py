@@ -75,9 +75,9 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
-    lean: bool = False
-    """Our mainloop's leaner key step (its `Lean`: in f16 the rows' sums from P's f16 pairs;
-    the stages advanced one at a time)."""
+    mainloop_options: tuple[str, ...] = ()
+    """Our mainloop's template options after the fusion: StagesOneAtATime, LateSums (its
+    header says what they do)."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -104,10 +104,11 @@ SCHEDULES = {
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
                               WIDE_TILES, (STAGES_Q_4, "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesKV, "
                                                        "cute::Int<8>>"), own_mainloop=True),
-    "overlap_lean": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop with the leaner key step", WIDE_TILES,
-                             own_mainloop=True, lean=True),
-    "overlap_q4_lean": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop with the leaner key step, two Q "
-                                "stages a warp group", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True, lean=True),
+    "overlap_stages": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, its stages advanced one at a time",
+                               WIDE_TILES, own_mainloop=True, mainloop_options=("true", "false")),
+    "overlap_late_sums": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, its stages advanced one at a time, "
+                                  "f16 row sums from P's pairs after the next softmax", WIDE_TILES, own_mainloop=True,
+                                  mainloop_options=("true", "true")),
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
@@ -192,7 +193,7 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
     chosen = SCHEDULES[schedule]
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
-                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop, lean=chosen.lean,
+                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop, mainloop_options=chosen.mainloop_options,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

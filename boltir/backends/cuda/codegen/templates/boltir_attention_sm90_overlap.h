@@ -17,11 +17,10 @@
 // waits for K_j before V_{j-1} (a later stage first, which the barriers allow) and releases
 // each stage once its product has completed.
 //
-// Lean: a key step of fewer instructions (an unmasked one: 400 a thread where it was 448,
-// counted in the sm_90a disassembly). In f16 the rows' partial sums add the f16 pairs of P
-// that the P·V product reads (a tree of half2 adds, 15 a row where f32 took 32 adds: the sum
-// of the same rounded P that multiplies V), step j adding P_{j-1}'s while S_j computes; and
-// the K and V stages advance one at a time.
+// Two options make a key step of fewer instructions. StagesOneAtATime: the K and V stages
+// advance a stage at a time. LateSums (f16 only): the rows' partial sums add the f16 pairs of
+// P that the P·V product reads (a tree of half2 adds, 15 a row where f32 took 32 adds: the
+// sum of the same rounded P that multiplies V), step j adding P_{j-1}'s after its softmax.
 
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
@@ -29,7 +28,7 @@
 namespace boltir {
 namespace attention_sm90 {
 
-template <class Base, class Fusion, bool Lean = false>
+template <class Base, class Fusion, bool StagesOneAtATime = false, bool LateSums = false>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
@@ -71,8 +70,8 @@ struct OverlappedMainloop : Base {
     });
   }
 
-  static constexpr bool kLean = Lean;
-  static constexpr bool kPackedSums = Lean && cute::is_same_v<Element, cutlass::half_t>;
+  static constexpr bool kStagesOneAtATime = StagesOneAtATime;
+  static constexpr bool kPackedSums = LateSums && cute::is_same_v<Element, cutlass::half_t>;
 
   /// Scores -> exponentials in place (against the new maxima), the rows' corrections
   /// exp(m_old - m_new), and the partial sums rescaled and extended (kPackedSums: by
@@ -107,11 +106,12 @@ struct OverlappedMainloop : Base {
     }
   }
 
-  /// kPackedSums: the partial sums extended by P's f16 pairs (P against the maxima the sums
-  /// are scaled to). `acc_qk` gives the layout (P holds its elements in the same order);
-  /// columns 2j and 2j + 1 of a row are one 32-bit register, the wgmma accumulator's pairs.
-  template <class AccQK, class P, class State>
-  CUTLASS_DEVICE static void add_packed_sums(AccQK const &acc_qk, P const &p, State &state) {
+  /// kPackedSums: the partial sums extended by P's f16 pairs, times the rows' corrections
+  /// where Rescaled (P of the step before the sums' maxima). `acc_qk` gives the layout (P
+  /// holds its elements in the same order); columns 2j and 2j + 1 of a row are one 32-bit
+  /// register, the wgmma accumulator's pairs.
+  template <bool Rescaled, class AccQK, class P, class State, class Corrections>
+  CUTLASS_DEVICE static void add_packed_sums(AccQK const &acc_qk, P const &p, State &state, Corrections const &correction) {
     if constexpr (kPackedSums) {
       auto const mn = cutlass::fmha::collective::layout_acc_mn(TiledMmaQK{}, acc_qk.layout());
       constexpr int kPairs = decltype(cute::size<1>(mn))::value / 2;
@@ -135,7 +135,8 @@ struct OverlappedMainloop : Base {
           }
         }
         float2 const both = __half22float2(pairs[0]);
-        row_sum(i) += both.x + both.y;
+        float const sum = both.x + both.y;
+        row_sum(i) = Rescaled ? ::fmaf(sum, correction(i), row_sum(i)) : row_sum(i) + sum;
       }
     }
   }
@@ -232,13 +233,13 @@ struct OverlappedMainloop : Base {
       warpgroup_commit_batch();
     };
 
-    // V_{j-1} and K_j are stages 2j - 1 and 2j: kLean advances them a stage at a time, where
+    // V_{j-1} and K_j are stages 2j - 1 and 2j: kStagesOneAtATime advances them a stage at a time, where
     // stage_of divides by the stage count every step
     PipelineState v_state = stage_of(1);
     CUTLASS_PRAGMA_NO_UNROLL
     for (int step = 1; step < steps; step++) {
       tPcP.data() = tPcP.data() + E<1>{} * get<1>(TileShapeQK{});
-      if constexpr (kLean) {
+      if constexpr (kStagesOneAtATime) {
         k_state = v_state;
         ++k_state;
       } else {
@@ -254,7 +255,6 @@ struct OverlappedMainloop : Base {
       warpgroup_commit_batch();
 
       issue_pv(v_state);
-      add_packed_sums(acc_qk, p, state);  // P_{j-1}'s, while S_j computes
 
       warpgroup_wait<1>();  // S_j (committed first) is done; O += P_{j-1} V_{j-1} runs on
       warpgroup_fence_operand(scores);
@@ -264,6 +264,7 @@ struct OverlappedMainloop : Base {
       }
       exponentiate(scores, state, correction, scale_log2);
       Tensor p_next = cutlass::fmha::collective::make_acc_into_op<Element>(scores, typename TiledMmaPV::LayoutA_TV{});
+      add_packed_sums<true>(acc_qk, p, state, correction);  // P_{j-1}'s, against m_j
 
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc_pv);
@@ -274,18 +275,18 @@ struct OverlappedMainloop : Base {
       for (int i = 0; i < size(p); i++) {
         p(i) = p_next(i);
       }
-      if constexpr (kLean) {
+      if constexpr (kStagesOneAtATime) {
         v_state = k_state;
         ++v_state;
       }
     }
 
     // the last product
-    if constexpr (!kLean) {
+    if constexpr (!kStagesOneAtATime) {
       v_state = stage_of(2 * steps - 1);
     }
     issue_pv(v_state);
-    add_packed_sums(acc_qk, p, state);
+    add_packed_sums<false>(acc_qk, p, state, correction);
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_pv);
     pipeline.consumer_release(v_state);
