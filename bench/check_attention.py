@@ -46,8 +46,7 @@ TOLERANCE = {"f16": 5e-3, "bf16": 1e-2, "f32": 1e-4}
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
 KERNELS = {"sm80": "example 41", "sm90": "sm90", "sm90:cooperative": "sm90 coop", "sm90:tma": "sm90 tma",
            "sm90:wide": "sm90 wide", "sm90:locked": "sm90 locked", "sm90:overlap": "sm90 overlap",
-           "sm90:overlap_q4": "sm90 q4", "sm90:overlap_q4kv8": "sm90 q4kv8", "sm90:wide_q4": "sm90 wide q4",
-           "sm90:overlap_stages": "sm90 stages", "sm90:overlap_late_sums": "sm90 late sums"}
+           "sm90:overlap_q4": "sm90 q4", "sm90:overlap_q4kv8": "sm90 q4kv8", "sm90:wide_q4": "sm90 wide q4"}
 """The timing table's kernels: the op's `kernel_arch` mark (none: example 41) -> column."""
 
 
@@ -183,13 +182,9 @@ def sm90_correctness_cases() -> list[Case]:
     # the 128-key-tile schedules: "wide" (the persistent kernel), "locked" (its warp groups
     # taking turns at the softmax), "overlap" (our mainloop: each step's softmax beside the
     # previous P.V product), "overlap_q4" and "overlap_q4kv8" (its Q double-buffered, and 8
-    # K/V stages), "wide_q4" ("wide" with its Q double-buffered), "overlap_stages" and
-    # "overlap_late_sums" (our mainloop's options: f16 row sums from P's pairs, bf16's in f32)
-    for schedule in ("wide", "locked", "overlap", "overlap_q4", "overlap_q4kv8", "wide_q4", "overlap_stages", "overlap_late_sums"):
+    # K/V stages), "wide_q4" ("wide" with its Q double-buffered)
+    for schedule in ("wide", "locked", "overlap", "overlap_q4", "overlap_q4kv8", "wide_q4"):
         out += wide_tile_cases(schedule)
-        if schedule in ("overlap_stages", "overlap_late_sums"):
-            out.append(Case(f"sm90 {schedule} bf16 BHSD 2x3 Sq=256 Sk=640 D=64", "BHSD", 2, 3, 256, 640, 64,
-                            {"element": "bf16"}, f"sm90:{schedule}"))
     return out
 
 

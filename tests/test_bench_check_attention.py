@@ -25,10 +25,10 @@ def test_hopper_units_take_fast_math_and_the_baseline_does_not(monkeypatch):
 
 
 def test_kernels_chooses_the_timed_columns_and_refuses_unknown_ones():
-    kernels = ca.chosen_kernels("sm90,overlap_stages,sm90:overlap")
-    assert kernels == ("sm90", "sm90:overlap", "sm90:overlap_stages")  # KERNELS' order
+    kernels = ca.chosen_kernels("sm90,overlap_q4,sm90:overlap")
+    assert kernels == ("sm90", "sm90:overlap", "sm90:overlap_q4")  # KERNELS' order
     assert {c.kernel for c in ca.timing_cases(kernels)} == set(kernels)
-    assert ca.timing_header(kernels)[1:4] == ("sm90 ms", "sm90 overlap ms", "sm90 stages ms")
+    assert ca.timing_header(kernels)[1:4] == ("sm90 ms", "sm90 overlap ms", "sm90 q4 ms")
     assert ca.chosen_kernels(None) == tuple(ca.KERNELS)
     try:
         ca.chosen_kernels("overlap,sideways")

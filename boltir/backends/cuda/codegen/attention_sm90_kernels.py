@@ -75,9 +75,6 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
-    mainloop_options: tuple[str, ...] = ()
-    """Our mainloop's template options after the fusion: StagesOneAtATime, LateSums (its
-    header says what they do)."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -104,11 +101,6 @@ SCHEDULES = {
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
                               WIDE_TILES, (STAGES_Q_4, "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesKV, "
                                                        "cute::Int<8>>"), own_mainloop=True),
-    "overlap_stages": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, its stages advanced one at a time",
-                               WIDE_TILES, own_mainloop=True, mainloop_options=("true", "false")),
-    "overlap_late_sums": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, its stages advanced one at a time, "
-                                  "f16 row sums from P's pairs after the next softmax", WIDE_TILES, own_mainloop=True,
-                                  mainloop_options=("true", "true")),
 }
 DEFAULT_SCHEDULE = "persistent"
 HEADER = "kernel/fmha_kernel_builder.hpp"
@@ -193,7 +185,7 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
     chosen = SCHEDULES[schedule]
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
-                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop, mainloop_options=chosen.mainloop_options,
+                  kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

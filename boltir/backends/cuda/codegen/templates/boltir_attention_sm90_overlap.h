@@ -16,11 +16,6 @@
 // Shared-memory stages: the producer loads K_0, V_0, K_1, V_1, ... into one pipeline; step j
 // waits for K_j before V_{j-1} (a later stage first, which the barriers allow) and releases
 // each stage once its product has completed.
-//
-// Two options make a key step of fewer instructions. StagesOneAtATime: the K and V stages
-// advance a stage at a time. LateSums (f16 only): the rows' partial sums add the f16 pairs of
-// P that the P·V product reads (a tree of half2 adds, 15 a row where f32 took 32 adds: the
-// sum of the same rounded P that multiplies V), step j adding P_{j-1}'s after its softmax.
 
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
@@ -28,7 +23,7 @@
 namespace boltir {
 namespace attention_sm90 {
 
-template <class Base, class Fusion, bool StagesOneAtATime = false, bool LateSums = false>
+template <class Base, class Fusion>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
@@ -70,12 +65,8 @@ struct OverlappedMainloop : Base {
     });
   }
 
-  static constexpr bool kStagesOneAtATime = StagesOneAtATime;
-  static constexpr bool kPackedSums = LateSums && cute::is_same_v<Element, cutlass::half_t>;
-
   /// Scores -> exponentials in place (against the new maxima), the rows' corrections
-  /// exp(m_old - m_new), and the partial sums rescaled and extended (kPackedSums: by
-  /// `add_packed_sums` from P instead).
+  /// exp(m_old - m_new), and the partial sums rescaled and extended.
   template <class AccQK, class State, class Corrections>
   CUTLASS_DEVICE static void exponentiate(AccQK &acc_qk, State &state, Corrections &correction, float scale_log2) {
     auto acc_qk_mn = cute::make_tensor(acc_qk.data(), cutlass::fmha::collective::layout_acc_mn(TiledMmaQK{}, acc_qk.layout()));
@@ -98,46 +89,9 @@ struct OverlappedMainloop : Base {
       CUTLASS_PRAGMA_UNROLL
       for (int j = 0; j < cute::size<1>(acc_qk_mn); j++) {
         acc_qk_mn(i, j) = ::exp2f(acc_qk_mn(i, j) * scale_log2 - offset);
-        if constexpr (!kPackedSums) {
-          sum += acc_qk_mn(i, j);
-        }
+        sum += acc_qk_mn(i, j);
       }
-      row_sum(i) = row_sum(i) * correction(i) + sum;  // kPackedSums: sum is 0, P's added later
-    }
-  }
-
-  /// kPackedSums: the partial sums extended by P's f16 pairs, times the rows' corrections
-  /// where Rescaled (P of the step before the sums' maxima). `acc_qk` gives the layout (P
-  /// holds its elements in the same order); columns 2j and 2j + 1 of a row are one 32-bit
-  /// register, the wgmma accumulator's pairs.
-  template <bool Rescaled, class AccQK, class P, class State, class Corrections>
-  CUTLASS_DEVICE static void add_packed_sums(AccQK const &acc_qk, P const &p, State &state, Corrections const &correction) {
-    if constexpr (kPackedSums) {
-      auto const mn = cutlass::fmha::collective::layout_acc_mn(TiledMmaQK{}, acc_qk.layout());
-      constexpr int kPairs = decltype(cute::size<1>(mn))::value / 2;
-      static_assert(kPairs > 0 && (kPairs & (kPairs - 1)) == 0, "a row's pairs: a power of two");
-      auto &row_sum = cute::get<1>(state);
-      uint32_t const *packed = reinterpret_cast<uint32_t const *>(p.data());
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < cute::size<0>(mn); i++) {
-        __half2 pairs[kPairs];
-        CUTLASS_PRAGMA_UNROLL
-        for (int j = 0; j < kPairs; j++) {
-          int const at = mn(i, 2 * j);
-          uint32_t const bits = packed[at / 2];
-          pairs[j] = *reinterpret_cast<__half2 const *>(&bits);
-        }
-        CUTLASS_PRAGMA_UNROLL
-        for (int level = 1; level < kPairs; level *= 2) {  // a tree: short chains, fewer roundings
-          CUTLASS_PRAGMA_UNROLL
-          for (int j = 0; j < kPairs; j += 2 * level) {
-            pairs[j] = __hadd2(pairs[j], pairs[j + level]);
-          }
-        }
-        float2 const both = __half22float2(pairs[0]);
-        float const sum = both.x + both.y;
-        row_sum(i) = Rescaled ? ::fmaf(sum, correction(i), row_sum(i)) : row_sum(i) + sum;
-      }
+      row_sum(i) = row_sum(i) * correction(i) + sum;
     }
   }
 
@@ -233,19 +187,11 @@ struct OverlappedMainloop : Base {
       warpgroup_commit_batch();
     };
 
-    // V_{j-1} and K_j are stages 2j - 1 and 2j: kStagesOneAtATime advances them a stage at a time, where
-    // stage_of divides by the stage count every step
-    PipelineState v_state = stage_of(1);
     CUTLASS_PRAGMA_NO_UNROLL
     for (int step = 1; step < steps; step++) {
       tPcP.data() = tPcP.data() + E<1>{} * get<1>(TileShapeQK{});
-      if constexpr (kStagesOneAtATime) {
-        k_state = v_state;
-        ++k_state;
-      } else {
-        k_state = stage_of(2 * step);
-        v_state = stage_of(2 * step - 1);
-      }
+      k_state = stage_of(2 * step);
+      PipelineState const v_state = stage_of(2 * step - 1);
       Tensor scores = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
 
       pipeline.consumer_wait(k_state);
@@ -264,7 +210,6 @@ struct OverlappedMainloop : Base {
       }
       exponentiate(scores, state, correction, scale_log2);
       Tensor p_next = cutlass::fmha::collective::make_acc_into_op<Element>(scores, typename TiledMmaPV::LayoutA_TV{});
-      add_packed_sums<true>(acc_qk, p, state, correction);  // P_{j-1}'s, against m_j
 
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc_pv);
@@ -275,25 +220,17 @@ struct OverlappedMainloop : Base {
       for (int i = 0; i < size(p); i++) {
         p(i) = p_next(i);
       }
-      if constexpr (kStagesOneAtATime) {
-        v_state = k_state;
-        ++v_state;
-      }
     }
 
     // the last product
-    if constexpr (!kStagesOneAtATime) {
-      v_state = stage_of(2 * steps - 1);
-    }
+    PipelineState const v_state = stage_of(2 * steps - 1);
     issue_pv(v_state);
-    add_packed_sums<false>(acc_qk, p, state, correction);
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_pv);
     pipeline.consumer_release(v_state);
     pipeline_q.consumer_release(smem_pipe_read_q);
 
-    smem_pipe_read = v_state;
-    ++smem_pipe_read;  // 2 * steps
+    smem_pipe_read = stage_of(2 * steps);
     Tensor lse = softmax.tail(state, acc_pv, tiled_mma_pv);
     return make_tuple(acc_pv, lse);
   }
