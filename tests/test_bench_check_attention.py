@@ -36,3 +36,11 @@ def test_kernels_chooses_the_timed_columns_and_refuses_unknown_ones():
         assert str(error).startswith("error: unknown kernels sideways; known: sm80, sm90,")
     else:
         raise AssertionError("an unknown kernel was taken")
+
+
+def test_the_timing_row_gives_our_fastest_kernels_tflops():
+    case = ca.timing_cases(("sm90:overlap",))[0]
+    timed = ca.Timed(case, flops=2e9, ours={"sm90:overlap": (0.01, 1e-4)}, peers={"CUDNN_ATTENTION": 0.012})
+    row = dict(zip(ca.timing_header(("sm90:overlap",)), ca.timing_rows([timed], ("sm90:overlap",))[0]))
+    assert row["sm90 overlap ms"] == "0.0100" and row["our best TFLOP/s"] == "200"
+    assert row["fastest/our best"] == "1.20x (sm90 overlap)"
