@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import StringAttr
 from bench.tables import print_table
 from bench.check_compute_kernels import relative_error
 from boltir.backends.cuda.codegen import attention_kernels as ak
+from boltir.backends.cuda.codegen import attention_sm90_kernels as sm90
 from boltir.backends.cuda.codegen.generator import CompileJob, unit_job
 from boltir.backends.cuda.toolchain.nvcc import build_shared_library
 from boltir.dtypes import numpy_dtype
@@ -179,13 +180,14 @@ def sm90_correctness_cases() -> list[Case]:
         Case("sm90 tma BHSD 3x2 Sq=1 Sk=333 (decode)", "BHSD", 3, 2, 1, 333, 64, {}, "sm90:tma"),
         Case("sm90 tma BS3HD 1x2 S=1024 D=64 causal", "BS3HD", 1, 2, 1024, 1024, 64, {"causal": True}, "sm90:tma"),
     ]
-    # the 128-key-tile schedules: "wide" (the persistent kernel), "locked" (its warp groups
-    # taking turns at the softmax), "overlap" (our mainloop: each step's softmax beside the
-    # previous P.V product), "overlap_q4" and "overlap_q4kv8" (its Q double-buffered, and 8
-    # K/V stages), "wide_q4" ("wide" with its Q double-buffered)
-    for schedule in ("wide", "locked", "overlap", "overlap_q4", "overlap_q4kv8", "wide_q4"):
+    # every schedule of 128-key tiles (attention_sm90_kernels.SCHEDULES says what each does)
+    for schedule in wide_tile_schedules():
         out += wide_tile_cases(schedule)
     return out
+
+
+def wide_tile_schedules() -> list[str]:
+    return [name for name, schedule in sm90.SCHEDULES.items() if schedule.tiles == sm90.WIDE_TILES]
 
 
 def wide_tile_cases(schedule: str) -> list[Case]:

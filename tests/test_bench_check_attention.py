@@ -44,3 +44,9 @@ def test_the_timing_row_gives_our_fastest_kernels_tflops():
     row = dict(zip(ca.timing_header(("sm90:overlap",)), ca.timing_rows([timed], ("sm90:overlap",))[0]))
     assert row["sm90 overlap ms"] == "0.0100" and row["our best TFLOP/s"] == "200"
     assert row["fastest/our best"] == "1.20x (sm90 overlap)"
+
+
+def test_every_128_key_schedule_has_its_correctness_cases():
+    assert ca.wide_tile_schedules() == ["wide", "locked", "overlap", "wide_q4", "overlap_q4", "overlap_q4kv8"]
+    kernels = {case.kernel for case in ca.sm90_correctness_cases()}
+    assert {f"sm90:{schedule}" for schedule in ca.wide_tile_schedules()} <= kernels
