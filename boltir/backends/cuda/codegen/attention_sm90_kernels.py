@@ -109,6 +109,9 @@ FUSION_HEADER = "boltir_attention_sm90.h"
 """Our fusion, pasted into the unit."""
 MAINLOOP_HEADER = "boltir_attention_sm90_overlap.h"
 """Our mainloop (the "overlap" schedule), pasted into the unit after the fusion."""
+TRACE_STEPS = False
+"""Our mainloop's units record each MMA warp group's events for bench/trace_attention.py (set
+by it only; builds never trace)."""
 INCLUDE_PATH = "<cutlass>/examples/88_hopper_fmha"
 TMA_ELEMENTS = 8
 """TMA takes strides and addresses in multiples of 16 bytes: 8 f16/bf16 elements."""
@@ -186,9 +189,12 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
                   kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
+                  trace=TRACE_STEPS and chosen.own_mainloop,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 
 def fusion_header(own_mainloop: bool = False) -> str:
-    """Our fusion, and our mainloop where a unit's instance runs it."""
-    return header_text(FUSION_HEADER) + (header_text(MAINLOOP_HEADER) if own_mainloop else "")
+    """Our fusion, and our mainloop where a unit's instance runs it (which records its
+    events where TRACE_STEPS is set)."""
+    mainloop = ("#define BOLTIR_ATTENTION_TRACE 1\n" if TRACE_STEPS else "") + header_text(MAINLOOP_HEADER)
+    return header_text(FUSION_HEADER) + (mainloop if own_mainloop else "")

@@ -23,6 +23,35 @@
 namespace boltir {
 namespace attention_sm90 {
 
+#ifdef BOLTIR_ATTENTION_TRACE
+// bench/trace_attention.py: each MMA warp group's events, (global timer in ns << 8) | event,
+// in order; the unit's launcher `_trace` copies them out. Never in a build's units.
+enum TraceEvent { kTileEntry = 1, kQReady, kStepTop, kScoresReady, kSoftmaxDone, kProductDone, kLastProductDone, kTileExit };
+constexpr int kTraceGroups = 2 * 264;  // two MMA warp groups of up to 264 persistent blocks
+constexpr int kTraceEvents = 2048;     // a warp group's
+static __device__ unsigned long long trace_records[kTraceGroups][kTraceEvents];
+static __device__ int trace_counts[kTraceGroups];
+CUTLASS_DEVICE void trace(int event) {
+  if (threadIdx.x % 128 != 0) {
+    return;
+  }
+  int const group = int(blockIdx.x) * 2 + (int(threadIdx.x) / 128 - 1);  // warp group 0 loads
+  if (group < 0 || group >= kTraceGroups) {
+    return;
+  }
+  int const at = trace_counts[group];
+  if (at < kTraceEvents) {
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    trace_records[group][at] = (now << 8) | unsigned(event);
+    trace_counts[group] = at + 1;
+  }
+}
+#define BOLTIR_TRACE(event) ::boltir::attention_sm90::trace(::boltir::attention_sm90::event)
+#else
+#define BOLTIR_TRACE(event)
+#endif
+
 template <class Base, class Fusion>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
@@ -114,6 +143,7 @@ struct OverlappedMainloop : Base {
                               MainloopPipelineQ &pipeline_q, PipelineStateQ &smem_pipe_read_q, MainloopPipelineReducer &,
                               PipelineStateReducer &, SharedStorage &storage, MathWgOrderBarrier &math_wg_order_barrier) {
     using namespace cute;
+    BOLTIR_TRACE(kTileEntry);
     int const thread_idx = int(threadIdx.x);
 
     TiledMmaQK tiled_mma_qk;
@@ -153,6 +183,7 @@ struct OverlappedMainloop : Base {
     float const scale_log2 = params.scale_softmax_log2;
 
     pipeline_q.consumer_wait(smem_pipe_read_q);
+    BOLTIR_TRACE(kQReady);
     int const q_stage = smem_pipe_read_q.index();
 
     PipelineState const first = smem_pipe_read;
@@ -165,6 +196,7 @@ struct OverlappedMainloop : Base {
     // step 0: S_0 and its softmax; nothing to overlap yet
     Tensor acc_qk = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
     PipelineState k_state = stage_of(0);
+    BOLTIR_TRACE(kStepTop);
     pipeline.consumer_wait(k_state);
     math_wg_order_barrier.wait();
     warpgroup_fence_operand(acc_qk);
@@ -174,10 +206,12 @@ struct OverlappedMainloop : Base {
     math_wg_order_barrier.arrive();
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_qk);
+    BOLTIR_TRACE(kScoresReady);
     pipeline.consumer_release(k_state);
     Fusion{}.before_softmax(acc_qk, tPcP, problem_size);
     exponentiate(acc_qk, state, correction, scale_log2);
     Tensor p = cutlass::fmha::collective::make_acc_into_op<Element>(acc_qk, typename TiledMmaPV::LayoutA_TV{});
+    BOLTIR_TRACE(kSoftmaxDone);
     auto issue_pv = [&](PipelineState const &v_state) {  // O += P V, asynchronously
       pipeline.consumer_wait(v_state);
       warpgroup_fence_operand(acc_pv);
@@ -194,6 +228,7 @@ struct OverlappedMainloop : Base {
       PipelineState const v_state = stage_of(2 * step - 1);
       Tensor scores = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
 
+      BOLTIR_TRACE(kStepTop);
       pipeline.consumer_wait(k_state);
       warpgroup_fence_operand(scores);
       warpgroup_arrive();
@@ -204,16 +239,19 @@ struct OverlappedMainloop : Base {
 
       warpgroup_wait<1>();  // S_j (committed first) is done; O += P_{j-1} V_{j-1} runs on
       warpgroup_fence_operand(scores);
+      BOLTIR_TRACE(kScoresReady);
       pipeline.consumer_release(k_state);
       if (step >= unmasked) {
         Fusion{}.before_softmax(scores, tPcP, problem_size);
       }
       exponentiate(scores, state, correction, scale_log2);
       Tensor p_next = cutlass::fmha::collective::make_acc_into_op<Element>(scores, typename TiledMmaPV::LayoutA_TV{});
+      BOLTIR_TRACE(kSoftmaxDone);
 
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc_pv);
       warpgroup_fence_operand(p);
+      BOLTIR_TRACE(kProductDone);
       pipeline.consumer_release(v_state);
       rescale(acc_pv, correction);
       CUTLASS_PRAGMA_UNROLL
@@ -227,11 +265,13 @@ struct OverlappedMainloop : Base {
     issue_pv(v_state);
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_pv);
+    BOLTIR_TRACE(kLastProductDone);
     pipeline.consumer_release(v_state);
     pipeline_q.consumer_release(smem_pipe_read_q);
 
     smem_pipe_read = stage_of(2 * steps);
     Tensor lse = softmax.tail(state, acc_pv, tiled_mma_pv);
+    BOLTIR_TRACE(kTileExit);
     return make_tuple(acc_pv, lse);
   }
 };
