@@ -276,5 +276,60 @@ struct OverlappedMainloop : Base {
   }
 };
 
+/// The epilogue of the "direct" schedules: a warp group stores its O tile from registers, a
+/// column pair a 32-bit store, and goes on to its next tile. Example 88's epilogue stages the
+/// tile in shared memory for a TMA store and waits for that store before the next tile (bench/
+/// trace_attention.py: 0.67 µs between a tile's exit and the next one's entry at s512); it also
+/// writes the rows' log-sum-exp, which our launcher never reads, and this one does not. The
+/// types the kernel builds its storage and pipelines with are example 88's, unused.
+template <class Element, class ElementAccumulator, class TileShape_WG>
+struct DirectStoreEpilogue : cutlass::fmha::collective::FmhaFwdEpilogue<Element, ElementAccumulator, TileShape_WG> {
+  using Base = cutlass::fmha::collective::FmhaFwdEpilogue<Element, ElementAccumulator, TileShape_WG>;
+  using typename Base::Arguments;
+
+  struct Params {
+    Element *ptr_O;
+    cute::tuple<int, cute::_1, cute::tuple<int, int>> dO;
+  };
+
+  template <class ProblemShape>
+  static Params to_underlying_arguments(ProblemShape const &, Arguments const &args, void * = nullptr) {
+    return Params{args.ptr_O, args.dO};
+  }
+
+  template <class TileShape, class BlkCoord, class ResultTuple, class TiledMma, class ProblemShape, class LoadPipeline,
+            class TensorStorage>
+  CUTLASS_DEVICE void operator()(TileShape const &tile_shape, BlkCoord const &blk_coord, ResultTuple const &result,
+                                 TiledMma const &tiled_mma, ProblemShape const &problem_size, Params const &params,
+                                 LoadPipeline, TensorStorage &) {
+    using namespace cute;
+    using X = Underscore;
+    auto const &acc = get<0>(result);
+    int const seqlen_q = get<2>(problem_size);
+    Tensor mO = make_tensor(make_gmem_ptr(params.ptr_O),
+                            make_shape(seqlen_q, get<4>(problem_size), make_shape(get<0>(problem_size), get<1>(problem_size))),
+                            params.dO);
+    Tensor gO = local_tile(mO, tile_shape, make_coord(_, _, _), Step<_1, _1, X>{})(_, _, get<0>(blk_coord), _0{},
+                                                                                    get<2>(blk_coord));
+    auto thr_mma = tiled_mma.get_thread_slice(threadIdx.x % cutlass::NumThreadsPerWarpGroup);
+    Tensor tOgO = thr_mma.partition_C(gO);
+    Tensor tOcO = thr_mma.partition_C(make_identity_tensor(take<0, 2>(tile_shape)));
+    auto acc_mn = make_tensor(acc.data(), cutlass::fmha::collective::layout_acc_mn(tiled_mma, acc.layout()));
+    auto gO_mn = make_tensor(tOgO.data(), cutlass::fmha::collective::layout_acc_mn(tiled_mma, tOgO.layout()));
+    auto cO_mn = make_tensor(tOcO.data(), cutlass::fmha::collective::layout_acc_mn(tiled_mma, tOcO.layout()));
+    int const first_row = get<0>(blk_coord) * get<0>(tile_shape);
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < size<0>(acc_mn); i++) {
+      if (get<0>(cO_mn(i, 0)) + first_row < seqlen_q) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int j = 0; j < size<1>(acc_mn); j += 2) {  // columns 2t and 2t + 1: adjacent in O's row
+          Element const pair[2] = {Element(acc_mn(i, j)), Element(acc_mn(i, j + 1))};
+          *reinterpret_cast<uint32_t *>(&gO_mn(i, j)) = *reinterpret_cast<uint32_t const *>(pair);
+        }
+      }
+    }
+  }
+};
+
 }  // namespace attention_sm90
 }  // namespace boltir
