@@ -47,7 +47,7 @@ PHASES = ("Q wait", "S wait", "softmax", "P·V wait", "last P·V", "tail", "gap"
 
 def cases() -> list[Case]:
     out = []
-    for schedule in ("overlap", "overlap_q4", "overlap_q4_direct"):
+    for schedule in ("overlap", "overlap_q4"):
         for seq in (512, 128):
             out.append(Case(f"b32 h12 s{seq} d64 BHSD {schedule}", "BHSD", 32, 12, seq, seq, 64, {}, f"sm90:{schedule}"))
     out.append(Case("b32 h12 s512 d64 + mask BHSD overlap", "BHSD", 32, 12, 512, 512, 64, {"bias": (32, 1, 1, 512)},

@@ -75,8 +75,6 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
-    direct_store: bool = False
-    """With our mainloop: our epilogue (`DirectStoreEpilogue`), O stored from registers."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -98,10 +96,6 @@ SCHEDULES = {
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
     "wide_q4": Schedule(PINGPONG, "persistent on 128-key tiles, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,)),
-    "overlap_direct": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, O stored from registers", WIDE_TILES,
-                               own_mainloop=True, direct_store=True),
-    "overlap_q4_direct": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, O stored "
-                                  "from registers", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True, direct_store=True),
     "overlap_q4": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group", WIDE_TILES,
                            (STAGES_Q_4,), own_mainloop=True),
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
@@ -196,7 +190,6 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
                   kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   trace=TRACE_STEPS and chosen.own_mainloop,
-                  direct_store=chosen.direct_store,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 
