@@ -2,7 +2,8 @@
 boltir/backends/cuda/codegen/templates/boltir_attention_sm90_overlap.h): instances built with
 `attention_sm90_kernels.TRACE_STEPS` record, for each MMA warp group, the global timer at its
 events (a tile's entry, Q ready, each key step's top, its scores ready, its softmax done, the
-previous P·V product done, the last product done, the tile's exit). One launch after warm-up
+previous P·V product done, the last product done, the tile's exit), and the warp that loads Q
+its loads' start and issue (Q_PHASES). One launch after warm-up
 calls, on issue 16's workloads. Prints one table last: per case, the launch's span, the traced
 and untraced kernel's graph-replay time, and each phase's median (µs) over every warp group's
 tiles and steps:
@@ -41,8 +42,17 @@ GROUPS = 2 * 264
 """The records' warp groups (the header's kTraceGroups)."""
 EVENTS = 2048
 """A warp group's records (kTraceEvents)."""
+BLOCKS = 264
+"""The Q warp's records: one stream a block (kTraceBlocks)."""
+Q_EVENTS = 512
+"""A block's Q-warp records (kTraceQEvents)."""
 EVENT_NAMES = {1: "entry", 2: "q", 3: "top", 4: "scores", 5: "softmax", 6: "product", 7: "last", 8: "exit"}
+Q_EVENT_NAMES = {1: "load start", 2: "load issued"}
 PHASES = ("Q wait", "S wait", "softmax", "P·V wait", "last P·V", "tail", "gap")
+Q_PHASES = ("Q stage wait", "Q issue to entry", "Q issue to ready")
+"""The Q warp against the warp groups: its wait for free Q stages before a tile's loads; from
+their issue to the warp group's entry into that tile (negative: issued after it entered); from
+their issue to the warp group's Q ready (the load's latency as the warp group sees it)."""
 
 
 def cases() -> list[Case]:
@@ -55,20 +65,41 @@ def cases() -> list[Case]:
     return out
 
 
-def read_trace(library, name: str) -> list[list[tuple[float, str]]]:
-    """Each warp group's events as (µs, name), and clears them."""
-    buffer = np.zeros(GROUPS + GROUPS * EVENTS, dtype=np.uint64)
+def _streams(buffer: np.ndarray, streams: int, events: int, names: dict) -> list[list[tuple[float, str]]]:
+    records = buffer[streams:streams + streams * events].reshape(streams, events)
+    return [[(float(int(r) >> 8) / 1000.0, names.get(int(r) & 0xFF, "?")) for r in records[i, :int(buffer[i])]]
+            for i in range(streams)]
+
+
+def read_trace(library, name: str) -> tuple[list[list[tuple[float, str]]], list[list[tuple[float, str]]]]:
+    """Each warp group's events and each block's Q-warp events as (µs, name), and clears them."""
+    consumers = GROUPS + GROUPS * EVENTS
+    buffer = np.zeros(consumers + BLOCKS + BLOCKS * Q_EVENTS, dtype=np.uint64)
     function = getattr(library, f"{name}_trace")
     function.restype = ctypes.c_int
     code = function(ctypes.c_void_p(buffer.ctypes.data))
     if code:
         raise RuntimeError(f"{name}_trace returned {code}")
-    records = buffer[GROUPS:].reshape(GROUPS, EVENTS)
-    groups = []
-    for group in range(GROUPS):
-        count = int(buffer[group])
-        groups.append([(float(int(r) >> 8) / 1000.0, EVENT_NAMES.get(int(r) & 0xFF, "?")) for r in records[group, :count]])
-    return groups
+    return _streams(buffer, GROUPS, EVENTS, EVENT_NAMES), _streams(buffer[consumers:], BLOCKS, Q_EVENTS, Q_EVENT_NAMES)
+
+
+def q_phases(groups: list[list[tuple[float, str]]], q_blocks: list[list[tuple[float, str]]]) -> dict[str, list[float]]:
+    """Q_PHASES' durations (µs): warp group g of block b (stream 2b + g) takes its k-th tile's Q
+    from block b's k-th loads."""
+    found: dict[str, list[float]] = defaultdict(list)
+    for block, events in enumerate(q_blocks):
+        starts = [t for t, name in events if name == "load start"]
+        issues = [t for t, name in events if name == "load issued"]
+        found["Q stage wait"] += [i - s for s, i in zip(starts, issues)]
+        for wg in (0, 1):
+            if 2 * block + wg >= len(groups):
+                continue
+            consumer = groups[2 * block + wg]
+            entries = [t for t, name in consumer if name == "entry"]
+            readies = [t for t, name in consumer if name == "q"]
+            found["Q issue to entry"] += [e - i for e, i in zip(entries, issues)]
+            found["Q issue to ready"] += [r - i for r, i in zip(readies, issues)]
+    return found
 
 
 def phases(groups: list[list[tuple[float, str]]]) -> dict[str, list[float]]:
@@ -127,18 +158,19 @@ def main() -> int:
         read_trace(library, name)  # clears the warm-up's events
         bound()
         torch.cuda.synchronize()
-        groups = read_trace(library, name)
+        groups, q_blocks = read_trace(library, name)
         times = [t for events in groups for t, _ in events]
         span = max(times) - min(times) if times else float("nan")
-        found = phases(groups)
+        found = phases(groups) | q_phases(groups, q_blocks)
         tiles = len(found["tail"])
         print(f"{case.label}: {sum(map(len, groups))} events, {tiles} warp-group tiles, span {span:.1f} µs, "
               f"traced graph {traced_ms:.4f} ms", flush=True)
         rows.append((case.label, f"{traced_ms * 1000:.1f}", f"{span:.1f}", str(tiles),
-                     *(f"{median(found[p]):.2f} ({max(found[p]):.1f})" if found[p] else "-" for p in PHASES)))
+                     *(f"{median(found[p]):.2f} ({max(found[p]):.1f})" if found[p] else "-" for p in PHASES),
+                     *(f"{median(found[p]):.2f}" if found[p] else "-" for p in Q_PHASES)))
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; one launch after three; µs, the median over every warp group's "
           "tiles and steps (the slowest in brackets)")
-    print_table(("case", "traced graph µs", "span µs", "tiles", *PHASES), rows)
+    print_table(("case", "traced graph µs", "span µs", "tiles", *PHASES, *Q_PHASES), rows)
     return 0
 
 

@@ -24,6 +24,7 @@ def test_only_traced_units_record_events(monkeypatch):
     assert "#define BOLTIR_ATTENTION_TRACE 1" in traced
     assert f'extern "C" int {ak.kernel_name(case.op)}_trace(unsigned long long *out)' in traced
     assert traced.count("BOLTIR_TRACE(k") >= 10  # the events in our mainloop
+    assert "trace_q(kQLoadStart)" in traced and "Base::load_maybe_q(" in traced  # the Q warp's
 
 
 def test_phases_from_made_up_events():
@@ -54,15 +55,30 @@ class _Library:
 
         import numpy as np
 
-        buffer = np.ctypeslib.as_array(ctypes.cast(pointer.value, ctypes.POINTER(ctypes.c_uint64)),
-                                       shape=(trace_attention.GROUPS * (1 + trace_attention.EVENTS),))
+        consumers = trace_attention.GROUPS * (1 + trace_attention.EVENTS)
+        size = consumers + trace_attention.BLOCKS * (1 + trace_attention.Q_EVENTS)
+        buffer = np.ctypeslib.as_array(ctypes.cast(pointer.value, ctypes.POINTER(ctypes.c_uint64)), shape=(size,))
         buffer[1] = 2
         start = trace_attention.GROUPS + trace_attention.EVENTS
         buffer[start:start + 2] = [(123_000 << 8) | 1, (125_500 << 8) | 8]
+        buffer[consumers] = 1  # block 0's Q warp: one event
+        buffer[consumers + trace_attention.BLOCKS] = (122_000 << 8) | 2
         return 0
 
 
 def test_a_record_is_the_global_timer_and_the_event():
-    groups = trace_attention.read_trace(_Library(), "boltir_attention_sm90_x")
+    groups, q_blocks = trace_attention.read_trace(_Library(), "boltir_attention_sm90_x")
     assert len(groups) == trace_attention.GROUPS and groups[0] == []
     assert groups[1] == [(123.0, "entry"), (125.5, "exit")]  # µs
+    assert len(q_blocks) == trace_attention.BLOCKS and q_blocks[0] == [(122.0, "load issued")] and q_blocks[1] == []
+
+
+def test_the_q_warp_against_the_warp_groups():
+    # block 0: tile 0's loads wait 1 µs for stages, issued at 1; tile 1's wait 0.5, issued at 10.5
+    q_blocks = [[(0, "load start"), (1, "load issued"), (10, "load start"), (10.5, "load issued")]]
+    wg0 = [(2, "entry"), (3, "q"), (12, "entry"), (12.5, "q")]  # entered after the issue: 1 and 1.5 µs
+    wg1 = [(0.5, "entry"), (2, "q"), (10, "entry"), (11, "q")]  # entered before it: -0.5 µs
+    found = trace_attention.q_phases([wg0, wg1], q_blocks)
+    assert found["Q stage wait"] == [1, 0.5]
+    assert sorted(found["Q issue to entry"]) == [-0.5, -0.5, 1, 1.5]
+    assert sorted(found["Q issue to ready"]) == [0.5, 1, 2, 2]

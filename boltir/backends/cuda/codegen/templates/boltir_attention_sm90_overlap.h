@@ -47,6 +47,26 @@ CUTLASS_DEVICE void trace(int event) {
     trace_counts[group] = at + 1;
   }
 }
+// the Q-loading warp's events, a block's: the start of a tile's Q loads (before it waits for
+// free Q stages) and their issue
+enum TraceQEvent { kQLoadStart = 1, kQLoadIssued };
+constexpr int kTraceBlocks = 264;
+constexpr int kTraceQEvents = 512;
+static __device__ unsigned long long trace_q_records[kTraceBlocks][kTraceQEvents];
+static __device__ int trace_q_counts[kTraceBlocks];
+CUTLASS_DEVICE void trace_q(int event) {
+  int const block = int(blockIdx.x);
+  if (threadIdx.x % 32 != 0 || block >= kTraceBlocks) {
+    return;
+  }
+  int const at = trace_q_counts[block];
+  if (at < kTraceQEvents) {
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    trace_q_records[block][at] = (now << 8) | unsigned(event);
+    trace_q_counts[block] = at + 1;
+  }
+}
 #define BOLTIR_TRACE(event) ::boltir::attention_sm90::trace(::boltir::attention_sm90::event)
 #else
 #define BOLTIR_TRACE(event)
@@ -70,6 +90,18 @@ struct OverlappedMainloop : Base {
   using typename Base::TileShape;
   using typename Base::TileShapePV;
   using typename Base::TileShapeQK;
+
+#ifdef BOLTIR_ATTENTION_TRACE
+  /// The example's Q loads, between two of the Q warp's events (bench/trace_attention.py).
+  template <class BlkCoord, class ProblemShape, class LoadWarpBarrier>
+  CUTLASS_DEVICE void load_maybe_q(BlkCoord const &blk_coord, Params const &params, ProblemShape const &problem_size,
+                                   MainloopPipelineQ &pipeline_q, PipelineStateQ &smem_pipe_write_q, SharedStorage &storage,
+                                   LoadWarpBarrier &load_warp_barrier, bool do_barrier) {
+    trace_q(kQLoadStart);
+    Base::load_maybe_q(blk_coord, params, problem_size, pipeline_q, smem_pipe_write_q, storage, load_warp_barrier, do_barrier);
+    trace_q(kQLoadIssued);
+  }
+#endif
 
   /// Row maxima and the thread's partial row sums: the example's softmax state.
   template <class AccQK, class State>
