@@ -75,6 +75,8 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
+    count_trips_once: bool = False
+    """Our mainloop's CountTripsOnce: the fusion's trip counts from one `trip_counts` call."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -96,6 +98,8 @@ SCHEDULES = {
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
     "wide_q4": Schedule(PINGPONG, "persistent on 128-key tiles, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,)),
+    "overlap_q4_once": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop counting a tile's steps once, two Q "
+                                "stages a warp group", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True, count_trips_once=True),
     "overlap_q4": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group", WIDE_TILES,
                            (STAGES_Q_4,), own_mainloop=True),
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
@@ -190,6 +194,7 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
                   kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   trace=TRACE_STEPS and chosen.own_mainloop,
+                  count_trips_once=chosen.count_trips_once,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

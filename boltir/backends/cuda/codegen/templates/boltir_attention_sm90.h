@@ -128,6 +128,26 @@ struct Fusion {
     }
   }
 
+  /// (get_unmasked_trip_count, get_trip_count) with one enter_tile, where those two and
+  /// get_masked_trip_count run it five times between them (our mainloop's CountTripsOnce).
+  template <class BlkCoord, class TileShape, class ProblemSize>
+  CUTLASS_DEVICE cute::tuple<int, int> trip_counts(BlkCoord const &blk_coord, TileShape const &tile_shape,
+                                                   ProblemSize const &problem_size) {
+    int const keys = enter_tile(blk_coord, problem_size);
+    int const tile_keys = int(cute::get<1>(tile_shape));
+    int const total = ::max(1, int(cute::ceil_div(visible_keys(blk_coord, tile_shape, problem_size, keys), tile_keys)));
+    if constexpr (kBias) {
+      return {0, total};
+    } else {
+      int full = keys / tile_keys;
+      if (block_state().arguments.causal) {
+        int const first_row = int(cute::get<0>(blk_coord)) * int(cute::get<0>(tile_shape));
+        full = ::min(full, (first_row + 1) / tile_keys);
+      }
+      return {::min(full, total), total};
+    }
+  }
+
   template <class BlkCoord, class TileShape, class ProblemSize>
   CUTLASS_DEVICE int get_masked_trip_count(BlkCoord const &blk_coord, TileShape const &tile_shape,
                                            ProblemSize const &problem_size) {

@@ -72,7 +72,7 @@ CUTLASS_DEVICE void trace_q(int event) {
 #define BOLTIR_TRACE(event)
 #endif
 
-template <class Base, class Fusion>
+template <class Base, class Fusion, bool CountTripsOnce = false>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
@@ -191,8 +191,14 @@ struct OverlappedMainloop : Base {
     Tensor tOrV = thr_mma_pv.make_fragment_B(thr_mma_pv.partition_B(sV));
 
     // key tiles: the unmasked ones first (no fusion), then those the fusion masks
-    int const unmasked = Fusion{}.get_unmasked_trip_count(blk_coord, TileShape{}, problem_size);
-    int const steps = unmasked + Fusion{}.get_masked_trip_count(blk_coord, TileShape{}, problem_size);
+    // (CountTripsOnce: the fusion's per-thread tile state written once, not five times)
+    int unmasked, steps;
+    if constexpr (CountTripsOnce) {
+      cute::tie(unmasked, steps) = Fusion{}.trip_counts(blk_coord, TileShape{}, problem_size);
+    } else {
+      unmasked = Fusion{}.get_unmasked_trip_count(blk_coord, TileShape{}, problem_size);
+      steps = unmasked + Fusion{}.get_masked_trip_count(blk_coord, TileShape{}, problem_size);
+    }
 
     // the query-key positions of this warp group's accumulator, for the fusion
     Tensor cP = make_identity_tensor(take<0, 2>(TileShapeQK{}));
