@@ -194,7 +194,9 @@ struct OverlappedMainloop : Base {
     // (CountTripsOnce: the fusion's per-thread tile state written once, not five times)
     int unmasked, steps;
     if constexpr (CountTripsOnce) {
-      cute::tie(unmasked, steps) = Fusion{}.trip_counts(blk_coord, TileShape{}, problem_size);
+      auto const counts = Fusion{}.trip_counts(blk_coord, TileShape{}, problem_size);
+      unmasked = cute::get<0>(counts);
+      steps = cute::get<1>(counts);
     } else {
       unmasked = Fusion{}.get_unmasked_trip_count(blk_coord, TileShape{}, problem_size);
       steps = unmasked + Fusion{}.get_masked_trip_count(blk_coord, TileShape{}, problem_size);
