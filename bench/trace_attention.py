@@ -102,26 +102,20 @@ def q_phases(groups: list[list[tuple[float, str]]], q_blocks: list[list[tuple[fl
     return found
 
 
+ENDS = {"entry": ("gap", "exit"), "q": ("Q wait", "entry"), "scores": ("S wait", "top"), "softmax": ("softmax", "scores"),
+        "product": ("P·V wait", "softmax"), "last": ("last P·V", "softmax"), "exit": ("tail", "last")}
+"""The event that ends each phase -> (the phase, the event that began it)."""
+
+
 def phases(groups: list[list[tuple[float, str]]]) -> dict[str, list[float]]:
     """Each phase's durations (µs) over every warp group's tiles and steps."""
     found: dict[str, list[float]] = defaultdict(list)
     for events in groups:
         last: dict[str, float] = {}
         for time, name in events:
-            if name == "entry" and "exit" in last:
-                found["gap"].append(time - last["exit"])
-            elif name == "q":
-                found["Q wait"].append(time - last["entry"])
-            elif name == "scores":
-                found["S wait"].append(time - last["top"])
-            elif name == "softmax":
-                found["softmax"].append(time - last["scores"])
-            elif name == "product":
-                found["P·V wait"].append(time - last["softmax"])
-            elif name == "last":
-                found["last P·V"].append(time - last["softmax"])
-            elif name == "exit":
-                found["tail"].append(time - last["last"])
+            phase, begun = ENDS.get(name, (None, None))
+            if phase is not None and begun in last:
+                found[phase].append(time - last[begun])
             last[name] = time
     return found
 

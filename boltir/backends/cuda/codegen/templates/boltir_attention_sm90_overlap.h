@@ -31,22 +31,6 @@ constexpr int kTraceGroups = 2 * 264;  // two MMA warp groups of up to 264 persi
 constexpr int kTraceEvents = 2048;     // a warp group's
 static __device__ unsigned long long trace_records[kTraceGroups][kTraceEvents];
 static __device__ int trace_counts[kTraceGroups];
-CUTLASS_DEVICE void trace(int event) {
-  if (threadIdx.x % 128 != 0) {
-    return;
-  }
-  int const group = int(blockIdx.x) * 2 + (int(threadIdx.x) / 128 - 1);  // warp group 0 loads
-  if (group < 0 || group >= kTraceGroups) {
-    return;
-  }
-  int const at = trace_counts[group];
-  if (at < kTraceEvents) {
-    unsigned long long now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    trace_records[group][at] = (now << 8) | unsigned(event);
-    trace_counts[group] = at + 1;
-  }
-}
 // the Q-loading warp's events, a block's: the start of a tile's Q loads (before it waits for
 // free Q stages) and their issue
 enum TraceQEvent { kQLoadStart = 1, kQLoadIssued };
@@ -54,17 +38,26 @@ constexpr int kTraceBlocks = 264;
 constexpr int kTraceQEvents = 512;
 static __device__ unsigned long long trace_q_records[kTraceBlocks][kTraceQEvents];
 static __device__ int trace_q_counts[kTraceBlocks];
-CUTLASS_DEVICE void trace_q(int event) {
-  int const block = int(blockIdx.x);
-  if (threadIdx.x % 32 != 0 || block >= kTraceBlocks) {
-    return;
-  }
-  int const at = trace_q_counts[block];
-  if (at < kTraceQEvents) {
+template <int kEvents>
+CUTLASS_DEVICE void record(unsigned long long (&records)[kEvents], int &count, int event) {
+  int const at = count;
+  if (at < kEvents) {
     unsigned long long now;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    trace_q_records[block][at] = (now << 8) | unsigned(event);
-    trace_q_counts[block] = at + 1;
+    records[at] = (now << 8) | unsigned(event);
+    count = at + 1;
+  }
+}
+CUTLASS_DEVICE void trace(int event) {
+  int const group = int(blockIdx.x) * 2 + (int(threadIdx.x) / 128 - 1);  // warp group 0 loads
+  if (threadIdx.x % 128 == 0 && group >= 0 && group < kTraceGroups) {
+    record(trace_records[group], trace_counts[group], event);
+  }
+}
+CUTLASS_DEVICE void trace_q(int event) {
+  int const block = int(blockIdx.x);
+  if (threadIdx.x % 32 == 0 && block < kTraceBlocks) {
+    record(trace_q_records[block], trace_q_counts[block], event);
   }
 }
 #define BOLTIR_TRACE(event) ::boltir::attention_sm90::trace(::boltir::attention_sm90::event)
