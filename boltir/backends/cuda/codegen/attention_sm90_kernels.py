@@ -26,6 +26,9 @@ extent), whether a bias is read, and the schedule:
   ("wide" with two Q stages a warp group: the example's own compute), timed by
   bench.check_attention; `attention_kernels.hopper_schedule` chooses "wide_q4" for
   fewer than four key steps without a bias or a causal mask.
+- "overlap_q4_once" ("overlap_q4" taking a tile's step counts from one fusion call, where three
+  calls write the fusion's per-thread tile state five times): an experiment for the wait
+  bench/trace_attention.py finds at a tile's start; not chosen by any rule.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
