@@ -60,6 +60,17 @@ CUTLASS_DEVICE void trace_q(int event) {
     record(trace_q_records[block], trace_q_counts[block], event);
   }
 }
+/// Host side, for the unit's `_trace`: one kind of stream's counts, then its records, into
+/// `out` (kStreams + kStreams × kEvents words).
+template <int kStreams, int kEvents>
+inline cudaError_t copy_streams(unsigned long long *out, int const (&counts_symbol)[kStreams],
+                                unsigned long long const (&records_symbol)[kStreams][kEvents]) {
+  int counts[kStreams];
+  cudaError_t const error = cudaMemcpyFromSymbol(counts, counts_symbol, sizeof(counts));
+  if (error != cudaSuccess) return error;
+  for (int s = 0; s < kStreams; ++s) out[s] = (unsigned long long)counts[s];
+  return cudaMemcpyFromSymbol(out + kStreams, records_symbol, sizeof(records_symbol));
+}
 #define BOLTIR_TRACE(event) ::boltir::attention_sm90::trace(::boltir::attention_sm90::event)
 #else
 #define BOLTIR_TRACE(event)
