@@ -26,8 +26,8 @@ extent), whether a bias is read, and the schedule:
   ("wide" with two Q stages a warp group: the example's own compute), timed by
   bench.check_attention; `attention_kernels.hopper_schedule` chooses "wide_q4" for
   fewer than four key steps without a bias or a causal mask.
-- "overlap_q4_once" ("overlap_q4" taking a tile's step counts from one fusion call, where three
-  calls write the fusion's per-thread tile state five times): an experiment for the wait
+- "overlap_q4_early" ("overlap_q4" counting a tile's key steps while its first product runs,
+  and skipping the fusion on a first step it does not mask): an experiment for the wait
   bench/trace_attention.py finds at a tile's start; not chosen by any rule.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
@@ -78,8 +78,8 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
-    count_trips_once: bool = False
-    """Our mainloop's CountTripsOnce: the fusion's trip counts from one `trip_counts` call."""
+    issue_first: bool = False
+    """Our mainloop's IssueFirst: a tile's first product issued before the fusion counts its steps."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -101,8 +101,9 @@ SCHEDULES = {
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
     "wide_q4": Schedule(PINGPONG, "persistent on 128-key tiles, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,)),
-    "overlap_q4_once": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop counting a tile's steps once, two Q "
-                                "stages a warp group", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True, count_trips_once=True),
+    "overlap_q4_early": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop counting a tile's steps under its "
+                                 "first product, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True,
+                                 issue_first=True),
     "overlap_q4": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group", WIDE_TILES,
                            (STAGES_Q_4,), own_mainloop=True),
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
@@ -197,7 +198,7 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
                   kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   trace=TRACE_STEPS and chosen.own_mainloop,
-                  count_trips_once=chosen.count_trips_once,
+                  issue_first=chosen.issue_first,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

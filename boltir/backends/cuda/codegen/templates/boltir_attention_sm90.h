@@ -10,8 +10,8 @@
 // arguments (bias pointer and strides, key lengths, scale, causal) are a kernel parameter
 // that the kernel wrapper copies into the first `kStateBytes` of dynamic shared memory
 // (`BlockState`), and each thread records its tile's (batch, head, keys) there when the
-// mainloop asks it for the tile's trip counts, which it does first for every tile (with the
-// tile's coordinate); `before_softmax` reads them back. The kernel's own shared storage
+// mainloop asks it for the tile's trip counts, which it does for every tile before any
+// before_softmax (with the tile's coordinate); `before_softmax` reads them back. The kernel's own shared storage
 // starts `kStateBytes` further, a multiple of 1024 bytes, so its swizzled buffers keep
 // their alignment.
 //
@@ -103,33 +103,9 @@ struct Fusion {
     return keys;
   }
 
-  template <class BlkCoord, class TileShape, class ProblemSize>
-  CUTLASS_DEVICE int get_trip_count(BlkCoord const &blk_coord, TileShape const &tile_shape,
-                                    ProblemSize const &problem_size) {
-    int const keys = enter_tile(blk_coord, problem_size);
-    int const visible = visible_keys(blk_coord, tile_shape, problem_size, keys);
-    return ::max(1, int(cute::ceil_div(visible, int(cute::get<1>(tile_shape)))));
-  }
-
-  template <class BlkCoord, class TileShape, class ProblemSize>
-  CUTLASS_DEVICE int get_unmasked_trip_count(BlkCoord const &blk_coord, TileShape const &tile_shape,
-                                             ProblemSize const &problem_size) {
-    int const keys = enter_tile(blk_coord, problem_size);
-    if constexpr (kBias) {
-      return 0;
-    } else {
-      int const tile_keys = int(cute::get<1>(tile_shape));
-      int full = keys / tile_keys;  // key tiles below keys(b)
-      if (block_state().arguments.causal) {  // and wholly left of the tile's first row's diagonal
-        int const first_row = int(cute::get<0>(blk_coord)) * int(cute::get<0>(tile_shape));
-        full = ::min(full, (first_row + 1) / tile_keys);
-      }
-      return ::min(full, get_trip_count(blk_coord, tile_shape, problem_size));
-    }
-  }
-
-  /// (get_unmasked_trip_count, get_trip_count) with one enter_tile, where those two and
-  /// get_masked_trip_count run it five times between them (our mainloop's CountTripsOnce).
+  /// (unmasked, all): the key tiles without the fusion first, then those it masks; one
+  /// enter_tile (a dependent chain of shared-memory and key-length loads and a store: five of
+  /// them, one per count as the example asked, held up each tile's start, bench/RESULTS.md).
   template <class BlkCoord, class TileShape, class ProblemSize>
   CUTLASS_DEVICE cute::tuple<int, int> trip_counts(BlkCoord const &blk_coord, TileShape const &tile_shape,
                                                    ProblemSize const &problem_size) {
@@ -139,8 +115,8 @@ struct Fusion {
     if constexpr (kBias) {
       return {0, total};
     } else {
-      int full = keys / tile_keys;
-      if (block_state().arguments.causal) {
+      int full = keys / tile_keys;  // key tiles below keys(b)
+      if (block_state().arguments.causal) {  // and wholly left of the tile's first row's diagonal
         int const first_row = int(cute::get<0>(blk_coord)) * int(cute::get<0>(tile_shape));
         full = ::min(full, (first_row + 1) / tile_keys);
       }
@@ -148,11 +124,24 @@ struct Fusion {
     }
   }
 
+  // the example's compute asks for the counts one at a time
+  template <class BlkCoord, class TileShape, class ProblemSize>
+  CUTLASS_DEVICE int get_trip_count(BlkCoord const &blk_coord, TileShape const &tile_shape,
+                                    ProblemSize const &problem_size) {
+    return cute::get<1>(trip_counts(blk_coord, tile_shape, problem_size));
+  }
+
+  template <class BlkCoord, class TileShape, class ProblemSize>
+  CUTLASS_DEVICE int get_unmasked_trip_count(BlkCoord const &blk_coord, TileShape const &tile_shape,
+                                             ProblemSize const &problem_size) {
+    return cute::get<0>(trip_counts(blk_coord, tile_shape, problem_size));
+  }
+
   template <class BlkCoord, class TileShape, class ProblemSize>
   CUTLASS_DEVICE int get_masked_trip_count(BlkCoord const &blk_coord, TileShape const &tile_shape,
                                            ProblemSize const &problem_size) {
-    return get_trip_count(blk_coord, tile_shape, problem_size) -
-           get_unmasked_trip_count(blk_coord, tile_shape, problem_size);
+    auto const counts = trip_counts(blk_coord, tile_shape, problem_size);
+    return cute::get<1>(counts) - cute::get<0>(counts);
   }
 
   CUTLASS_DEVICE static float to_float(uint16_t bits) { return float(Element::bitcast(bits)); }

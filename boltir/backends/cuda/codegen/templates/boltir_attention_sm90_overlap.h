@@ -76,7 +76,7 @@ inline cudaError_t copy_streams(unsigned long long *out, int const (&counts_symb
 #define BOLTIR_TRACE(event)
 #endif
 
-template <class Base, class Fusion, bool CountTripsOnce = false>
+template <class Base, class Fusion, bool IssueFirst = false>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
@@ -195,15 +195,15 @@ struct OverlappedMainloop : Base {
     Tensor tOrV = thr_mma_pv.make_fragment_B(thr_mma_pv.partition_B(sV));
 
     // key tiles: the unmasked ones first (no fusion), then those the fusion masks
-    // (CountTripsOnce: the fusion's per-thread tile state written once, not five times)
-    int unmasked, steps;
-    if constexpr (CountTripsOnce) {
+    // (IssueFirst: counted while S_0's product runs, which needs no count)
+    int unmasked = 0, steps = 1;
+    auto count_steps = [&] {
       auto const counts = Fusion{}.trip_counts(blk_coord, TileShape{}, problem_size);
       unmasked = cute::get<0>(counts);
       steps = cute::get<1>(counts);
-    } else {
-      unmasked = Fusion{}.get_unmasked_trip_count(blk_coord, TileShape{}, problem_size);
-      steps = unmasked + Fusion{}.get_masked_trip_count(blk_coord, TileShape{}, problem_size);
+    };
+    if constexpr (!IssueFirst) {
+      count_steps();
     }
 
     // the query-key positions of this warp group's accumulator, for the fusion
@@ -248,11 +248,16 @@ struct OverlappedMainloop : Base {
     cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, q_stage), tSrK(_, _, _, k_state.index()), acc_qk);
     warpgroup_commit_batch();
     math_wg_order_barrier.arrive();
+    if constexpr (IssueFirst) {
+      count_steps();
+    }
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_qk);
     BOLTIR_TRACE(kScoresReady);
     pipeline.consumer_release(k_state);
-    Fusion{}.before_softmax(acc_qk, tPcP, problem_size);
+    if (!IssueFirst || unmasked == 0) {
+      Fusion{}.before_softmax(acc_qk, tPcP, problem_size);
+    }
     exponentiate(acc_qk, state, correction, scale_log2);
     Tensor p = cutlass::fmha::collective::make_acc_into_op<Element>(acc_qk, typename TiledMmaPV::LayoutA_TV{});
     BOLTIR_TRACE(kSoftmaxDone);
