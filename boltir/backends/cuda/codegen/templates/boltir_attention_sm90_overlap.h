@@ -76,6 +76,54 @@ inline cudaError_t copy_streams(unsigned long long *out, int const (&counts_symb
 #define BOLTIR_TRACE(event)
 #endif
 
+/// The example's persistent tile order (query blocks, then batches, then heads) with the heads
+/// before the batches: the blocks that run at once read neighbouring heads of the same tokens,
+/// whole rows of a packed [B, S, 3, H, D] or [B, S, H, D] tensor, where the example's order
+/// reads one head's 128-byte slice of each row of 32 batches. The kernel asks it for the grid,
+/// then walks it block by block (`gridDim.x` apart).
+struct HeadsFirstTileScheduler {
+  struct Params {
+    int blocks;
+    cutlass::FastDivmod query_blocks, heads;
+    cutlass::KernelHardwareInfo hw_info;
+  };
+
+  int block;
+  Params params;
+
+  CUTLASS_DEVICE explicit HeadsFirstTileScheduler(Params const &params) : block(int(blockIdx.x)), params(params) {}
+
+  /// problem_size: (batch, heads, Sq, Sk, D)
+  template <class ProblemSize, class ClusterShape, class TileShape>
+  static Params to_underlying_arguments(ProblemSize const &problem_size, cutlass::KernelHardwareInfo hw_info,
+                                        ClusterShape const &, TileShape const &) {
+    static_assert(decltype(cute::size(ClusterShape{}))::value == 1, "one block a cluster");
+    if (hw_info.sm_count <= 0) {
+      hw_info.sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(hw_info.device_id);
+    }
+    int const query_blocks = int(cute::ceil_div(int(cute::get<2>(problem_size)), int(cute::size<0>(TileShape{}))));
+    int const heads = int(cute::get<1>(problem_size));
+    return {query_blocks * heads * int(cute::get<0>(problem_size)), cutlass::FastDivmod(query_blocks),
+            cutlass::FastDivmod(heads), hw_info};
+  }
+
+  static dim3 get_grid_shape(Params const &params) { return dim3(unsigned(::min(params.blocks, params.hw_info.sm_count))); }
+
+  CUTLASS_DEVICE bool is_valid() const { return block < params.blocks; }
+
+  CUTLASS_DEVICE auto get_block_coord() const {
+    int rest, query_block, batch, head;
+    params.query_blocks(rest, query_block, block);
+    params.heads(batch, head, rest);
+    return cute::make_coord(query_block, cute::_0{}, cute::make_coord(batch, head));
+  }
+
+  CUTLASS_DEVICE HeadsFirstTileScheduler &operator++() {
+    block += int(gridDim.x);
+    return *this;
+  }
+};
+
 template <class Base, class Fusion, bool IssueFirst = false>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
