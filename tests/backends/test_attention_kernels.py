@@ -333,8 +333,7 @@ def test_hopper_instances_are_shared_across_layouts_masks_and_scales():
     (64, "f16", "overlap_q4", "attention_sm90 f16 tile 128x128 head_dim 64 overlap_q4 bias=no"),
     (64, "f16", "overlap_q4kv8", "attention_sm90 f16 tile 128x128 head_dim 64 overlap_q4kv8 bias=no"),
     (64, "f16", "wide_q4", "attention_sm90 f16 tile 128x128 head_dim 64 wide_q4 bias=no"),
-    (64, "bf16", "overlap_q4_early", "attention_sm90 bf16 tile 128x128 head_dim 64 overlap_q4_early bias=no"),
-    (64, "f16", "overlap_q4_heads", "attention_sm90 f16 tile 128x128 head_dim 64 overlap_q4_heads bias=no"),
+    (64, "bf16", "overlap_q4", "attention_sm90 bf16 tile 128x128 head_dim 64 overlap_q4 bias=no"),
 ])
 def test_hopper_tile_and_schedule(dim, element, schedule, key):
     op = _sm90(attention_module("BSHD", 2, 4, 40, 72, dim, element=element)[1], schedule)
@@ -342,8 +341,7 @@ def test_hopper_tile_and_schedule(dim, element, schedule, key):
     source = ak.emit_instance(op).source
     tile = {"tma": "Shape<_64, _128, _64>", "wide": "Shape<_128, _128, _64>", "locked": "Shape<_128, _128, _64>",
             "overlap": "Shape<_128, _128, _64>", "overlap_q4": "Shape<_128, _128, _64>",
-            "overlap_q4kv8": "Shape<_128, _128, _64>", "wide_q4": "Shape<_128, _128, _64>",
-            "overlap_q4_early": "Shape<_128, _128, _64>", "overlap_q4_heads": "Shape<_128, _128, _64>"}.get(
+            "overlap_q4kv8": "Shape<_128, _128, _64>", "wide_q4": "Shape<_128, _128, _64>"}.get(
         schedule, f"Shape<_128, _{64 if dim == 64 else 128}, _{dim}>")
     assert tile in source
     kernel = {"persistent": "KernelTmaWarpSpecializedPingpong", "cooperative": "KernelTmaWarpSpecializedCooperative",
@@ -353,22 +351,16 @@ def test_hopper_tile_and_schedule(dim, element, schedule, key):
               "locked": "KernelTmaWarpSpecializedPingpong, cutlass::fmha::kernel::Option<"
                         "cutlass::fmha::kernel::Tag::kIsMainloopLocked, cute::true_type>"}.get(schedule)
     if schedule.startswith("overlap"):  # our mainloop in the example's persistent kernel
-        assert "boltir::attention_sm90::OverlappedMainloop<" in source and "TileScheduler, Persistent" in source
+        assert "boltir::attention_sm90::OverlappedMainloop<" in source and "PersistentTileScheduler" in source
         assert "FmhaBuilder<" not in source.split("struct OverlappedMainloop")[-1]
         stages = source.count("Tag::kStagesQ, cute::Int<4>>"), source.count("Tag::kStagesKV, cute::Int<8>>")
-        assert stages == {"overlap": (0, 0), "overlap_q4": (2, 0), "overlap_q4kv8": (2, 2),
-                          "overlap_q4_early": (2, 0), "overlap_q4_heads": (2, 0)}[schedule]  # mainloop and kernel
+        assert stages == {"overlap": (0, 0), "overlap_q4": (2, 0), "overlap_q4kv8": (2, 2)}[schedule]  # mainloop and kernel
         # counting a tile's steps under its first product is our mainloop's template option
-        assert ("    Fusion, true>;" in source) == (schedule == "overlap_q4_early")
-        # the tile order: the example's scheduler, or ours walking the heads first
-        assert ("boltir::attention_sm90::HeadsFirstTileScheduler, Persistent" in source) == (schedule == "overlap_q4_heads")
-        assert ("cutlass::fmha::kernel::PersistentTileScheduler, Persistent" in source) != (schedule == "overlap_q4_heads")
     else:
         assert f"cutlass::gemm::{kernel}>::Kernel;" in source
 
 
-@pytest.mark.parametrize("schedule", ["tma", "wide", "locked", "overlap", "overlap_q4", "overlap_q4kv8", "wide_q4",
-                                      "overlap_q4_early", "overlap_q4_heads"])
+@pytest.mark.parametrize("schedule", ["tma", "wide", "locked", "overlap", "overlap_q4", "overlap_q4kv8", "wide_q4"])
 def test_the_tma_and_wide_schedules_take_head_dim_64_only(schedule):
     """Their 64x128 and 128x128 tiles are built for D = 64; at D = 128 the op keeps example 41's kernel, and says why."""
     op = _sm90(attention_module("BSHD", 2, 4, 40, 72, 128)[1], schedule)
@@ -379,11 +371,12 @@ def test_the_tma_and_wide_schedules_take_head_dim_64_only(schedule):
 @pytest.mark.parametrize("batch, heads, seq, dim, schedule", [
     (1, 12, 128, 64, "tma"),      # BERT b1: 12 query tiles of 128 on 132 SMs
     (8, 12, 128, 64, "tma"),      # GPT-2's prefill at b8: 96 tiles
-    (11, 12, 128, 64, "wide_q4"),  # 132 tiles: a wave; no bias, not causal: two Q stages
-    (32, 12, 128, 64, "wide_q4"),
-    (32, 12, 197, 64, "wide_q4"),  # ViT-B/16: two key steps
-    (32, 12, (128, "causal"), 64, "wide"),  # GPT-2 at b32: causal keeps one Q stage (not timed with two)
-    (32, 12, 512, 64, "overlap"),  # four key steps: the softmax under the previous product
+    (11, 12, 128, 64, "overlap_q4"),  # 132 tiles: a wave; no bias, not causal: our mainloop, two Q stages
+    (32, 12, 128, 64, "overlap_q4"),
+    (32, 12, 197, 64, "overlap_q4"),  # ViT-B/16: two key steps
+    (32, 12, 512, 64, "overlap_q4"),  # four key steps
+    (32, 12, (128, "causal"), 64, "wide"),  # GPT-2 at b32: causal, short (not timed on our mainloop with two Q stages)
+    (32, 12, (512, "causal"), 64, "overlap"),  # causal, four key steps: our mainloop, one Q stage
     (32, 12, (512, "mask"), 64, "locked"),  # four, with a bias: the warp groups take turns
     (32, 12, (128, "mask"), 64, "wide"),
     (32, 12, 128, 128, "persistent"),  # D = 128: the example's tiles
@@ -401,7 +394,7 @@ def test_an_unknown_schedule_is_one_line():
     with pytest.raises(BoltError) as error:
         ak.instance_key(op)
     assert error.value.message == ("unknown Hopper attention schedule 'sideways'; known: persistent, cooperative, tma, "
-                                   "wide, locked, overlap, wide_q4, overlap_q4_early, overlap_q4_heads, overlap_q4, overlap_q4kv8")
+                                   "wide, locked, overlap, wide_q4, overlap_q4, overlap_q4kv8")
 
 
 HOPPER_REFUSALS = [

@@ -275,24 +275,26 @@ LONG_KEY_STEPS = 4
 
 def hopper_schedule(op: ops.AttentionOp, sms: int) -> str:
     """The Hopper schedule for D = 64, from the timings on a Hopper (bench/RESULTS.md,
-    sixteenth session, fast math): where the 128-query tiles are fewer than the
-    multiprocessors (BERT at batch 1, GPT-2's prefill at batch 8), "tma"'s 64-query tiles,
-    twice the blocks; with LONG_KEY_STEPS key steps or more (sequence 512), "overlap"
-    (each step's softmax under the previous step's P·V product), or "locked" with a bias
-    (the warp groups take turns at the softmax; the fastest there); else "wide"'s 128-key
-    steps, as "wide_q4" (two Q stages a warp group) where there is neither a bias nor a
-    causal mask (1-4% faster at 128 and 197 keys in three sessions' runs, slower with a
-    bias, bench/RESULTS.md). Other head dims: the persistent schedule on the example's
-    tiles."""
+    sixteenth and thirty-third sessions, fast math): where the 128-query tiles are fewer than
+    the multiprocessors (BERT at batch 1, GPT-2's prefill at batch 8), "tma"'s 64-query
+    tiles, twice the blocks; with a bias, "locked" for LONG_KEY_STEPS key steps or more
+    (sequence 512; the warp groups take turns at the softmax) and "wide"'s 128-key steps
+    below; without one, our mainloop (each step's softmax under the previous step's P·V
+    product): "overlap_q4" (two Q stages a warp group, the fastest at 128, 197 and 512 keys)
+    or, causal, "overlap" from LONG_KEY_STEPS and "wide" below (not timed with two Q stages).
+    Other head dims: the persistent schedule on the example's tiles."""
     (b, h, sq, d), (_, _, sk, _), _ = op.head_shapes()
     if sm90.schedule_reason("wide", d) or sm90.schedule_reason("tma", d):
         return sm90.DEFAULT_SCHEDULE
     queries, keys = sm90.tile(d, "wide")
     if b * h * -(-sq // queries) < sms:
         return "tma"
-    if -(-sk // keys) >= LONG_KEY_STEPS:
-        return "locked" if op.bias is not None else "overlap"
-    return "wide" if op.bias is not None or op.prop_value("causal") else "wide_q4"
+    long_keys = -(-sk // keys) >= LONG_KEY_STEPS
+    if op.bias is not None:
+        return "locked" if long_keys else "wide"
+    if op.prop_value("causal"):
+        return "overlap" if long_keys else "wide"
+    return "overlap_q4"
 
 
 def _target(op: Operation) -> tuple[str, str]:

@@ -24,14 +24,8 @@ extent), whether a bias is read, and the schedule:
   loads in order, so with one stage it waits at each tile's start for the consumers to
   release Q) and "overlap_q4kv8" (the same with 8 K/V stages, not 5), and "wide_q4"
   ("wide" with two Q stages a warp group: the example's own compute), timed by
-  bench.check_attention; `attention_kernels.hopper_schedule` chooses "wide_q4" for
-  fewer than four key steps without a bias or a causal mask.
-- "overlap_q4_early" ("overlap_q4" counting a tile's key steps while its first product runs,
-  and skipping the fusion on a first step it does not mask): an experiment for the wait
-  bench/trace_attention.py finds at a tile's start; not chosen by any rule.
-- "overlap_q4_heads" ("overlap_q4" walking the tiles heads before batches, where the example's
-  scheduler walks batches before heads): an experiment for the packed layouts, whose rows
-  hold every head; not chosen by any rule.
+  bench.check_attention; `attention_kernels.hopper_schedule` chooses "overlap_q4" where
+  there is neither a bias nor a causal mask.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -81,10 +75,6 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
-    issue_first: bool = False
-    """Our mainloop's IssueFirst: a tile's first product issued before the fusion counts its steps."""
-    heads_first: bool = False
-    """Our mainloop's kernel walks the tiles heads before batches (HeadsFirstTileScheduler)."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -106,12 +96,6 @@ SCHEDULES = {
     "overlap": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop: each step's softmax overlaps the previous "
                         "P.V product", WIDE_TILES, own_mainloop=True),
     "wide_q4": Schedule(PINGPONG, "persistent on 128-key tiles, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,)),
-    "overlap_q4_early": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop counting a tile's steps under its "
-                                 "first product, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True,
-                                 issue_first=True),
-    "overlap_q4_heads": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, the tiles "
-                                 "walked heads before batches", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True,
-                                 heads_first=True),
     "overlap_q4": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group", WIDE_TILES,
                            (STAGES_Q_4,), own_mainloop=True),
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
@@ -206,7 +190,6 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
                   kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   trace=TRACE_STEPS and chosen.own_mainloop,
-                  issue_first=chosen.issue_first, heads_first=chosen.heads_first,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

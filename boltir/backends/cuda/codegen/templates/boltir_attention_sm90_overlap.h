@@ -16,6 +16,10 @@
 // Shared-memory stages: the producer loads K_0, V_0, K_1, V_1, ... into one pipeline; step j
 // waits for K_j before V_{j-1} (a later stage first, which the barriers allow) and releases
 // each stage once its product has completed.
+//
+// A tile's start: S_0's product is issued first; the tile's step counts (the fusion's chain of
+// shared-memory and key-length loads) are taken while it runs, and S_0 goes through the
+// fusion only where the tile has no unmasked step.
 
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
@@ -76,55 +80,7 @@ inline cudaError_t copy_streams(unsigned long long *out, int const (&counts_symb
 #define BOLTIR_TRACE(event)
 #endif
 
-/// The example's persistent tile order (query blocks, then batches, then heads) with the heads
-/// before the batches: the blocks that run at once read neighbouring heads of the same tokens,
-/// whole rows of a packed [B, S, 3, H, D] or [B, S, H, D] tensor, where the example's order
-/// reads one head's 128-byte slice of each row of 32 batches. The kernel asks it for the grid,
-/// then walks it block by block (`gridDim.x` apart).
-struct HeadsFirstTileScheduler {
-  struct Params {
-    int blocks;
-    cutlass::FastDivmod query_blocks, heads;
-    cutlass::KernelHardwareInfo hw_info;
-  };
-
-  int block;
-  Params params;
-
-  CUTLASS_DEVICE explicit HeadsFirstTileScheduler(Params const &params) : block(int(blockIdx.x)), params(params) {}
-
-  /// problem_size: (batch, heads, Sq, Sk, D)
-  template <class ProblemSize, class ClusterShape, class TileShape>
-  static Params to_underlying_arguments(ProblemSize const &problem_size, cutlass::KernelHardwareInfo hw_info,
-                                        ClusterShape const &, TileShape const &) {
-    static_assert(decltype(cute::size(ClusterShape{}))::value == 1, "one block a cluster");
-    if (hw_info.sm_count <= 0) {
-      hw_info.sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(hw_info.device_id);
-    }
-    int const query_blocks = int(cute::ceil_div(int(cute::get<2>(problem_size)), int(cute::size<0>(TileShape{}))));
-    int const heads = int(cute::get<1>(problem_size));
-    return {query_blocks * heads * int(cute::get<0>(problem_size)), cutlass::FastDivmod(query_blocks),
-            cutlass::FastDivmod(heads), hw_info};
-  }
-
-  static dim3 get_grid_shape(Params const &params) { return dim3(unsigned(::min(params.blocks, params.hw_info.sm_count))); }
-
-  CUTLASS_DEVICE bool is_valid() const { return block < params.blocks; }
-
-  CUTLASS_DEVICE auto get_block_coord() const {
-    int rest, query_block, batch, head;
-    params.query_blocks(rest, query_block, block);
-    params.heads(batch, head, rest);
-    return cute::make_coord(query_block, cute::_0{}, cute::make_coord(batch, head));
-  }
-
-  CUTLASS_DEVICE HeadsFirstTileScheduler &operator++() {
-    block += int(gridDim.x);
-    return *this;
-  }
-};
-
-template <class Base, class Fusion, bool IssueFirst = false>
+template <class Base, class Fusion>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
@@ -242,18 +198,6 @@ struct OverlappedMainloop : Base {
     Tensor sV = make_tensor(make_smem_ptr(storage.smem_v.data()), SmemLayoutV{});
     Tensor tOrV = thr_mma_pv.make_fragment_B(thr_mma_pv.partition_B(sV));
 
-    // key tiles: the unmasked ones first (no fusion), then those the fusion masks
-    // (IssueFirst: counted while S_0's product runs, which needs no count)
-    int unmasked = 0, steps = 1;
-    auto count_steps = [&] {
-      auto const counts = Fusion{}.trip_counts(blk_coord, TileShape{}, problem_size);
-      unmasked = cute::get<0>(counts);
-      steps = cute::get<1>(counts);
-    };
-    if constexpr (!IssueFirst) {
-      count_steps();
-    }
-
     // the query-key positions of this warp group's accumulator, for the fusion
     Tensor cP = make_identity_tensor(take<0, 2>(TileShapeQK{}));
     Tensor tPcP = thr_mma_qk.partition_C(cP);
@@ -296,14 +240,16 @@ struct OverlappedMainloop : Base {
     cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, q_stage), tSrK(_, _, _, k_state.index()), acc_qk);
     warpgroup_commit_batch();
     math_wg_order_barrier.arrive();
-    if constexpr (IssueFirst) {
-      count_steps();
-    }
+    // key tiles: the unmasked ones first (no fusion), then those the fusion masks; counted
+    // while S_0's product runs (the header's "a tile's start")
+    auto const counts = Fusion{}.trip_counts(blk_coord, TileShape{}, problem_size);
+    int const unmasked = cute::get<0>(counts);
+    int const steps = cute::get<1>(counts);
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc_qk);
     BOLTIR_TRACE(kScoresReady);
     pipeline.consumer_release(k_state);
-    if (!IssueFirst || unmasked == 0) {
+    if (unmasked == 0) {  // the first step is masked (or biased)
       Fusion{}.before_softmax(acc_qk, tPcP, problem_size);
     }
     exponentiate(acc_qk, state, correction, scale_log2);
