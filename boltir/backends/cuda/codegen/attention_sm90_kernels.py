@@ -26,6 +26,9 @@ extent), whether a bias is read, and the schedule:
   ("wide" with two Q stages a warp group: the example's own compute), timed by
   bench.check_attention; `attention_kernels.hopper_schedule` chooses "overlap_q4" where
   there is neither a bias nor a causal mask.
+- "overlap_q4_sums" ("overlap_q4" reducing the rows' sums and computing O's scales while the
+  last P·V product runs, where the example's `tail` does it after): an experiment for the
+  tile's tail that bench/trace_attention.py measures; not chosen by any rule.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -75,6 +78,8 @@ class Schedule:
     tiles: dict
     options: tuple[str, ...] = ()
     own_mainloop: bool = False
+    sums_under_last_product: bool = False
+    """Our mainloop's SumsUnderLastProduct: the rows' totals while the last P·V product runs."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -98,6 +103,9 @@ SCHEDULES = {
     "wide_q4": Schedule(PINGPONG, "persistent on 128-key tiles, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,)),
     "overlap_q4": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group", WIDE_TILES,
                            (STAGES_Q_4,), own_mainloop=True),
+    "overlap_q4_sums": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop finishing the rows' sums under the "
+                                "last product, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True,
+                                sums_under_last_product=True),
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
                               WIDE_TILES, (STAGES_Q_4, "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesKV, "
                                                        "cute::Int<8>>"), own_mainloop=True),
@@ -189,7 +197,7 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
     return render("attention_sm90.cu.j2", **common, element=ELEMENTS[element], head_dim=head_dim, bias=bias,
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
                   kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
-                  trace=TRACE_STEPS and chosen.own_mainloop,
+                  trace=TRACE_STEPS and chosen.own_mainloop, sums_under_last_product=chosen.sums_under_last_product,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

@@ -80,7 +80,7 @@ inline cudaError_t copy_streams(unsigned long long *out, int const (&counts_symb
 #define BOLTIR_TRACE(event)
 #endif
 
-template <class Base, class Fusion>
+template <class Base, class Fusion, bool SumsUnderLastProduct = false>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
@@ -174,6 +174,36 @@ struct OverlappedMainloop : Base {
         acc_pv_mn(i, j) *= correction(i);
       }
     }
+  }
+
+  /// The rows' sums over the threads that share each row, and from them each row's scale for O
+  /// (1 / sum; 1 where a row saw no key, whose O stays 0) and log-sum-exp: the example's tail
+  /// without its products with O, so that it can run while the last P·V product does.
+  template <class State>
+  CUTLASS_DEVICE static auto row_totals(State &state, float scale_softmax) {
+    auto const &row_max = cute::get<0>(state);
+    auto &row_sum = cute::get<1>(state);
+    auto const target = cutlass::fmha::collective::reduction_target_n(TiledMmaPV{});
+    constexpr int kRank = decltype(cute::rank(target))::value;
+    cute::for_each(cute::make_seq<kRank>{}, [&](auto r) {
+      CUTLASS_PRAGMA_UNROLL
+      for (int step = 1; step < cute::shape<r>(target); step *= 2) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < cute::size(row_sum); i++) {
+          row_sum(i) += __shfl_xor_sync(0xffffffffu, row_sum(i), cute::stride<r>(target) * step);
+        }
+      }
+    });
+    auto inverse = cute::make_fragment_like(row_sum);
+    auto lse = cute::make_fragment_like(row_sum);
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < cute::size(row_sum); i++) {
+      float const sum = row_sum(i);
+      bool const empty = sum == 0.0f || sum != sum;
+      inverse(i) = empty ? 1.0f : __frcp_rn(sum);
+      lse(i) = empty ? INFINITY : row_max(i) * scale_softmax + __logf(sum);
+    }
+    return cute::make_tuple(inverse, lse);
   }
 
   template <class BlkCoord, class ProblemShape, class MainloopPipelineReducer, class PipelineStateReducer,
@@ -303,19 +333,32 @@ struct OverlappedMainloop : Base {
       }
     }
 
-    // the last product
+    // the last product (SumsUnderLastProduct: the rows' totals while it runs)
     PipelineState const v_state = stage_of(2 * steps - 1);
     issue_pv(v_state);
-    warpgroup_wait<0>();
-    warpgroup_fence_operand(acc_pv);
-    BOLTIR_TRACE(kLastProductDone);
-    pipeline.consumer_release(v_state);
-    pipeline_q.consumer_release(smem_pipe_read_q);
+    if constexpr (SumsUnderLastProduct) {
+      auto const totals = row_totals(state, params.scale_softmax);
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(acc_pv);
+      BOLTIR_TRACE(kLastProductDone);
+      pipeline.consumer_release(v_state);
+      pipeline_q.consumer_release(smem_pipe_read_q);
+      smem_pipe_read = stage_of(2 * steps);
+      rescale(acc_pv, get<0>(totals));
+      BOLTIR_TRACE(kTileExit);
+      return make_tuple(acc_pv, get<1>(totals));
+    } else {
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(acc_pv);
+      BOLTIR_TRACE(kLastProductDone);
+      pipeline.consumer_release(v_state);
+      pipeline_q.consumer_release(smem_pipe_read_q);
 
-    smem_pipe_read = stage_of(2 * steps);
-    Tensor lse = softmax.tail(state, acc_pv, tiled_mma_pv);
-    BOLTIR_TRACE(kTileExit);
-    return make_tuple(acc_pv, lse);
+      smem_pipe_read = stage_of(2 * steps);
+      Tensor lse = softmax.tail(state, acc_pv, tiled_mma_pv);
+      BOLTIR_TRACE(kTileExit);
+      return make_tuple(acc_pv, lse);
+    }
   }
 };
 
