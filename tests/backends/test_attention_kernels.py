@@ -376,9 +376,9 @@ def test_the_tma_and_wide_schedules_take_head_dim_64_only(schedule):
 @pytest.mark.parametrize("batch, heads, seq, dim, schedule", [
     (1, 12, 128, 64, "tma"),      # BERT b1: 12 query tiles of 128 on 132 SMs
     (8, 12, 128, 64, "tma"),      # GPT-2's prefill at b8: 96 tiles
-    (11, 12, 128, 64, "overlap_q4"),  # 132 tiles: a wave; no bias, not causal: our mainloop, two Q stages
-    (32, 12, 128, 64, "overlap_q4"),
-    (32, 12, 197, 64, "overlap_q4"),  # ViT-B/16: two key steps
+    (11, 12, 128, 64, "overlap_q4_sums"),  # 132 tiles: a wave; no bias, not causal: our mainloop, two Q stages
+    (32, 12, 128, 64, "overlap_q4_sums"),  # one key step: the rows' totals under the last product
+    (32, 12, 197, 64, "overlap_q4_sums"),  # ViT-B/16: two key steps
     (32, 12, 512, 64, "overlap_q4"),  # four key steps
     (32, 12, (128, "causal"), 64, "wide"),  # GPT-2 at b32: causal, short (not timed on our mainloop with two Q stages)
     (32, 12, (512, "causal"), 64, "overlap"),  # causal, four key steps: our mainloop, one Q stage

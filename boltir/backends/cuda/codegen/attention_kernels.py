@@ -270,7 +270,8 @@ def mark_target(op: Operation, arch: str, cutlass: int = 3, sms: int = 0) -> Non
 
 
 LONG_KEY_STEPS = 4
-"""128-key steps from which a D = 64 attention takes "overlap" (no bias) or "locked" (a bias)."""
+"""128-key steps from which a D = 64 attention takes "overlap_q4" (no bias), "overlap" (causal) or
+"locked" (a bias)."""
 
 
 def hopper_schedule(op: ops.AttentionOp, sms: int) -> str:
@@ -280,9 +281,11 @@ def hopper_schedule(op: ops.AttentionOp, sms: int) -> str:
     tiles, twice the blocks; with a bias, "locked" for LONG_KEY_STEPS key steps or more
     (sequence 512; the warp groups take turns at the softmax) and "wide"'s 128-key steps
     below; without one, our mainloop (each step's softmax under the previous step's P·V
-    product): "overlap_q4" (two Q stages a warp group, the fastest at 128, 197 and 512 keys)
-    or, causal, "overlap" from LONG_KEY_STEPS and "wide" below (not timed with two Q stages).
-    Other head dims: the persistent schedule on the example's tiles."""
+    product) with two Q stages a warp group: "overlap_q4" from LONG_KEY_STEPS, and below it
+    "overlap_q4_sums" (the rows' totals under the last product: faster below four key
+    steps, slower from four); causal, "overlap" from LONG_KEY_STEPS and "wide" below (not
+    timed with two Q stages). Other head dims: the persistent schedule on the example's
+    tiles."""
     (b, h, sq, d), (_, _, sk, _), _ = op.head_shapes()
     if sm90.schedule_reason("wide", d) or sm90.schedule_reason("tma", d):
         return sm90.DEFAULT_SCHEDULE
@@ -294,7 +297,7 @@ def hopper_schedule(op: ops.AttentionOp, sms: int) -> str:
         return "locked" if long_keys else "wide"
     if op.prop_value("causal"):
         return "overlap" if long_keys else "wide"
-    return "overlap_q4"
+    return "overlap_q4" if long_keys else "overlap_q4_sums"
 
 
 def _target(op: Operation) -> tuple[str, str]:

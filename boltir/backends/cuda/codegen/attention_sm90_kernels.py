@@ -24,11 +24,10 @@ extent), whether a bias is read, and the schedule:
   loads in order, so with one stage it waits at each tile's start for the consumers to
   release Q) and "overlap_q4kv8" (the same with 8 K/V stages, not 5), and "wide_q4"
   ("wide" with two Q stages a warp group: the example's own compute), timed by
-  bench.check_attention; `attention_kernels.hopper_schedule` chooses "overlap_q4" where
+  bench.check_attention, and "overlap_q4_sums" ("overlap_q4" reducing the rows' sums and
+  computing O's scales while the last P·V product runs, where the example's `tail` does it
+  after the product); `attention_kernels.hopper_schedule` chooses one of the last two where
   there is neither a bias nor a causal mask.
-- "overlap_q4_sums" ("overlap_q4" reducing the rows' sums and computing O's scales while the
-  last P·V product runs, where the example's `tail` does it after): an experiment for the
-  tile's tail that bench/trace_attention.py measures; not chosen by any rule.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
