@@ -336,25 +336,22 @@ struct OverlappedMainloop : Base {
     // the last product (SumsUnderLastProduct: the rows' totals while it runs)
     PipelineState const v_state = stage_of(2 * steps - 1);
     issue_pv(v_state);
-    if constexpr (SumsUnderLastProduct) {
-      auto const totals = row_totals(state, params.scale_softmax);
+    auto finish_product = [&] {  // wait for it and release its stages and Q
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc_pv);
       BOLTIR_TRACE(kLastProductDone);
       pipeline.consumer_release(v_state);
       pipeline_q.consumer_release(smem_pipe_read_q);
       smem_pipe_read = stage_of(2 * steps);
+    };
+    if constexpr (SumsUnderLastProduct) {
+      auto const totals = row_totals(state, params.scale_softmax);
+      finish_product();
       rescale(acc_pv, get<0>(totals));
       BOLTIR_TRACE(kTileExit);
       return make_tuple(acc_pv, get<1>(totals));
     } else {
-      warpgroup_wait<0>();
-      warpgroup_fence_operand(acc_pv);
-      BOLTIR_TRACE(kLastProductDone);
-      pipeline.consumer_release(v_state);
-      pipeline_q.consumer_release(smem_pipe_read_q);
-
-      smem_pipe_read = stage_of(2 * steps);
+      finish_product();
       Tensor lse = softmax.tail(state, acc_pv, tiled_mma_pv);
       BOLTIR_TRACE(kTileExit);
       return make_tuple(acc_pv, lse);
