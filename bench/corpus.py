@@ -13,6 +13,7 @@ geometric means of eager and reduce-overhead time over our graph time.
     python3 -m bench.corpus --models gpt2 --frontends onnx --builds sm90-cutlasssplit   # + another build, timed in turns
     python3 -m bench.corpus --list              # the registry: no GPU, no torchvision needed
     python3 -m bench.corpus --compile-only      # import and compile (nvcc), no GPU: fills the object cache
+    python3 -m bench.corpus --compile-only --as-gpu "NVIDIA H200"   # the same, as that GPU's default builds
     python3 -m bench.corpus --lower-only [--interp-check]   # import and lower to the cutlass level: no nvcc, no GPU
     python3 -m bench.corpus --lower-only --noise --models resnet50   # the f16 rounding noise, on the CPU
 
@@ -559,6 +560,9 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true",
                         help="print each build's slowest launches and kernel families against their roofline bounds")
     parser.add_argument("--compile-only", action="store_true", help="import and compile (nvcc), no GPU")
+    parser.add_argument("--as-gpu", default="", metavar="NAME",
+                        help="with --compile-only: build as on that GPU (e.g. 'NVIDIA H200'): its shipped tuning "
+                             "records, as the device's default builds take them (objects to carry to it)")
     parser.add_argument("--lower-only", action="store_true", help="import and lower to the cutlass level: no nvcc, no GPU")
     parser.add_argument("--interp-check", action="store_true",
                         help="with --lower-only: the op-level interpreter at f32 against PyTorch fp32, on the CPU")
@@ -569,6 +573,12 @@ def main() -> int:
                         help="comma-separated builds of bench/models.py's (sm90-cutlasssplit, ...) to time against the ONNX "
                              "build, in turns")
     args = parser.parse_args()
+    if args.as_gpu:
+        if not args.compile_only:
+            parser.error("--as-gpu goes with --compile-only (on a GPU, builds take that GPU's records)")
+        from boltir.backends.cuda.tune import selectors
+
+        selectors.local_gpu_name = lambda: args.as_gpu
     args.frontends = [f for f in args.frontends.split(",") if f]
     if set(args.frontends) - set(FRONTENDS):
         parser.error(f"--frontends takes {', '.join(FRONTENDS)}")

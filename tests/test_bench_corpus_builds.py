@@ -18,6 +18,13 @@ def test_an_unknown_build_is_one_line():
     assert "Traceback" not in result.stderr
 
 
+def test_as_gpu_goes_with_compile_only():
+    result = subprocess.run([sys.executable, "-m", "bench.corpus", "--as-gpu", "NVIDIA H200"], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "--as-gpu goes with --compile-only" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_the_other_builds_have_their_column():
     from bench.corpus import HEADER, Build, Row, table_row
 
