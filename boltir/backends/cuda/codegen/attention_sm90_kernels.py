@@ -203,5 +203,7 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
 def fusion_header(own_mainloop: bool = False) -> str:
     """Our fusion, and our mainloop where a unit's instance runs it (which records its
     events where TRACE_STEPS is set)."""
-    mainloop = ("#define BOLTIR_ATTENTION_TRACE 1\n" if TRACE_STEPS else "") + header_text(MAINLOOP_HEADER)
-    return header_text(FUSION_HEADER) + (mainloop if own_mainloop else "")
+    if not own_mainloop:
+        return header_text(FUSION_HEADER)
+    trace = "#define BOLTIR_ATTENTION_TRACE 1\n" if TRACE_STEPS else ""
+    return header_text(FUSION_HEADER) + trace + header_text(MAINLOOP_HEADER)

@@ -111,11 +111,26 @@ struct OverlappedMainloop : Base {
   }
 #endif
 
+  /// `rows(i)` combined over the threads that hold parts of row i in `TiledMma`'s
+  /// accumulator: a butterfly of shuffles.
+  template <class TiledMma, class Rows, class Combine>
+  CUTLASS_DEVICE static void combine_across_threads(Rows &rows, Combine combine) {
+    auto const target = cutlass::fmha::collective::reduction_target_n(TiledMma{});
+    constexpr int kRank = decltype(cute::rank(target))::value;
+    cute::for_each(cute::make_seq<kRank>{}, [&](auto r) {
+      CUTLASS_PRAGMA_UNROLL
+      for (int step = 1; step < cute::shape<r>(target); step *= 2) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < cute::size(rows); i++) {
+          rows(i) = combine(rows(i), __shfl_xor_sync(0xffffffffu, rows(i), cute::stride<r>(target) * step));
+        }
+      }
+    });
+  }
+
   /// Row maxima and the thread's partial row sums: the example's softmax state.
   template <class AccQK, class State>
   CUTLASS_DEVICE static void reduce_max(AccQK &acc_qk_mn, State &row_max) {
-    auto const target = cutlass::fmha::collective::reduction_target_n(TiledMmaQK{});
-    constexpr int kRank = decltype(cute::rank(target))::value;
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < cute::size<0>(acc_qk_mn); i++) {
       CUTLASS_PRAGMA_UNROLL
@@ -123,15 +138,7 @@ struct OverlappedMainloop : Base {
         row_max(i) = ::fmaxf(row_max(i), acc_qk_mn(i, j));
       }
     }
-    cute::for_each(cute::make_seq<kRank>{}, [&](auto r) {
-      CUTLASS_PRAGMA_UNROLL
-      for (int step = 1; step < cute::shape<r>(target); step *= 2) {
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < cute::size<0>(acc_qk_mn); i++) {
-          row_max(i) = ::fmaxf(row_max(i), __shfl_xor_sync(0xffffffffu, row_max(i), cute::stride<r>(target) * step));
-        }
-      }
-    });
+    combine_across_threads<TiledMmaQK>(row_max, [](float a, float b) { return ::fmaxf(a, b); });
   }
 
   /// Scores -> exponentials in place (against the new maxima), the rows' corrections
@@ -183,17 +190,7 @@ struct OverlappedMainloop : Base {
   CUTLASS_DEVICE static auto row_totals(State &state, float scale_softmax) {
     auto const &row_max = cute::get<0>(state);
     auto &row_sum = cute::get<1>(state);
-    auto const target = cutlass::fmha::collective::reduction_target_n(TiledMmaPV{});
-    constexpr int kRank = decltype(cute::rank(target))::value;
-    cute::for_each(cute::make_seq<kRank>{}, [&](auto r) {
-      CUTLASS_PRAGMA_UNROLL
-      for (int step = 1; step < cute::shape<r>(target); step *= 2) {
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < cute::size(row_sum); i++) {
-          row_sum(i) += __shfl_xor_sync(0xffffffffu, row_sum(i), cute::stride<r>(target) * step);
-        }
-      }
-    });
+    combine_across_threads<TiledMmaPV>(row_sum, [](float a, float b) { return a + b; });
     auto inverse = cute::make_fragment_like(row_sum);
     auto lse = cute::make_fragment_like(row_sum);
     CUTLASS_PRAGMA_UNROLL
