@@ -79,6 +79,9 @@ class Schedule:
     own_mainloop: bool = False
     sums_under_last_product: bool = False
     """Our mainloop's SumsUnderLastProduct: the rows' totals while the last P·V product runs."""
+    direct_epilogue: bool = False
+    """With our mainloop: O stored from the accumulators by each thread (our DirectEpilogue),
+    not through shared memory and TMA stores (the example's epilogue)."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -105,6 +108,13 @@ SCHEDULES = {
     "overlap_q4_sums": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop finishing the rows' sums under the "
                                 "last product, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True,
                                 sums_under_last_product=True),
+    "overlap_q4_direct": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, O "
+                                  "stored by each thread", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True,
+                                  direct_epilogue=True),
+    "overlap_q4_sums_direct": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop finishing the rows' sums "
+                                       "under the last product, two Q stages a warp group, O stored by each thread",
+                                       WIDE_TILES, (STAGES_Q_4,), own_mainloop=True, sums_under_last_product=True,
+                                       direct_epilogue=True),
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
                               WIDE_TILES, (STAGES_Q_4, "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesKV, "
                                                        "cute::Int<8>>"), own_mainloop=True),
@@ -197,6 +207,7 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
                   kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   trace=TRACE_STEPS and chosen.own_mainloop, sums_under_last_product=chosen.sums_under_last_product,
+                  direct_epilogue=chosen.direct_epilogue,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

@@ -356,5 +356,55 @@ struct OverlappedMainloop : Base {
   }
 };
 
+/// The example's epilogue (`Base`: FmhaFwdEpilogue) with O written by each thread's own
+/// stores, two adjacent columns at a time, straight from the accumulators. The example stages
+/// O through shared memory into TMA stores and waits for them, and the kernel runs each warp
+/// group's epilogue behind the other's (its order barrier): both warp groups finish a tile
+/// together, so that wait leaves the tensor cores idle. Here an epilogue is a few stores that
+/// nothing waits for. The log-sum-exp rows are not written: nothing reads them.
+template <class Element, class Base>
+struct DirectEpilogue : Base {
+  using typename Base::Arguments;
+  using StrideO = cute::tuple<int, cute::_1, cute::tuple<int, int>>;
+  struct Params {
+    Element *ptr_O;
+    StrideO dO;
+  };
+
+  template <class ProblemShape>
+  static Params to_underlying_arguments(ProblemShape const &, Arguments const &args, void * = nullptr) {
+    return Params{args.ptr_O, args.dO};
+  }
+
+  template <class TileShape, class BlkCoord, class ResultTuple, class TiledMma, class ProblemShape>
+  CUTLASS_DEVICE void operator()(TileShape const &tile_shape, BlkCoord const &blk_coord, ResultTuple const &result,
+                                 TiledMma const &tiled_mma, ProblemShape const &problem_size, Params const &params,
+                                 typename Base::LoadPipeline, typename Base::TensorStorage &) {
+    using namespace cute;
+    auto const &acc = get<0>(result);
+    int const seq_q = get<2>(problem_size);
+    Tensor mO = make_tensor(make_gmem_ptr(params.ptr_O),
+                            make_shape(seq_q, get<4>(problem_size), make_shape(get<0>(problem_size), get<1>(problem_size))),
+                            params.dO);
+    Tensor gO = local_tile(mO, tile_shape, make_coord(_, _, _), Step<_1, _1, Underscore>{})(
+        _, _, get<0>(blk_coord), _0{}, get<2>(blk_coord));
+    auto thr_mma = tiled_mma.get_thread_slice(threadIdx.x);
+    Tensor tOgO = thr_mma.partition_C(gO);
+    Tensor tOcO = thr_mma.partition_C(make_identity_tensor(take<0, 2>(tile_shape)));
+    static_assert(decltype(size(acc))::value % 2 == 0);
+    static_assert(decltype(stride<0, 0>(tOgO))::value == 1, "an accumulator's first two values are adjacent columns");
+    int const rows_left = seq_q - get<0>(blk_coord) * get<0>(tile_shape);
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < size(acc); i += 2) {
+      if (get<0>(tOcO(i)) < rows_left) {
+        cutlass::Array<Element, 2> pair;
+        pair[0] = Element(acc(i));
+        pair[1] = Element(acc(i + 1));
+        *reinterpret_cast<cutlass::Array<Element, 2> *>(&tOgO(i)) = pair;
+      }
+    }
+  }
+};
+
 }  // namespace attention_sm90
 }  // namespace boltir
