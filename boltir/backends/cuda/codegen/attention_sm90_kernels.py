@@ -27,7 +27,12 @@ extent), whether a bias is read, and the schedule:
   bench.check_attention, and "overlap_q4_sums" ("overlap_q4" reducing the rows' sums and
   computing O's scales while the last P·V product runs, where the example's `tail` does it
   after the product); `attention_kernels.hopper_schedule` chooses one of the last two where
-  there is neither a bias nor a causal mask.
+  there is neither a bias nor a causal mask. Two experiments on these, timed by
+  bench.check_attention: "overlap_q4_direct" / "overlap_q4_sums_direct" store O from the
+  accumulators by each thread (our `DirectEpilogue`: no shared memory, no TMA store to wait
+  for while the other warp group's epilogue waits behind it), and "overlap_q4_next" /
+  "overlap_q4_sums_next" add the block's next tile's first Q·Kᵀ product, issued behind this
+  tile's last P·V product so that it runs under the tail (our mainloop's IssueNextTile).
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
