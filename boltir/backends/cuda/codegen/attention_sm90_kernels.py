@@ -27,12 +27,7 @@ extent), whether a bias is read, and the schedule:
   bench.check_attention, and "overlap_q4_sums" ("overlap_q4" reducing the rows' sums and
   computing O's scales while the last P·V product runs, where the example's `tail` does it
   after the product); `attention_kernels.hopper_schedule` chooses one of the last two where
-  there is neither a bias nor a causal mask. Two experiments on these, timed by
-  bench.check_attention: "overlap_q4_direct" / "overlap_q4_sums_direct" store O from the
-  accumulators by each thread (our `DirectEpilogue`: no shared memory, no TMA store to wait
-  for while the other warp group's epilogue waits behind it), and "overlap_q4_next" /
-  "overlap_q4_sums_next" add the block's next tile's first Q·Kᵀ product, issued behind this
-  tile's last P·V product so that it runs under the tail (our mainloop's IssueNextTile).
+  there is neither a bias nor a causal mask.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -84,12 +79,6 @@ class Schedule:
     own_mainloop: bool = False
     sums_under_last_product: bool = False
     """Our mainloop's SumsUnderLastProduct: the rows' totals while the last P·V product runs."""
-    issue_next_tile: bool = False
-    """Our mainloop's IssueNextTile: a block's next tile's first Q·Kᵀ product issued behind this
-    tile's last P·V product, before its tail and epilogue."""
-    direct_epilogue: bool = False
-    """With our mainloop: O stored from the accumulators by each thread (our DirectEpilogue),
-    not through shared memory and TMA stores (the example's epilogue)."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -116,20 +105,6 @@ SCHEDULES = {
     "overlap_q4_sums": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop finishing the rows' sums under the "
                                 "last product, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True,
                                 sums_under_last_product=True),
-    "overlap_q4_direct": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, O "
-                                  "stored by each thread", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True,
-                                  direct_epilogue=True),
-    "overlap_q4_sums_direct": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop finishing the rows' sums "
-                                       "under the last product, two Q stages a warp group, O stored by each thread",
-                                       WIDE_TILES, (STAGES_Q_4,), own_mainloop=True, sums_under_last_product=True,
-                                       direct_epilogue=True),
-    "overlap_q4_next": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop issuing the next tile's first "
-                                "product before this tile's epilogue, two Q stages a warp group, O stored by each thread",
-                                WIDE_TILES, (STAGES_Q_4,), own_mainloop=True, issue_next_tile=True, direct_epilogue=True),
-    "overlap_q4_sums_next": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop finishing the rows' sums under "
-                                     "the last product and the next tile's first, two Q stages a warp group, O stored "
-                                     "by each thread", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True,
-                                     sums_under_last_product=True, issue_next_tile=True, direct_epilogue=True),
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
                               WIDE_TILES, (STAGES_Q_4, "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesKV, "
                                                        "cute::Int<8>>"), own_mainloop=True),
@@ -222,7 +197,6 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
                   kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   trace=TRACE_STEPS and chosen.own_mainloop, sums_under_last_product=chosen.sums_under_last_product,
-                  direct_epilogue=chosen.direct_epilogue, issue_next_tile=chosen.issue_next_tile,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 

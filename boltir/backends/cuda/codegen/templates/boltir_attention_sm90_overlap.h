@@ -80,7 +80,7 @@ inline cudaError_t copy_streams(unsigned long long *out, int const (&counts_symb
 #define BOLTIR_TRACE(event)
 #endif
 
-template <class Base, class Fusion, bool SumsUnderLastProduct = false, bool IssueNextTile = false>
+template <class Base, class Fusion, bool SumsUnderLastProduct = false>
 struct OverlappedMainloop : Base {
   using typename Base::Element;
   using typename Base::ElementAccumulatorQK;
@@ -98,13 +98,6 @@ struct OverlappedMainloop : Base {
   using typename Base::TileShape;
   using typename Base::TileShapePV;
   using typename Base::TileShapeQK;
-  using Base::NumMmaWarpGroups;
-
-  /// S_0 of a tile, a member so that IssueNextTile can issue the next tile's before this
-  /// tile's epilogue (the kernel calls `compute` once a tile, on one mainloop object).
-  using Scores = decltype(cute::partition_fragment_C(TiledMmaQK{}, cute::take<0, 2>(TileShapeQK{})));
-  Scores first_scores;
-  bool first_scores_issued = false;
 
 #ifdef BOLTIR_ATTENTION_TRACE
   /// The example's Q loads, between two of the Q warp's events (bench/trace_attention.py).
@@ -204,9 +197,7 @@ struct OverlappedMainloop : Base {
     for (int i = 0; i < cute::size(row_sum); i++) {
       float const sum = row_sum(i);
       bool const empty = sum == 0.0f || sum != sum;
-      // no branch (rcp.rn's slow path is one): ptxas waits for every wgmma in flight before
-      // a branch that diverges, and IssueNextTile has the next tile's S_0 in flight here
-      inverse(i) = __fdividef(1.0f, empty ? 1.0f : sum);
+      inverse(i) = empty ? 1.0f : __frcp_rn(sum);
       lse(i) = empty ? INFINITY : row_max(i) * scale_softmax + __logf(sum);
     }
     return cute::make_tuple(inverse, lse);
@@ -265,30 +256,17 @@ struct OverlappedMainloop : Base {
       return state_at;
     };
 
-    // step 0: S_0 and its softmax; nothing to overlap yet. IssueNextTile: the previous tile
-    // issued S_0 already (where there was one)
-    Scores &acc_qk = first_scores;
+    // step 0: S_0 and its softmax; nothing to overlap yet
+    Tensor acc_qk = partition_fragment_C(tiled_mma_qk, take<0, 2>(TileShapeQK{}));
     PipelineState k_state = stage_of(0);
     BOLTIR_TRACE(kStepTop);
-    auto issue_first_scores = [&](int q_at, PipelineState const &k_at, bool wait_k = true) {
-      if (wait_k) {
-        pipeline.consumer_wait(k_at);
-      }
-      math_wg_order_barrier.wait();
-      warpgroup_fence_operand(acc_qk);
-      warpgroup_arrive();
-      cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, q_at), tSrK(_, _, _, k_at.index()), acc_qk);
-      warpgroup_commit_batch();
-      math_wg_order_barrier.arrive();
-    };
-    if (!(IssueNextTile && first_scores_issued)) {
-      if constexpr (IssueNextTile) {
-        // nothing is in flight here (a block's first tile), but ptxas cannot tell: without this
-        // wait it waits for the next tile's S_0 before this tile's tail
-        warpgroup_wait<0>();
-      }
-      issue_first_scores(q_stage, k_state);
-    }
+    pipeline.consumer_wait(k_state);
+    math_wg_order_barrier.wait();
+    warpgroup_fence_operand(acc_qk);
+    warpgroup_arrive();
+    cutlass::fmha::collective::gemm_zero_acc(tiled_mma_qk, tSrQ(_, _, _, q_stage), tSrK(_, _, _, k_state.index()), acc_qk);
+    warpgroup_commit_batch();
+    math_wg_order_barrier.arrive();
     // key tiles: the unmasked ones first (no fusion), then those the fusion masks; counted
     // while S_0's product runs (the header's "a tile's start")
     auto const counts = Fusion{}.trip_counts(blk_coord, TileShape{}, problem_size);
@@ -352,114 +330,28 @@ struct OverlappedMainloop : Base {
       }
     }
 
-    // the last product (SumsUnderLastProduct: the rows' totals while it runs), and with
-    // IssueNextTile the block's next tile's S_0 behind it, so that the tensor cores have it
-    // through this tile's tail and epilogue
+    // the last product (SumsUnderLastProduct: the rows' totals while it runs)
     PipelineState const v_state = stage_of(2 * steps - 1);
     issue_pv(v_state);
-    // the tile's end once its last product is issued; `wait_pending` the wgmma batches left
-    // in flight (1: the next tile's S_0)
-    auto finish_tile = [&](auto wait_pending) {
-      auto finish_product = [&] {  // wait for it and release its stages and Q
-        warpgroup_wait<decltype(wait_pending)::value>();
-        warpgroup_fence_operand(acc_pv);
-        BOLTIR_TRACE(kLastProductDone);
-        pipeline.consumer_release(v_state);
-        pipeline_q.consumer_release(smem_pipe_read_q);
-        smem_pipe_read = stage_of(2 * steps);
-      };
-      if constexpr (SumsUnderLastProduct || IssueNextTile) {  // our tail (the example's branches)
-        auto totals = SumsUnderLastProduct ? row_totals(state, params.scale_softmax) : decltype(row_totals(state, 0.f)){};
-        finish_product();
-        if constexpr (!SumsUnderLastProduct) {
-          totals = row_totals(state, params.scale_softmax);
-        }
-        rescale(acc_pv, get<0>(totals));
-        if constexpr (IssueNextTile) {
-          // the next tile's S_0 done before the epilogue: ptxas (C7517) keeps no wgmma in
-          // flight into the epilogue's barrier and the kernel's loop over tiles
-          warpgroup_wait<0>();
-        }
-        BOLTIR_TRACE(kTileExit);
-        return make_tuple(acc_pv, get<1>(totals));
-      } else {
-        finish_product();
-        Tensor lse = softmax.tail(state, acc_pv, tiled_mma_pv);
-        BOLTIR_TRACE(kTileExit);
-        return make_tuple(acc_pv, lse);
-      }
+    auto finish_product = [&] {  // wait for it and release its stages and Q
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(acc_pv);
+      BOLTIR_TRACE(kLastProductDone);
+      pipeline.consumer_release(v_state);
+      pipeline_q.consumer_release(smem_pipe_read_q);
+      smem_pipe_read = stage_of(2 * steps);
     };
-    if constexpr (IssueNextTile) {
-      // the example's PersistentTileScheduler: tile (m, b, h) is m + M (b + B h), the next
-      // one gridDim.x further
-      int const m_blocks = (get<2>(problem_size) + get<0>(TileShape{}) - 1) / get<0>(TileShape{});
-      int const tile = get<0>(blk_coord) + m_blocks * (get<0>(get<2>(blk_coord)) + get<0>(problem_size) * get<1>(get<2>(blk_coord)));
-      bool const next = tile + int(gridDim.x) < m_blocks * get<0>(problem_size) * get<1>(problem_size);
-      PipelineStateQ next_q = smem_pipe_read_q;
-      next_q.advance(NumMmaWarpGroups);
-      PipelineState const next_k = stage_of(2 * steps);
-      if (next) {
-        pipeline_q.consumer_wait(next_q);
-        pipeline.consumer_wait(next_k);
-      }
-      // issued also after a block's last tile (from stages no load fills any more; the result
-      // is never read): ptxas serializes a wgmma that one branch issues and another does not
-      issue_first_scores(next_q.index(), next_k, false);
-      first_scores_issued = true;
-      return finish_tile(cute::Int<1>{});
-    }
-    return finish_tile(cute::Int<0>{});
-  }
-};
-
-/// The example's epilogue (`Base`: FmhaFwdEpilogue) with O written by each thread's own
-/// stores, two adjacent columns at a time, straight from the accumulators. The example stages
-/// O through shared memory into TMA stores and waits for them, and the kernel runs each warp
-/// group's epilogue behind the other's (its order barrier): both warp groups finish a tile
-/// together, so that wait leaves the tensor cores idle. Here an epilogue is a few stores that
-/// nothing waits for. The log-sum-exp rows are not written: nothing reads them.
-template <class Element, class Base>
-struct DirectEpilogue : Base {
-  using typename Base::Arguments;
-  using StrideO = cute::tuple<int, cute::_1, cute::tuple<int, int>>;
-  struct Params {
-    Element *ptr_O;
-    StrideO dO;
-  };
-
-  template <class ProblemShape>
-  static Params to_underlying_arguments(ProblemShape const &, Arguments const &args, void * = nullptr) {
-    return Params{args.ptr_O, args.dO};
-  }
-
-  template <class TileShape, class BlkCoord, class ResultTuple, class TiledMma, class ProblemShape>
-  CUTLASS_DEVICE void operator()(TileShape const &tile_shape, BlkCoord const &blk_coord, ResultTuple const &result,
-                                 TiledMma const &tiled_mma, ProblemShape const &problem_size, Params const &params,
-                                 typename Base::LoadPipeline, typename Base::TensorStorage &) {
-    using namespace cute;
-    auto const &acc = get<0>(result);
-    int const seq_q = get<2>(problem_size);
-    Tensor mO = make_tensor(make_gmem_ptr(params.ptr_O),
-                            make_shape(seq_q, get<4>(problem_size), make_shape(get<0>(problem_size), get<1>(problem_size))),
-                            params.dO);
-    Tensor gO = local_tile(mO, tile_shape, make_coord(_, _, _), Step<_1, _1, Underscore>{})(
-        _, _, get<0>(blk_coord), _0{}, get<2>(blk_coord));
-    auto thr_mma = tiled_mma.get_thread_slice(threadIdx.x);
-    Tensor tOgO = thr_mma.partition_C(gO);
-    Tensor tOcO = thr_mma.partition_C(make_identity_tensor(take<0, 2>(tile_shape)));
-    static_assert(decltype(size(acc))::value % 2 == 0);
-    static_assert(decltype(stride<0, 0>(tOgO))::value == 1, "an accumulator's first two values are adjacent columns");
-    int const rows_left = seq_q - get<0>(blk_coord) * get<0>(tile_shape);
-    CUTLASS_PRAGMA_UNROLL
-    for (int i = 0; i < size(acc); i += 2) {
-      // a predicated store, not a branch: ptxas waits for every wgmma in flight (IssueNextTile's
-      // next S_0) before a branch that diverges
-      cutlass::Array<Element, 2> pair;
-      pair[0] = Element(acc(i));
-      pair[1] = Element(acc(i + 1));
-      uint32_t const bits = reinterpret_cast<uint32_t const &>(pair);
-      asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p st.global.b32 [%0], %1;\n}\n"
-                   :: "l"(&tOgO(i)), "r"(bits), "r"(int(get<0>(tOcO(i)) < rows_left)) : "memory");
+    if constexpr (SumsUnderLastProduct) {
+      auto const totals = row_totals(state, params.scale_softmax);
+      finish_product();
+      rescale(acc_pv, get<0>(totals));
+      BOLTIR_TRACE(kTileExit);
+      return make_tuple(acc_pv, get<1>(totals));
+    } else {
+      finish_product();
+      Tensor lse = softmax.tail(state, acc_pv, tiled_mma_pv);
+      BOLTIR_TRACE(kTileExit);
+      return make_tuple(acc_pv, lse);
     }
   }
 };
