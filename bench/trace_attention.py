@@ -14,7 +14,9 @@ tiles and steps:
 - P·V wait: P ready to the previous product done (what the softmax did not hide);
 - last P·V: the tile's last product, issued after its last softmax, alone;
 - tail: the last product done to the tile's exit (the rows' sums);
-- gap: a tile's exit to the warp group's next entry (the epilogue, the next tile's start).
+- gap: a tile's exit to the warp group's next entry, and its three parts: the order wait (the
+  example's kernel waits at its warp-group order barrier before each epilogue), the epilogue
+  (O's TMA stores and their wait; the traced units wrap it in two events) and the next start.
 
     source bench/setup_gpu.sh && python3 -m bench.trace_attention [--only TEXT] [--build-only]
 
@@ -46,9 +48,10 @@ BLOCKS = 264
 """The Q warp's records: one stream a block (kTraceBlocks)."""
 Q_EVENTS = 512
 """A block's Q-warp records (kTraceQEvents)."""
-EVENT_NAMES = {1: "entry", 2: "q", 3: "top", 4: "scores", 5: "softmax", 6: "product", 7: "last", 8: "exit"}
+EVENT_NAMES = {1: "entry", 2: "q", 3: "top", 4: "scores", 5: "softmax", 6: "product", 7: "last", 8: "exit",
+               9: "epilogue", 10: "epilogue done"}
 Q_EVENT_NAMES = {1: "load start", 2: "load issued"}
-PHASES = ("Q wait", "S wait", "softmax", "P·V wait", "last P·V", "tail", "gap")
+PHASES = ("Q wait", "S wait", "softmax", "P·V wait", "last P·V", "tail", "gap", "order wait", "epilogue", "next start")
 Q_PHASES = ("Q stage wait", "Q issue to entry", "Q issue to ready")
 """The Q warp against the warp groups: its wait for free Q stages before a tile's loads; from
 their issue to the warp group's entry into that tile (negative: issued after it entered); from
@@ -102,9 +105,13 @@ def q_phases(groups: list[list[tuple[float, str]]], q_blocks: list[list[tuple[fl
     return found
 
 
-ENDS = {"entry": ("gap", "exit"), "q": ("Q wait", "entry"), "scores": ("S wait", "top"), "softmax": ("softmax", "scores"),
-        "product": ("P·V wait", "softmax"), "last": ("last P·V", "softmax"), "exit": ("tail", "last")}
-"""The event that ends each phase -> (the phase, the event that began it)."""
+ENDS = {"entry": (("gap", "exit"), ("next start", "epilogue done")), "q": (("Q wait", "entry"),),
+        "scores": (("S wait", "top"),), "softmax": (("softmax", "scores"),), "product": (("P·V wait", "softmax"),),
+        "last": (("last P·V", "softmax"),), "exit": (("tail", "last"),), "epilogue": (("order wait", "exit"),),
+        "epilogue done": (("epilogue", "epilogue"),)}
+"""The event that ends each phase -> each (phase, the event that began it). The gap (a tile's
+exit to the next entry) is the order wait (the example's kernel waits at its warp-group order
+barrier before every epilogue), the epilogue and the next tile's start."""
 
 
 def phases(groups: list[list[tuple[float, str]]]) -> dict[str, list[float]]:
@@ -113,9 +120,9 @@ def phases(groups: list[list[tuple[float, str]]]) -> dict[str, list[float]]:
     for events in groups:
         last: dict[str, float] = {}
         for time, name in events:
-            phase, begun = ENDS.get(name, (None, None))
-            if phase is not None and begun in last:
-                found[phase].append(time - last[begun])
+            for phase, begun in ENDS.get(name, ()):
+                if begun in last:
+                    found[phase].append(time - last[begun])
             last[name] = time
     return found
 

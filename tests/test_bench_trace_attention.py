@@ -24,6 +24,7 @@ def test_only_traced_units_record_events(monkeypatch):
     assert "#define BOLTIR_ATTENTION_TRACE 1" in traced
     assert f'extern "C" int {ak.kernel_name(case.op)}_trace(unsigned long long *out)' in traced
     assert traced.count("BOLTIR_TRACE(k") >= 10  # the events in our mainloop
+    assert "boltir::attention_sm90::TracedEpilogue<" in traced and "TracedEpilogue<" not in plain  # the epilogue's
     assert "trace_q(kQLoadStart)" in traced and "Base::load_maybe_q(" in traced  # the Q warp's
 
 
@@ -32,8 +33,10 @@ def test_phases_from_made_up_events():
     tile = [(0, "entry"), (1, "q"), (2, "top"), (4, "scores"), (7, "softmax"),  # step 0: S wait 2, softmax 3
             (8, "top"), (9, "scores"), (12, "softmax"), (14, "product"),  # step 1: P·V wait 2
             (16, "last"), (17, "exit")]  # last P·V 4 after the softmax, tail 1
-    events = [(t, e) for t, e in tile] + [(t + 20, e) for t, e in tile]  # gap 3
+    # gap 3: the order wait 0.5, the epilogue 2, the next start 0.5
+    events = [(t, e) for t, e in tile] + [(17.5, "epilogue"), (19.5, "epilogue done")] + [(t + 20, e) for t, e in tile]
     found = trace_attention.phases([events, []])
+    assert found["order wait"] == [0.5] and found["epilogue"] == [2] and found["next start"] == [0.5]
     assert found["Q wait"] == [1, 1] and found["S wait"] == [2, 1, 2, 1]
     assert found["softmax"] == [3, 3, 3, 3] and found["P·V wait"] == [2, 2]
     assert found["last P·V"] == [4, 4] and found["tail"] == [1, 1] and found["gap"] == [3]

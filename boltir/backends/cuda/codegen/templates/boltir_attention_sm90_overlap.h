@@ -30,7 +30,8 @@ namespace attention_sm90 {
 #ifdef BOLTIR_ATTENTION_TRACE
 // bench/trace_attention.py: each MMA warp group's events, (global timer in ns << 8) | event,
 // in order; the unit's launcher `_trace` copies them out. Never in a build's units.
-enum TraceEvent { kTileEntry = 1, kQReady, kStepTop, kScoresReady, kSoftmaxDone, kProductDone, kLastProductDone, kTileExit };
+enum TraceEvent { kTileEntry = 1, kQReady, kStepTop, kScoresReady, kSoftmaxDone, kProductDone, kLastProductDone, kTileExit,
+                  kEpilogueEntry, kEpilogueExit };
 constexpr int kTraceGroups = 2 * 264;  // two MMA warp groups of up to 264 persistent blocks
 constexpr int kTraceEvents = 2048;     // a warp group's
 static __device__ unsigned long long trace_records[kTraceGroups][kTraceEvents];
@@ -76,6 +77,19 @@ inline cudaError_t copy_streams(unsigned long long *out, int const (&counts_symb
   return cudaMemcpyFromSymbol(out + kStreams, records_symbol, sizeof(records_symbol));
 }
 #define BOLTIR_TRACE(event) ::boltir::attention_sm90::trace(::boltir::attention_sm90::event)
+
+/// The example's epilogue between two events, so that a tile's exit to the next tile's entry
+/// splits into the kernel's order-barrier wait before the epilogue, the epilogue, and the
+/// next tile's start.
+template <class Base>
+struct TracedEpilogue : Base {
+  template <class... Args>
+  CUTLASS_DEVICE void operator()(Args &&...args) {
+    trace(kEpilogueEntry);
+    Base::operator()(static_cast<Args &&>(args)...);
+    trace(kEpilogueExit);
+  }
+};
 #else
 #define BOLTIR_TRACE(event)
 #endif
