@@ -129,6 +129,9 @@ FUSION_HEADER = "boltir_attention_sm90.h"
 """Our fusion, pasted into the unit."""
 MAINLOOP_HEADER = "boltir_attention_sm90_overlap.h"
 """Our mainloop (the "overlap" schedule), pasted into the unit after the fusion."""
+EPILOGUES_HEADER = "boltir_attention_sm90_epilogues.h"
+"""Our epilogues (StoreEpilogue; TracedEpilogue for bench/trace_attention.py), pasted after
+the mainloop where a unit uses one."""
 TRACE_STEPS = False
 """Our mainloop's units record each MMA warp group's events for bench/trace_attention.py (set
 by it only; builds never trace)."""
@@ -214,10 +217,12 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 
-def fusion_header(own_mainloop: bool = False) -> str:
+def fusion_header(own_mainloop: bool = False, store_epilogue: bool = False) -> str:
     """Our fusion, and our mainloop where a unit's instance runs it (which records its
-    events where TRACE_STEPS is set)."""
+    events where TRACE_STEPS is set), and our epilogues where the unit traces or an instance
+    stores through StoreEpilogue (other units' sources stay as they were without them)."""
     if not own_mainloop:
         return header_text(FUSION_HEADER)
     trace = "#define BOLTIR_ATTENTION_TRACE 1\n" if TRACE_STEPS else ""
-    return header_text(FUSION_HEADER) + trace + header_text(MAINLOOP_HEADER)
+    epilogues = header_text(EPILOGUES_HEADER) if TRACE_STEPS or store_epilogue else ""
+    return header_text(FUSION_HEADER) + trace + header_text(MAINLOOP_HEADER) + epilogues
