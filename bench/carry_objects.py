@@ -82,9 +82,9 @@ def main() -> int:
                         help="build as on that GPU (e.g. 'NVIDIA H200'): its shipped tuning records, as the device's default builds take them")
     args = parser.parse_args()
     if args.as_gpu:
-        from boltir.backends.cuda.tune import selectors
+        from boltir.backends.cuda.tune.selectors import build_as_gpu
 
-        selectors.local_gpu_name = lambda: args.as_gpu
+        build_as_gpu(args.as_gpu)
     os.environ.setdefault("BOLTIR_CACHE_DIR", str(ROOT / ".kcache"))
 
     from boltir.backends.cuda.toolchain.nvcc import (

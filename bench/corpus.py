@@ -576,9 +576,9 @@ def main() -> int:
     if args.as_gpu:
         if not args.compile_only:
             parser.error("--as-gpu goes with --compile-only (on a GPU, builds take that GPU's records)")
-        from boltir.backends.cuda.tune import selectors
+        from boltir.backends.cuda.tune.selectors import build_as_gpu
 
-        selectors.local_gpu_name = lambda: args.as_gpu
+        build_as_gpu(args.as_gpu)
     args.frontends = [f for f in args.frontends.split(",") if f]
     if set(args.frontends) - set(FRONTENDS):
         parser.error(f"--frontends takes {', '.join(FRONTENDS)}")
