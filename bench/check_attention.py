@@ -48,8 +48,7 @@ SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "M
 KERNELS = {"sm80": "example 41", "sm90": "sm90", "sm90:cooperative": "sm90 coop", "sm90:tma": "sm90 tma",
            "sm90:wide": "sm90 wide", "sm90:locked": "sm90 locked", "sm90:overlap": "sm90 overlap",
            "sm90:overlap_q4": "sm90 q4", "sm90:overlap_q4kv8": "sm90 q4kv8", "sm90:wide_q4": "sm90 wide q4",
-           "sm90:overlap_q4_sums": "sm90 q4 sums", "sm90:overlap_q4_store": "sm90 q4 store",
-           "sm90:overlap_q4_sums_store": "sm90 q4 sums store"}
+           "sm90:overlap_q4_sums": "sm90 q4 sums"}
 """The timing table's kernels: the op's `kernel_arch` mark (none: example 41) -> column."""
 
 

@@ -60,7 +60,7 @@ their issue to the warp group's Q ready (the load's latency as the warp group se
 
 def cases() -> list[Case]:
     out = []
-    for schedule in ("overlap", "overlap_q4", "overlap_q4_sums", "overlap_q4_store"):
+    for schedule in ("overlap", "overlap_q4", "overlap_q4_sums"):
         for seq in (512, 128):
             out.append(Case(f"b32 h12 s{seq} d64 BHSD {schedule}", "BHSD", 32, 12, seq, seq, 64, {}, f"sm90:{schedule}"))
     out.append(Case("b32 h12 s512 d64 + mask BHSD overlap", "BHSD", 32, 12, 512, 512, 64, {"bias": (32, 1, 1, 512)},

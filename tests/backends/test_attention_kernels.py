@@ -335,8 +335,6 @@ def test_hopper_instances_are_shared_across_layouts_masks_and_scales():
     (64, "f16", "wide_q4", "attention_sm90 f16 tile 128x128 head_dim 64 wide_q4 bias=no"),
     (64, "bf16", "overlap_q4", "attention_sm90 bf16 tile 128x128 head_dim 64 overlap_q4 bias=no"),
     (64, "f16", "overlap_q4_sums", "attention_sm90 f16 tile 128x128 head_dim 64 overlap_q4_sums bias=no"),
-    (64, "f16", "overlap_q4_store", "attention_sm90 f16 tile 128x128 head_dim 64 overlap_q4_store bias=no"),
-    (64, "f16", "overlap_q4_sums_store", "attention_sm90 f16 tile 128x128 head_dim 64 overlap_q4_sums_store bias=no"),
 ])
 def test_hopper_tile_and_schedule(dim, element, schedule, key):
     op = _sm90(attention_module("BSHD", 2, 4, 40, 72, dim, element=element)[1], schedule)
@@ -345,8 +343,7 @@ def test_hopper_tile_and_schedule(dim, element, schedule, key):
     tile = {"tma": "Shape<_64, _128, _64>", "wide": "Shape<_128, _128, _64>", "locked": "Shape<_128, _128, _64>",
             "overlap": "Shape<_128, _128, _64>", "overlap_q4": "Shape<_128, _128, _64>",
             "overlap_q4kv8": "Shape<_128, _128, _64>", "wide_q4": "Shape<_128, _128, _64>",
-            "overlap_q4_sums": "Shape<_128, _128, _64>", "overlap_q4_store": "Shape<_128, _128, _64>",
-            "overlap_q4_sums_store": "Shape<_128, _128, _64>"}.get(
+            "overlap_q4_sums": "Shape<_128, _128, _64>"}.get(
         schedule, f"Shape<_128, _{64 if dim == 64 else 128}, _{dim}>")
     assert tile in source
     kernel = {"persistent": "KernelTmaWarpSpecializedPingpong", "cooperative": "KernelTmaWarpSpecializedCooperative",
@@ -360,19 +357,18 @@ def test_hopper_tile_and_schedule(dim, element, schedule, key):
         assert "FmhaBuilder<" not in source.split("struct OverlappedMainloop")[-1]
         stages = source.count("Tag::kStagesQ, cute::Int<4>>"), source.count("Tag::kStagesKV, cute::Int<8>>")
         assert stages == {"overlap": (0, 0), "overlap_q4": (2, 0), "overlap_q4kv8": (2, 2),
-                          "overlap_q4_sums": (2, 0), "overlap_q4_store": (2, 0),
-                          "overlap_q4_sums_store": (2, 0)}[schedule]  # mainloop and kernel
+                          "overlap_q4_sums": (2, 0)}[schedule]  # mainloop and kernel
         # the rows' totals under the last product: our mainloop's template option after the fusion
-        assert ("    Fusion, true>;" in source) == schedule.startswith("overlap_q4_sums")
-        # O's TMA store waited for by the next tile: our epilogue around the example's
-        assert ("Mainloop, boltir::attention_sm90::StoreEpilogue<Element, cutlass::fmha::collective::FmhaFwdEpilogue<"
-                in source) == schedule.endswith("_store")
+        assert ("    Fusion, true>;" in source) == (schedule == "overlap_q4_sums")
+        # the example's epilogue, as it is, in every untraced unit
+        assert "Mainloop, cutlass::fmha::collective::FmhaFwdEpilogue<Element, float, typename Mainloop::TileShapePV>," in source
+        assert "TracedEpilogue" not in source
     else:
         assert f"cutlass::gemm::{kernel}>::Kernel;" in source
 
 
 @pytest.mark.parametrize("schedule", ["tma", "wide", "locked", "overlap", "overlap_q4", "overlap_q4kv8", "wide_q4",
-                                      "overlap_q4_sums", "overlap_q4_store", "overlap_q4_sums_store"])
+                                      "overlap_q4_sums"])
 def test_the_tma_and_wide_schedules_take_head_dim_64_only(schedule):
     """Their 64x128 and 128x128 tiles are built for D = 64; at D = 128 the op keeps example 41's kernel, and says why."""
     op = _sm90(attention_module("BSHD", 2, 4, 40, 72, 128)[1], schedule)
@@ -406,8 +402,7 @@ def test_an_unknown_schedule_is_one_line():
     with pytest.raises(BoltError) as error:
         ak.instance_key(op)
     assert error.value.message == ("unknown Hopper attention schedule 'sideways'; known: persistent, cooperative, tma, "
-                                   "wide, locked, overlap, wide_q4, overlap_q4, overlap_q4_sums, overlap_q4_store, "
-                                   "overlap_q4_sums_store, overlap_q4kv8")
+                                   "wide, locked, overlap, wide_q4, overlap_q4, overlap_q4_sums, overlap_q4kv8")
 
 
 HOPPER_REFUSALS = [

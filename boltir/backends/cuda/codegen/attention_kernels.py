@@ -495,16 +495,14 @@ def emit_translation_unit(module_or_ops: ModuleOp | Iterable[Operation]) -> str:
             instances[name] = emit_instance(op)
     kinds = {i.key.split()[0] for i in instances.values()}
     hopper = "attention_sm90" in kinds
-    schedules = [sm90.SCHEDULES[sm90_schedule(op)] for op in attention_ops(module_or_ops) if is_sm90(op)]
-    own_mainloop = any(schedule.own_mainloop for schedule in schedules)
-    store_epilogue = any(schedule.store_epilogue for schedule in schedules)
+    own_mainloop = any(is_sm90(op) and sm90.SCHEDULES[sm90_schedule(op)].own_mainloop for op in attention_ops(module_or_ops))
     return render(
         "translation_unit.cu.j2",
         instances=list(instances.values()),
         hopper=hopper,
         launches_3x=False,
         headers=([HEADER] if "attention" in kinds else []) + ([sm90.HEADER] if hopper else []),
-        epilogue_header=header_text("boltir_epilogue.h") + (sm90.fusion_header(own_mainloop, store_epilogue) if hopper else ""),
+        epilogue_header=header_text("boltir_epilogue.h") + (sm90.fusion_header(own_mainloop) if hopper else ""),
         include_paths=["<cutlass>/include", "<cutlass>/examples/41_fused_multi_head_attention"]
         + (["<cutlass>/tools/util/include", sm90.INCLUDE_PATH] if hopper else []),
     )

@@ -27,10 +27,7 @@ extent), whether a bias is read, and the schedule:
   bench.check_attention, and "overlap_q4_sums" ("overlap_q4" reducing the rows' sums and
   computing O's scales while the last P·V product runs, where the example's `tail` does it
   after the product); `attention_kernels.hopper_schedule` chooses one of the last two where
-  there is neither a bias nor a causal mask. An experiment on these, timed by
-  bench.check_attention: "overlap_q4_store" / "overlap_q4_sums_store", whose epilogue (our
-  `StoreEpilogue`) issues O's TMA store and leaves the wait for it to the warp group's next
-  tile, where the example's waits at once.
+  there is neither a bias nor a causal mask.
 Tiles (`SCHEDULES`' tiles): 128 queries × 64 keys for D = 64, 128 × 128 for D = 128 (the
 example's); 64 × 128 for "tma" (the example's) and 128 × 128 for "wide". The
 problem (sizes, strides, scale, causal, key lengths) is passed at run time, so layouts,
@@ -82,9 +79,6 @@ class Schedule:
     own_mainloop: bool = False
     sums_under_last_product: bool = False
     """Our mainloop's SumsUnderLastProduct: the rows' totals while the last P·V product runs."""
-    store_epilogue: bool = False
-    """With our mainloop: our StoreEpilogue, whose TMA store of O the next tile's epilogue waits
-    for, where the example's epilogue waits for its stores at once."""
 
 
 STAGES_Q_4 = "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesQ, cute::Int<4>>"
@@ -111,13 +105,6 @@ SCHEDULES = {
     "overlap_q4_sums": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop finishing the rows' sums under the "
                                 "last product, two Q stages a warp group", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True,
                                 sums_under_last_product=True),
-    "overlap_q4_store": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, O's "
-                                 "TMA store waited for by the next tile", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True,
-                                 store_epilogue=True),
-    "overlap_q4_sums_store": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop finishing the rows' sums under "
-                                      "the last product, two Q stages a warp group, O's TMA store waited for by the next "
-                                      "tile", WIDE_TILES, (STAGES_Q_4,), own_mainloop=True, sums_under_last_product=True,
-                                      store_epilogue=True),
     "overlap_q4kv8": Schedule(PINGPONG, "persistent on 128-key tiles, our mainloop, two Q stages a warp group, 8 K/V stages",
                               WIDE_TILES, (STAGES_Q_4, "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kStagesKV, "
                                                        "cute::Int<8>>"), own_mainloop=True),
@@ -130,8 +117,8 @@ FUSION_HEADER = "boltir_attention_sm90.h"
 MAINLOOP_HEADER = "boltir_attention_sm90_overlap.h"
 """Our mainloop (the "overlap" schedule), pasted into the unit after the fusion."""
 EPILOGUES_HEADER = "boltir_attention_sm90_epilogues.h"
-"""Our epilogues (StoreEpilogue; TracedEpilogue for bench/trace_attention.py), pasted after
-the mainloop where a unit uses one."""
+"""Our epilogue for bench/trace_attention.py (TracedEpilogue), pasted after the mainloop into
+traced units only."""
 TRACE_STEPS = False
 """Our mainloop's units record each MMA warp group's events for bench/trace_attention.py (set
 by it only; builds never trace)."""
@@ -213,16 +200,15 @@ def emit_source(common: dict, element: str, head_dim: int, bias: bool, schedule:
                   tile_q=queries, tile_k=keys, kernel_schedule=chosen.kernel_schedule, schedule_text=chosen.text,
                   kernel_options=chosen.options, own_mainloop=chosen.own_mainloop,
                   trace=TRACE_STEPS and chosen.own_mainloop, sums_under_last_product=chosen.sums_under_last_product,
-                  store_epilogue=chosen.store_epilogue,
                   shared_memory_bytes=get_target("sm90").shared_memory_bytes)
 
 
-def fusion_header(own_mainloop: bool = False, store_epilogue: bool = False) -> str:
+def fusion_header(own_mainloop: bool = False) -> str:
     """Our fusion, and our mainloop where a unit's instance runs it (which records its
-    events where TRACE_STEPS is set), and our epilogues where the unit traces or an instance
-    stores through StoreEpilogue (other units' sources stay as they were without them)."""
+    events, and brackets the example's epilogue with two more, where TRACE_STEPS is set;
+    other units' sources stay as they were without the traced epilogue)."""
     if not own_mainloop:
         return header_text(FUSION_HEADER)
     trace = "#define BOLTIR_ATTENTION_TRACE 1\n" if TRACE_STEPS else ""
-    epilogues = header_text(EPILOGUES_HEADER) if TRACE_STEPS or store_epilogue else ""
+    epilogues = header_text(EPILOGUES_HEADER) if TRACE_STEPS else ""
     return header_text(FUSION_HEADER) + trace + header_text(MAINLOOP_HEADER) + epilogues
