@@ -3,19 +3,24 @@ GPU: correctness against the op-level interpreter, then graph-timed against the 
 choice and cuDNN.
 
 Correctness: the three stems (VGG-16's 3x3 on 4 channels, ResNet-50's and MobileNetV2's
-after space-to-depth) at batch 2, odd sizes, strides 1 and 2, R = 1..7, C = 1..16,
-dilation and asymmetric pads, every epilogue kind, f16 and bf16, the heuristic's tile and
-the tuner's other tiles. The bar: ‖Δ‖/‖ref‖ < 1e-2 (outputs initialized to NaN, so a
-missed element fails).
+after space-to-depth) at batch 2, odd sizes, strides 1 and 2, R = 1..7, C = 1..16 and the
+wider inputs the kernel takes past 16 channels (24 to 64, RepVGG-A0's 48-channel 3x3s
+among them), dilation and asymmetric pads, every epilogue kind, f16 and bf16, the
+heuristic's tile and the tuner's other tiles. The bar: ‖Δ‖/‖ref‖ < 1e-2 (outputs
+initialized to NaN, so a missed element fails).
 
-Timing: the three stems at batch 1 and 32, bias + activation, each kernel launched 10
-times inside a captured CUDA graph (the median of 20 replays, divided by 10); ours, the
+Timing: the three stems and RepVGG-A0's two 48-channel 3x3s (stride 2 at 112², stride 1 at
+56², which the heuristic leaves to CUTLASS until this run says otherwise) at batch 1 and
+32, bias + activation, each kernel launched 10 times inside a captured CUDA graph (the
+median of 20 replays, divided by 10); ours (the heuristic's tile, or the default tile where
+the heuristic keeps CUTLASS; the 48-channel convs at batch 32 also in WIDE_TILES), the
 CUTLASS kernel select-kernels picks without ours (few_channels=cutlass), and cuDNN
 (torch.nn.functional.conv2d on channels_last f16 + the activation, captured the same
 way). `bound` is the roofline bound (FLOPs of the op-level conv at 660 TFLOP/s, input +
 filter + bias + output bytes at 4 TB/s: sm90's GpuTarget); `%` is bound / ours.
 
-    source bench/setup_gpu.sh && python3 -m bench.check_stem_conv [--only TEXT] [--no-timing] [--list]
+    source bench/setup_gpu.sh && python3 -m bench.check_stem_conv [--only TEXT] [--no-timing] [--timing-only TEXT] [--list]
+    python3 -m bench.check_stem_conv --build-only      # compile every kernel (fills the object cache); no GPU
 """
 
 from __future__ import annotations
@@ -54,7 +59,13 @@ STEMS = {
     "vgg16 3x3 C4->64": ({"h": 224, "w": 224, "c": 4, "k": 64, "r": 3, "s": 3}, "relu"),
     "resnet50 s2d 4x4 C16->64": ({"h": 115, "w": 115, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0}, "relu"),
     "mobilenetv2 s2d 2x2 C16->32": ({"h": 113, "w": 113, "c": 16, "k": 32, "r": 2, "s": 2, "pad": 0, "epilogue": "bias, clip(0.0, 6.0)"}, "relu6"),
+    "repvgg_a0 3x3/2 C48->48 112²": ({"h": 112, "w": 112, "c": 48, "k": 48, "r": 3, "s": 3, "stride": 2}, "relu"),
+    "repvgg_a0 3x3 C48->48 56²": ({"h": 56, "w": 56, "c": 48, "k": 48, "r": 3, "s": 3}, "relu"),
 }
+WIDE_TILES = [(2, 28, 1), (4, 14, 1), (1, 28, 1), (2, 32, 2)]
+"""Our other tiles (rows, columns, warp fragments) timed on the 48-channel convs at batch 32:
+the default's one row of 56 pixels needs 123 KB of shared memory, one CTA a multiprocessor;
+these fit two."""
 
 
 @dataclass
@@ -71,7 +82,10 @@ def lower(case: Case) -> Case:
     ctx = make_context()
     case.module = parse_module(case.text, f"<{case.label}>", ctx=ctx)
     module = case.module.clone()
-    SelectKernelsPass(selector="heuristic", arch="sm90", sms=SMS, few_channels=case.few_channels).apply(ctx, module)
+    # CUTLASS's choice: neither ours nor the halo or streaming conv, whose sm90 rules would take
+    # the blocked stems first
+    others = {"narrow_convs": "cutlass", "narrow_windows": "stem"} if case.few_channels == "cutlass" else {}
+    SelectKernelsPass(selector="heuristic", arch="sm90", sms=SMS, few_channels=case.few_channels, **others).apply(ctx, module)
     for target in module.walk():
         if not isinstance(target, ops.Conv2dOp) or case.few_channels != "stem":
             continue
@@ -126,6 +140,21 @@ def correctness_cases() -> list[Case]:
             # the heuristic leaves 1x1 convs to the GEMM rules: ours by its default tile
             op = next(o for o in parse_module(text).walk() if isinstance(o, ops.Conv2dOp))
             out.append(Case(label, text, tile=stem_conv_kernels.default_tile(op, SMS) if r == 1 else None))
+    wide = [  # past 16 channels: whole k16 steps a tap
+        (2, 23, 21, 48, 48, 3, 2, {}), (1, 17, 19, 24, 32, 3, 2, {}), (1, 15, 15, 64, 64, 3, 1, {}),
+        (2, 19, 17, 40, 64, 3, 2, {}), (1, 14, 13, 32, 48, 2, 2, {"pad": 0}), (2, 16, 18, 48, 48, 3, 1, {}),
+        (1, 12, 11, 17, 24, 3, 1, {"pads": (1, 0, 2, 1)}),
+    ]
+    for n, h, w, c, k, r, stride, extra in wide:
+        for element in ("f16", "bf16"):
+            text = conv_text(n, h, w, c, k, r, r, stride=stride, element=element, **extra)
+            out.append(Case(f"{element} {r}x{r}/{stride} {n}x{h}x{w}x{c}->{k} {extra or ''}", text))
+            if c == 48 and element == "f16":
+                for tile in WIDE_TILES:
+                    tile = stem_conv_kernels.StemTile(*tile)
+                    out.append(Case(f"f16 {r}x{r}/{stride} {n}x{h}x{w}x{c}->{k} tile {tile.describe()}", text, tile=tile))
+    out.append(Case("f16 3x3/2 2x23x21x48->48 <bias, relu, residual = add, then relu>",
+                    conv_text(2, 23, 21, 48, 48, 3, 3, stride=2, epilogue="bias, relu, residual = add, then relu")))
     for epilogue in ("bias, hardswish", "bias, relu, residual = add, then relu", "residual = add", "none",
                      "alpha = 0.5, beta = 2.0, bias, silu", "bias, gelu", "bias, leaky_relu(0.1)"):
         out.append(Case(f"f16 3x3/1 2x19x21x4->32 <{epilogue}>", conv_text(2, 19, 21, 4, 32, 3, 3, epilogue=epilogue)))
@@ -173,24 +202,36 @@ def graph_ms(launch, stream, repeats: int = 10, samples: int = 20) -> float:
     return float(np.median(times))
 
 
-def timing_rows(args) -> list[tuple]:
+def timing_plans(only: str | None) -> list[tuple]:
+    """(name, batch, activation, our lowered case, CUTLASS's) for every timed conv whose name
+    contains one of `only`'s comma-separated texts (all where None)."""
+    plans = []
+    for name, (shape, activation) in STEMS.items():
+        if only and not any(text in name for text in only.split(",")):
+            continue
+        for batch in (1, 32):
+            text = conv_text(batch, **shape)
+            theirs = lower(Case(f"{name} N{batch} cutlass", text, few_channels="cutlass"))
+            plans.append((name, batch, activation, lower(Case(f"{name} N{batch}", text)), theirs))
+            if shape["c"] > 16 and batch == 32:
+                for tile in WIDE_TILES:
+                    tile = stem_conv_kernels.StemTile(*tile)
+                    plans.append((name, batch, activation, lower(Case(f"{name} N{batch} {tile.describe()}", text, tile=tile)),
+                                  theirs))
+    return plans
+
+
+def timing_rows(library: KernelLibrary, plans: list[tuple]) -> list[tuple]:
     import torch
     import torch.nn.functional as F
 
-    plans = []
-    for name, (shape, activation) in STEMS.items():
-        for batch in (1, 32):
-            text = conv_text(batch, **shape)
-            plans.append((name, batch, activation, lower(Case(f"{name} N{batch}", text)),
-                          lower(Case(f"{name} N{batch} cutlass", text, few_channels="cutlass"))))
-    library = build([c for plan in plans for c in plan[3:]], args.library + ".timing.so")
     stream = torch.cuda.Stream()
     target = get_target("sm90")
     rows = []
     for name, batch, activation, ours, theirs in plans:
         op = ours.op
         x, weight, bias, out, flops, moved = conv_timing_operands(op)
-        pad = op.prop_value("pads")[0]
+        pad, stride = op.prop_value("pads")[0], tuple(op.prop_value("strides"))
         timed = []
         for case in (ours, theirs):
             workspace_bytes = library.workspace_size(case.op)
@@ -200,8 +241,8 @@ def timing_rows(args) -> list[tuple]:
             timed.append(graph_ms(launch, stream))
         x_cl, w_cl = x.permute(0, 3, 1, 2), weight.permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
         act = F.relu if activation == "relu" else F.relu6
-        def cudnn_call(act=act, x_cl=x_cl, w_cl=w_cl, bias=bias, pad=pad):
-            act(F.conv2d(x_cl, w_cl, bias, padding=pad), inplace=True)
+        def cudnn_call(act=act, x_cl=x_cl, w_cl=w_cl, bias=bias, pad=pad, stride=stride):
+            act(F.conv2d(x_cl, w_cl, bias, stride=stride, padding=pad), inplace=True)
         cudnn = graph_ms(cudnn_call, stream)
         bound = target.bound_seconds(flops, moved) * 1e3
         rows.append((name, batch, describe(ours), timed[0], describe(theirs), timed[1], cudnn, bound,
@@ -214,6 +255,8 @@ def main() -> int:
     parser.add_argument("--only", help="run the correctness cases whose label contains this text")
     parser.add_argument("--list", action="store_true", help="lower every case and print its kernel; no GPU")
     parser.add_argument("--no-timing", action="store_true")
+    parser.add_argument("--timing-only", help="time the convs whose name contains this text (or one of these, comma-separated)")
+    parser.add_argument("--build-only", action="store_true", help="compile the kernels (correctness and timing) and stop")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--library", default="/tmp/boltir-check/stem_conv.so")
     args = parser.parse_args()
@@ -234,12 +277,18 @@ def main() -> int:
 
     import os
 
-    import torch
-
+    plans = [] if args.no_timing else timing_plans(args.timing_only)
     os.makedirs(os.path.dirname(args.library), exist_ok=True)
     start = time.monotonic()
-    library = build([c for c in lowered if stem_conv_kernels.computes(c.op)], args.library)
-    print(f"built the kernels of {len(lowered)} cases in {time.monotonic() - start:.0f} s", flush=True)
+    library = build([c for c in lowered if stem_conv_kernels.computes(c.op)] + [c for plan in plans for c in plan[3:]],
+                    args.library)
+    print(f"built the kernels of {len(lowered)} cases and {len(plans)} timed convs in {time.monotonic() - start:.0f} s",
+          flush=True)
+    if args.build_only:
+        return 1 if rows else 0
+
+    import torch
+
     rng = np.random.default_rng(args.seed)
     for case in lowered:
         try:
@@ -249,7 +298,7 @@ def main() -> int:
             traceback.print_exc()
             rows.append((case.label, describe(case), "-", str(error).splitlines()[0][:60], "FAIL"))
     failed = sum(row[-1] != "pass" for row in rows)
-    timing = [] if args.no_timing else timing_rows(args)
+    timing = timing_rows(library, plans) if plans else []
 
     print(f"\nGPU: {torch.cuda.get_device_name(0)}; reference: the op-level interpreter; seed {args.seed}")
     print_table(("case", "kernel", "rel err", "bar", "result"), rows)
