@@ -4,10 +4,6 @@ that space-to-depth-stem makes of ResNet's and MobileNet's stems), any R×S, str
 dilations and pads, one group, with the whole `#op.epilogue` (bias, activations, residual)
 fused. CUTLASS's implicit GEMM gets few k-iterations per tile at K = R·S·C this small and
 leaves the machine waiting on its epilogue's stores; this kernel keeps the output streaming.
-It also takes 17 to 64 channels over at most MAX_WIDE_STEPS k16 steps (a strided 3x3 on
-48 channels, as RepVGG-A0's first stage opens with, which the halo conv does not take):
-the heuristic gives it those only once they are measured (`heuristic.STEM_RULE_CHANNELS`),
-so for now a tile is asked for by name (bench/check_stem_conv.py).
 
     reason = conv_reason(op)          # None where the kernel computes this op.conv2d
     tile = default_tile(op, sms=132)  # the shape heuristic's StemTile
@@ -77,12 +73,8 @@ FAMILIES: dict[type, str] = {ops.Conv2dOp: FAMILY}
 
 ELEMENTS = HALF_ELEMENTS
 WARPS = 4
-MAX_CHANNELS = 64
-"""Input channels at most. Up to 16 a tap's channels fill at most one k16 step of the MMA;
-past 16 each tap takes whole k16 steps (`padded_channels`)."""
-MAX_WIDE_STEPS = 36
-"""k16 steps at most past 16 channels (a 3x3 on 64): each thread keeps two patch offsets a
-step in registers."""
+MAX_CHANNELS = 16
+"""Input channels at most: one tap's channels fill at most one k16 step of the MMA."""
 MAX_OUTPUT_CHANNELS = 128
 MAX_ACCUMULATORS = 64
 """f32 accumulators per thread at most: warp_fragments × K / 2."""
@@ -114,10 +106,9 @@ class StemTile(OwnTile):
 
 
 def padded_channels(c: int) -> int:
-    """CP: the channels of one tap in the GEMM's K: up to 16 a power of two of at least 2 (a
-    k-pair is two channels of one tap, and taps pack a k16 step), past 16 a multiple of 16
-    (48 stays 48: a k16 step never spans two taps)."""
-    return max(2, 1 << (c - 1).bit_length()) if c <= 16 else -(-c // 16) * 16
+    """CP: the channels of one tap in the GEMM's K, a power of two of at least 2 (a k-pair
+    is two channels of one tap)."""
+    return max(2, 1 << (c - 1).bit_length())
 
 
 def gemm_k(op: ops.Conv2dOp) -> int:
@@ -142,8 +133,6 @@ def conv_reason(op: Operation) -> str | None:
         return f"{c} input channels: the kernel takes at most {MAX_CHANNELS}"
     if k % 8 or k > MAX_OUTPUT_CHANNELS:
         return f"{k} output channels: the kernel takes a multiple of 8 up to {MAX_OUTPUT_CHANNELS}"
-    if c > 16 and gemm_k(op) // 16 > MAX_WIDE_STEPS:
-        return f"a reduction of {gemm_k(op) // 16} k16 steps on {c} channels: the kernel takes at most {MAX_WIDE_STEPS} past 16"
     if (reason := one_element_reason(op, ELEMENTS)) is not None:
         return reason
     if filter_bytes(op) > SHARED_BYTES // 2:

@@ -384,20 +384,12 @@ ours 1.9x CUTLASS's time at one 112² image and 0.75x at 32 (bench/check_stem_co
 between the two is not measured."""
 
 
-STEM_RULE_CHANNELS = 16
-"""The most input channels the heuristic gives our few-channel conv: it takes up to 64
-(`stem_conv_kernels.MAX_CHANNELS`), but past 16 it has not run on a GPU yet."""
-
-
 def stem_conv_problem(op: ops.Conv2dOp) -> bool:
     """Whether the heuristic gives the conv our kernel for few input channels: one it takes
-    with C <= STEM_RULE_CHANNELS and a window larger than 1x1 (a 1x1 conv is a GEMM, the
-    pointwise rules'), and, on 16 channels, with a short reduction or many output pixels
-    (STEM_MANY_PIXELS)."""
+    (C <= 16) with a window larger than 1x1 (a 1x1 conv is a GEMM, the pointwise rules'),
+    and, on 16 channels, with a short reduction or many output pixels (STEM_MANY_PIXELS)."""
     _, r, s, c = tensor_shape(op.filter.type)
     n, p, q, _ = tensor_shape(op.output.type)
-    if c > STEM_RULE_CHANNELS:
-        return False
     if c >= 16 and r * s * c > STEM_LONG_REDUCTION and n * p * q < STEM_MANY_PIXELS:
         return False
     return r * s > 1 and stem_conv_kernels.conv_reason(op) is None
