@@ -4,14 +4,17 @@ the device call's carry limit (64 MiB with the wheels); the rest waits in `.kcac
     python3 -m bench.carry_objects --models resnet50,bert --batches 1,32 --skip bert:1 \
         --builds sm90,sm90-2x --tune-models resnet50:1,resnet50:32,bert:32
     python3 -m bench.carry_objects --restore        # everything back into objects/
-    python3 -m bench.carry_objects --models resnet50 --batches 32 --keep attention.txt   # and a check's objects
+    python3 -m bench.carry_objects --models resnet50 --batches 32 \
+        --check "bench.check_attention --only s512 --kernels overlap_q4"   # and a check script's objects
 
 Needed: the candidate units the tuner compiles for each tuned model, in order (its
 `compile_units`: an earlier tuning's objects serve the later ones; their members,
 `.kcache/members`, let the tuned build that follows link the winners from them), then
 the translation units of each (model, batch, build) as bench/models.py compiles them
-(heuristic builds). An object that is needed but not in the cache is counted as missing:
-`--compile` compiles it here first (the tuner's units the tuner's way).
+(heuristic builds), then the objects each `--check` script's `--build-only` asks the cache
+for (it runs here, in this process, and compiles what is missing). An object that is
+needed but not in the cache is counted as missing: `--compile` compiles it here first (the
+tuner's units the tuner's way).
 Run with BOLTIR_CACHE_DIR pointing at the cache (default `.kcache`).
 """
 
@@ -63,6 +66,39 @@ def tuning_objects(name: str, batch: int, work: Path, arch: str, compile_missing
     return [unit(group) for group in groups], list(ready.values())
 
 
+def check_keys(command: str) -> set[str]:
+    """The object-cache keys a check script's build asks for: `python -m MODULE ARGS
+    --build-only` run here, with the toolchain's key function recording each key it makes."""
+    import runpy
+    import shlex
+
+    from boltir.backends.cuda.toolchain import nvcc
+
+    module, *arguments = shlex.split(command)
+    keys: set[str] = set()
+    original = nvcc.Toolchain.object_key
+
+    def recording(toolchain, job):
+        key = original(toolchain, job)
+        keys.add(key)
+        return key
+
+    saved = sys.argv
+    nvcc.Toolchain.object_key = recording
+    sys.argv = [module, *arguments, "--build-only"]
+    try:
+        runpy.run_module(module, run_name="__main__")
+    except SystemExit as done:
+        if done.code not in (0, None):
+            raise SystemExit(f"carry_objects: --check {command!r}: its --build-only exited with {done.code}") from None
+    except ImportError as error:
+        raise SystemExit(f"carry_objects: --check {command!r}: {error}") from None
+    finally:
+        nvcc.Toolchain.object_key = original
+        sys.argv = saved
+    return keys
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="")
@@ -74,8 +110,10 @@ def main() -> int:
     parser.add_argument("--arch", default="sm90")
     parser.add_argument("--work", default="/tmp/boltir-models")
     parser.add_argument("--keep", action="append", default=[], metavar="FILE",
-                        help="also keep the objects this file names, one a line (a check script's, listed after its "
-                             "--build-only: `ls .kcache/objects > FILE` around it)")
+                        help="also keep the objects this file names, one a line")
+    parser.add_argument("--check", action="append", default=[], metavar="'MODULE ARGS'",
+                        help="also keep the objects a check script's build needs: runs `python -m MODULE ARGS --build-only` "
+                             "here (compiling what is missing) and keeps every object it looked up")
     parser.add_argument("--restore", action="store_true", help="move every object back and stop")
     parser.add_argument("--compile", action="store_true", help="compile the needed objects that are missing, here")
     parser.add_argument("--as-gpu", default="", metavar="NAME",
@@ -121,6 +159,10 @@ def main() -> int:
     supplied = objects_of_larger_units([k for k in needed if not cache.object_path(k).exists()], set(needed), cache)
     needed.update({container: needed[key] for key, container in supplied.items()})
     keep = set(needed) | {path.stem for path in ready}
+    for command in args.check:
+        checked = check_keys(command)
+        held = objects_of_larger_units([k for k in checked if not cache.object_path(k).exists()], checked, cache)
+        keep |= checked | set(held.values())
     for listing in args.keep:
         keep |= {Path(line.strip()).stem for line in Path(listing).read_text().splitlines() if line.strip()}
     missing = [key for key in needed if key not in supplied and not (objects / f"{key}.o").exists()]
