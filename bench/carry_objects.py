@@ -26,6 +26,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from bench.check_jobs import check_jobs
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -64,39 +66,6 @@ def tuning_objects(name: str, batch: int, work: Path, arch: str, compile_missing
             tuner._build(jobs, Path(scratch))
     groups, unit, ready = tuner.compile_units(jobs)
     return [unit(group) for group in groups], list(ready.values())
-
-
-def check_keys(command: str) -> set[str]:
-    """The object-cache keys a check script's build asks for: `python -m MODULE ARGS
-    --build-only` run here, with the toolchain's key function recording each key it makes."""
-    import runpy
-    import shlex
-
-    from boltir.backends.cuda.toolchain import nvcc
-
-    module, *arguments = shlex.split(command)
-    keys: set[str] = set()
-    original = nvcc.Toolchain.object_key
-
-    def recording(toolchain, job):
-        key = original(toolchain, job)
-        keys.add(key)
-        return key
-
-    saved = sys.argv
-    nvcc.Toolchain.object_key = recording
-    sys.argv = [module, *arguments, "--build-only"]
-    try:
-        runpy.run_module(module, run_name="__main__")
-    except SystemExit as done:
-        if done.code not in (0, None):
-            raise SystemExit(f"carry_objects: --check {command!r}: its --build-only exited with {done.code}") from None
-    except ImportError as error:
-        raise SystemExit(f"carry_objects: --check {command!r}: {error}") from None
-    finally:
-        nvcc.Toolchain.object_key = original
-        sys.argv = saved
-    return keys
 
 
 def main() -> int:
@@ -160,7 +129,7 @@ def main() -> int:
     needed.update({container: needed[key] for key, container in supplied.items()})
     keep = set(needed) | {path.stem for path in ready}
     for command in args.check:
-        checked = check_keys(command)
+        checked = set(check_jobs(command))
         held = objects_of_larger_units([k for k in checked if not cache.object_path(k).exists()], checked, cache)
         keep |= checked | set(held.values())
     for listing in args.keep:
