@@ -36,8 +36,8 @@ def check_jobs(command: str) -> dict:
     except SystemExit as done:
         if done.code not in (0, None):
             raise SystemExit(f"--check {command!r}: its --build-only exited with {done.code}") from None
-    except ImportError as error:
-        raise SystemExit(f"--check {command!r}: {error}") from None
+    except Exception as error:  # noqa: BLE001 - the script's failure, in one line (a missing module among them)
+        raise SystemExit(f"--check {command!r}: {(str(error) or type(error).__name__).splitlines()[0]}") from None
     finally:
         nvcc.Toolchain.object_key = original
         sys.argv = saved

@@ -14,7 +14,7 @@ from bench.check_jobs import check_jobs
 from boltir.backends.cuda.codegen.generator import CompileJob
 from boltir.backends.cuda.toolchain.nvcc import Toolchain
 
-SCRIPT = '''
+SCRIPT = r'''
 import argparse
 from pathlib import Path
 from boltir.backends.cuda.codegen.generator import CompileJob
@@ -28,6 +28,8 @@ assert args.build_only, "carry_objects asks for --build-only"
 toolchain = Toolchain(Path("nvcc"), "13.0", (), "cutlass")
 for name in args.only.split(","):
     toolchain.object_key(CompileJob(name, "// " + name, "sm80"))
+if args.only == "fail":
+    raise RuntimeError("the build failed\nmore lines")
 '''
 
 
@@ -53,6 +55,8 @@ def test_a_check_that_fails_is_one_line(stand_in):
     assert str(failed.value) == f"--check '{stand_in} --unknown': its --build-only exited with 2"
     with pytest.raises(SystemExit, match="No module named"):
         check_jobs("bench.no_such_check")
+    with pytest.raises(SystemExit, match=r"^--check '.*': the build failed$"):
+        check_jobs(f"{stand_in} --only fail")
 
 
 PTXAS = """ptxas info    : 0 bytes gmem
