@@ -848,6 +848,23 @@ def test_the_3x_conv_is_also_raced_with_two_ctas_per_multiprocessor():
     lower_alone(single_op_module(op), found[1])
 
 
+def test_a_3x_conv_of_48_output_channels_is_raced_on_48_wide_tiles():
+    """RepVGG-A0's 3x3/2 on 48 channels (2.x 128x64 in the heuristic and the last tuning,
+    1.1 TB/s on the H100): the 3.x candidates lead with tiles whose N covers K, which
+    lower (nvcc built the 128x48 instance: bench/RESULTS.md, thirty-fifth session)."""
+    from boltir.backends.cuda.select.candidates import HOPPER_CONV_SHAPES, hopper_conv_shapes
+
+    assert hopper_conv_shapes(64) == hopper_conv_shapes(192) == HOPPER_CONV_SHAPES
+    assert hopper_conv_shapes(48)[-2:] == ((64, 48, 64), (128, 48, 64))
+    assert hopper_conv_shapes(96)[-2:] == ((64, 96, 64), (128, 96, 64))
+    op = op_of(conv_text(32, 112, 112, 48, 48, 3, 3, stride=2))
+    found = candidates(op, "sm90", 132, 3).choices
+    assert found[0].arch == "sm80"  # the heuristic's, unchanged
+    hopper = [choice for choice in found if choice.arch == "sm90"]
+    assert [choice.tile.threadblock for choice in hopper[:2]] == [(128, 48, 64), (64, 48, 64)]
+    lower_alone(single_op_module(op), hopper[0])
+
+
 def test_the_heuristics_choice_stands_unless_another_is_clearly_faster():
     """Timed alone, candidates within HEURISTIC_MARGIN of the heuristic's choice are not told
     apart: the record's best, and the database selector's choice, stay the heuristic's."""

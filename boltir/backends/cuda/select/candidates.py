@@ -139,6 +139,16 @@ HOPPER_GEMM_SHAPES = (*((m, n, 64) for m in (64, 128, 256) for n in (64, 128, 19
 (BERT's batch-1 GEMMs at M = 128: 64x64 tiles fill 24-96 of 132 SMs); on a full grid it
 scores too low to be kept."""
 HOPPER_CONV_SHAPES = ((64, 64, 64), (64, 128, 64), (128, 64, 64), (128, 128, 64), (64, 256, 64), (128, 256, 64))
+
+
+def hopper_conv_shapes(k: int) -> tuple[tuple[int, int, int], ...]:
+    """HOPPER_CONV_SHAPES, and 64- and 128-row tiles whose N covers K rounded to 16 where K is
+    not a multiple of 64 (RepVGG-A0's 48-channel 3x3s: a 64-wide tile pads a quarter of the
+    products and stores away)."""
+    cover = -(-k // 16) * 16
+    if cover % 64 == 0 or cover > 256:
+        return HOPPER_CONV_SHAPES
+    return HOPPER_CONV_SHAPES + ((64, cover, 64), (128, cover, 64))
 CLUSTERS = ((1, 1, 1), (2, 1, 1), (1, 2, 1))
 SPLIT_K = (2, 4, 8)
 SMALL_M_K_TILES = 4
@@ -526,7 +536,7 @@ def hopper_gemm(op: ops.GemmOp, base: KernelChoice, sms: int, found: CandidateSe
 def hopper_conv(op: ops.Conv2dOp, base: KernelChoice, sms: int, found: CandidateSet) -> list[KernelChoice]:
     pixels, _, k = hopper_conv_problem(op)
     template = dataclasses.replace(base, iterator_algorithm="optimized", swizzle=1)
-    ranked = _hopper_ranked(HOPPER_CONV_SHAPES, lambda shape: ("warpspecialized",), pixels, k, 0, 1, sms, found,
+    ranked = _hopper_ranked(hopper_conv_shapes(k), lambda shape: ("warpspecialized",), pixels, k, 0, 1, sms, found,
                             "conv2d_fprop", False, template)
     first = base if base.arch == "sm90" else None
     kept = _keep_best(found, ranked, MAX_PER_GENERATION["3.x"], pixels, k, 1, sms, first)
