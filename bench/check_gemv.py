@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sys
 
-
 from bench.harness import Case, correctness_main, own_kernel
 from boltir.backends.cuda.codegen import skinny_gemm_kernels
 from boltir.backends.cuda.select.candidates import candidates
