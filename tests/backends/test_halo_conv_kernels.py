@@ -46,11 +46,11 @@ def marked(op: ops.Conv2dOp, tile: hc.HaloTile) -> ops.Conv2dOp:
 
 
 @pytest.mark.parametrize(("shape", "reason"), [
-    ({**VGG_224, "c": 128}, "128 input channels: the kernel takes 16, 32, 64"),
+    ({**VGG_224, "c": 128}, "128 input channels: the kernel takes a multiple of 8 up to 64"),
     ({**VGG_224, "c": 4}, "4 input channels"),
-    ({**VGG_224, "k": 96}, "96 output channels: the kernel takes a multiple of 64"),
-    ({**VGG_224, "stride": 2}, "a strided or dilated conv"),
-    ({**VGG_224, "dilation": 2, "pad": 2}, "a strided or dilated conv"),
+    ({**VGG_224, "k": 100}, "100 output channels: the kernel takes a multiple of 8"),
+    ({**VGG_224, "stride": 3}, "stride [3, 3]: the kernel takes 1 or 2 (both axes alike)"),
+    ({**VGG_224, "dilation": 2, "pad": 2}, "a dilated conv"),
     ({**VGG_224, "r": 9, "s": 9}, "a 9x9 window"),
     ({**VGG_224, "element": "f32"}, "f32"),
 ])
@@ -58,7 +58,33 @@ def test_what_the_kernel_refuses_says_why(shape, reason):
     assert reason in hc.conv_reason(conv_of(**shape))
 
 
+@pytest.mark.parametrize(("shape", "general"), [
+    (VGG_224, False), ({**VGG_224, "c": 16}, False), ({**VGG_224, "k": 128}, False),
+    ({**VGG_224, "stride": 2}, True), ({**VGG_224, "c": 48}, True), ({**VGG_224, "k": 96}, True),
+])
+def test_the_general_form_is_for_stride_2_padded_channels_and_partial_blocks(shape, general):
+    """Its instances only take the general template paths: every other unit's source, and
+    its compiled object, stays as it was."""
+    op = conv_of(**shape)
+    assert hc.conv_reason(op) is None and hc.general(op) == general
+    source = hc.emit_translation_unit([marked(op, hc.default_tile(op))])
+    assert ("constexpr int CIN = " in source) == general
+
+
+def test_the_rule_keeps_the_general_form_off_until_it_is_measured():
+    """RepVGG-A0's 3x3/2 on 48 channels: the kernel takes it, select-kernels does not give it."""
+    from boltir.backends.cuda.select import heuristic
+
+    op = conv_of(n=32, h=112, w=112, c=48, k=48, r=3, s=3, stride=2)
+    assert hc.conv_reason(op) is None and not heuristic.HALO_GENERAL_RULE
+    assert heuristic.halo_conv_problem(op, 132) is None
+    assert HeuristicSelector(sms=132).select(op, "sm90").family == "conv2d_fprop"
+    assert hc.default_tile(op) == hc.HaloTile(56, 1, 4)  # two rows of a stride-2 patch take 233 KB
+    assert hc.patch_extent(op, hc.HaloTile(56, 1, 4)) == (3, 2, 57)
+
+
 RESNET_STEM = {"n": 32, "h": 115, "w": 115, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0}  # after space-to-depth
+REPVGG_S2 = {"n": 32, "h": 112, "w": 112, "c": 48, "k": 48, "r": 3, "s": 3, "stride": 2}  # RepVGG-A0's first stage
 
 
 def test_the_kernel_takes_vgg_and_resnet_stage_one_convs_and_the_blocked_stem():
@@ -393,11 +419,18 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
     epilogue (bias, ReLU) through the accumulator fragment layout into the staged row, and
     the 16-byte stores; with `pool` 2 (op.conv2d_max_pool), the tile's two staged rows
     leave as one row of their 2×2 maxima, as the template's pooled store reads them."""
-    n, h, w, c, k, r, s, p, q, pad_h, pad_w = hc.problem(op)[:11]
+    n, h, w, c, k, r, s, p, q, pad_h, pad_w, sh, sw = hc.problem(op)[:13]
     columns, rows = tile.columns, tile.rows
+    if not hc.blocks_image(op):  # the general form's zeros past C and K: the template's predicated copies
+        cp, kb = hc.shared_channels(c), -(-k // 64)
+        x = np.pad(x, ((0, 0), (0, 0), (0, 0), (0, cp - c)))
+        weight = np.pad(weight, ((0, kb * 64 - k), (0, 0), (0, 0), (0, cp - c)))
+        bias = np.pad(bias, (0, kb * 64 - k))
+        c = cp
     pixel_bytes, chunks = 2 * c, c // 8
-    kb = k // 64
-    pr, pc = rows + r - 1, columns + s - 1
+    kb = -(-k // 64)
+    pr, planes, pw = hc.patch_extent(op, tile)
+    pc = (columns - 1) * sw + s
     patch_bytes = hc.patch_bytes(op, tile)
     filter_bytes = hc.filter_bytes(op, tile)
     stage_pitch = hc.STAGE_PITCH
@@ -424,17 +457,18 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
                 deposit_blocked_patch(smem, patch, op, x, image, p0 - pad_h, q0 - pad_w, pr, pc, swz)
             for pixel in range(pr * pc if not hc.blocks_image(op) else 0):
                 row, column = divmod(pixel, pc)
-                hh, ww = p0 - pad_h + row, q0 - pad_w + column
+                hh, ww = p0 * sh - pad_h + row, q0 * sw - pad_w + column
+                slot = (row * planes + column % planes) * pw + column // planes  # column j: plane j % SW, pixel j / SW
                 for chunk in range(chunks):
                     inside = 0 <= hh < h and 0 <= ww < w
                     value = x[image, hh, ww, chunk * 8:chunk * 8 + 8] if inside else np.zeros(8, np.float16)
-                    dst = patch + swz(pixel * pixel_bytes + chunk * 16)
+                    dst = patch + swz(slot * pixel_bytes + chunk * 16)
                     smem[dst:dst + 16] = value.astype(np.float16).view(np.uint8)
             for group in range(rows):
                 acc = np.zeros((64, columns), np.float64)
                 for tap in range(r * s):
                     a_address = tap * 64 * pixel_bytes
-                    b_address = patch + ((group + tap // s) * pc + tap % s) * pixel_bytes
+                    b_address = patch + (((group * sh + tap // s) * planes + tap % s % planes) * pw + tap % s // planes) * pixel_bytes
                     for kk in range(c // 16):
                         if tile.filter_in_registers:
                             a = register_operand(weight, block, tap, kk, s).astype(np.float64)
@@ -459,7 +493,7 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
                 for i in range(columns * 8 if pool == 1 else 0):
                     pixel, piece = divmod(i, 8)
                     qq = q0 + pixel
-                    if pp < p and qq < q:
+                    if pp < p and qq < q and block * 64 + piece * 8 < k:
                         at = stage + pixel * stage_pitch + piece * 16
                         out[image, pp, qq, block * 64 + piece * 8:block * 64 + piece * 8 + 8] = \
                             smem[at:at + 16].view(np.float16).astype(np.float32)
@@ -500,6 +534,13 @@ def replay_case(rng, shape: dict, tile: tuple, **knobs) -> tuple[np.ndarray, np.
     ({"n": 1, "h": 5, "w": 24, "c": 64, "k": 64, "r": 3, "s": 3}, (24, 2, 4)),  # stmatrix staging (same layout)
     ({"n": 2, "h": 5, "w": 16, "c": 64, "k": 64, "r": 3, "s": 3}, (16, 3)),  # three warpgroups, a partial row tile
     ({"n": 1, "h": 6, "w": 16, "c": 64, "k": 128, "r": 3, "s": 3}, (8, 4)),  # four, a partial row tile, two blocks
+    # the general form: stride 2 (two column planes), channels padded to a swizzle row, K inside a block
+    ({"n": 1, "h": 9, "w": 20, "c": 48, "k": 48, "r": 3, "s": 3, "stride": 2}, (8, 2, 4)),  # RepVGG-A0's 3x3/2 form
+    ({"n": 2, "h": 8, "w": 17, "c": 64, "k": 128, "r": 3, "s": 3, "stride": 2}, (8, 1)),  # odd width, two blocks
+    ({"n": 1, "h": 7, "w": 18, "c": 32, "k": 64, "r": 2, "s": 2, "stride": 2, "pad": 0}, (8, 2)),  # an even window
+    ({"n": 1, "h": 9, "w": 16, "c": 48, "k": 48, "r": 3, "s": 3, "stride": 2}, (8, 2, 2)),  # the filter in registers
+    ({"n": 1, "h": 6, "w": 16, "c": 48, "k": 48, "r": 3, "s": 3}, (16, 2, 4)),  # stride 1, 48 channels
+    ({"n": 1, "h": 5, "w": 11, "c": 24, "k": 104, "r": 3, "s": 3, "pads": (1, 0, 2, 1)}, (8, 3)),  # 24 -> 32, a partial block
 ])
 def test_the_kernel_replayed_matches_the_interpreter(rng, shape, tile):
     got, expected = replay_case(rng, shape, tile)
@@ -526,6 +567,11 @@ def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
               (VGG_224, (56, 4)), (RESNET_56, (56, 3)),  # four and three warpgroups: 128 and 168 registers a thread
               (VGG_224, (112, 2, 4)), ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2, 4)),
               ({**RESNET_56, "element": "bf16"}, (24, 1, 4)),  # stmatrix: x4 pairs, an odd block count's x2
-              ({**VGG_224, "c": 16}, (112, 3)), (RESNET_STEM, (112, 4))]  # more warps on 16 channels: one CTA
+              ({**VGG_224, "c": 16}, (112, 3)), (RESNET_STEM, (112, 4)),  # more warps on 16 channels: one CTA
+              # the general form: RepVGG-A0's 3x3/2 on 48 channels (mode 4, the filter in registers, three rows),
+              # its 3x3 on 48 at 56², a residual on a partial block
+              (REPVGG_S2, (56, 1, 4)), (REPVGG_S2, (56, 2, 2)), (REPVGG_S2, (32, 2, 4)),
+              ({**REPVGG_S2, "h": 56, "w": 56, "stride": 1}, (56, 2, 4)),
+              ({**RESNET_56, "k": 96, "stride": 2, "epilogue": "bias, relu, residual = add, then relu"}, (32, 1))]
     op_list = [marked(conv_of(**shape), hc.HaloTile(*tile)) for shape, tile in shapes]
     assert_unit_compiles(hc, op_list, tmp_path, SM90A)

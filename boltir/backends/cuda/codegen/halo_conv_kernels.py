@@ -91,8 +91,13 @@ ELEMENTS = HALF_ELEMENTS
 IMAGE_ELEMENTS = {"f32": "float", **HALF_ELEMENTS}
 """The image element types the kernel blocks (op.space_to_depth_conv2d), as C++ types."""
 CHANNELS = (16, 32, 64)
-"""Input channels: one pixel is one row of the 32-, 64- or 128-byte swizzle (2·C bytes), so
-a window that starts at any pixel is a valid wgmma operand."""
+"""A pixel's channels in shared memory: one pixel is one row of the 32-, 64- or 128-byte
+swizzle (2·C bytes), so a window that starts at any pixel is a valid wgmma operand. Other
+multiples of 8 up to 64 (RepVGG-A0's 48) are padded with zeros to the next of these
+(`shared_channels`)."""
+STRIDES = ((1, 1), (2, 2))
+"""A stride-2 conv keeps its patch's even and odd columns in two planes, so that each tap's
+window of output pixels is again consecutive pixels of one plane."""
 SWIZZLE_MODE = {16: 3, 32: 2, 64: 1}
 """The wgmma descriptor's layout type for C channels: 32-, 64- or 128-byte swizzle."""
 BLOCK_K = 64
@@ -195,6 +200,20 @@ def image_reason(op: ops.SpaceToDepthConv2dOp) -> str | None:
     return same_element_reason(op, ELEMENTS, "filter", "the filter", ("bias", "residual", "output"))
 
 
+def shared_channels(c: int) -> int:
+    """The channels a pixel takes in shared memory: C rounded up to 16, 32 or 64."""
+    return next(width for width in CHANNELS if width >= c)
+
+
+def general(op: Operation) -> bool:
+    """Whether the instance takes the general form (stride 2, channels padded to a swizzle
+    row, or output channels that end inside a 64-channel block); the others' source is as
+    it was before that form existed, so their compiled objects stay valid."""
+    strides = tuple(op.window()[0])
+    _, _, _, c = input_shape(op)
+    return strides != (1, 1) or c not in CHANNELS or tensor_shape(op.filter.type)[0] % BLOCK_K != 0
+
+
 def conv_reason(op: Operation) -> str | None:
     """Why the kernel does not compute this op.conv2d, op.conv2d_max_pool or
     op.space_to_depth_conv2d (whatever its tile), or None."""
@@ -209,14 +228,21 @@ def conv_reason(op: Operation) -> str | None:
     if op.prop_value("groups") != 1:
         return f"a grouped conv ({op.prop_value('groups')} groups)"
     strides, _, dilations, _ = op.window()
-    if tuple(strides) != (1, 1) or tuple(dilations) != (1, 1):
-        return "a strided or dilated conv: the kernel takes stride 1, dilation 1"
+    if tuple(dilations) != (1, 1):
+        return "a dilated conv: the kernel takes dilation 1"
+    if tuple(strides) not in STRIDES:
+        return f"stride {list(strides)}: the kernel takes 1 or 2 (both axes alike)"
     n, h, w, c = input_shape(op)
     k, r, s, _ = tensor_shape(op.filter.type)
-    if c not in CHANNELS:
-        return f"{c} input channels: the kernel takes {', '.join(map(str, CHANNELS))}"
-    if k % BLOCK_K:
-        return f"{k} output channels: the kernel takes a multiple of {BLOCK_K}"
+    if (pooled(op) or blocks_image(op)) and general(op):
+        if c not in CHANNELS or tuple(strides) != (1, 1):
+            return (f"a {'pooled' if pooled(op) else 'blocking'} conv on {c} channels at stride {strides[0]}: the kernel "
+                    f"pools and blocks at stride 1 on {', '.join(map(str, CHANNELS))} channels")
+        return f"a {'pooled' if pooled(op) else 'blocking'} conv of {k} output channels: it takes a multiple of {BLOCK_K}"
+    if c % 8 or c > CHANNELS[-1]:
+        return f"{c} input channels: the kernel takes a multiple of 8 up to {CHANNELS[-1]}"
+    if k % 8:
+        return f"{k} output channels: the kernel takes a multiple of 8"
     if r > MAX_WINDOW or s > MAX_WINDOW:
         return f"a {r}x{s} window: the kernel takes up to {MAX_WINDOW}x{MAX_WINDOW}"
     if not blocks_image(op) and (reason := one_element_reason(op, ELEMENTS)) is not None:
@@ -226,11 +252,21 @@ def conv_reason(op: Operation) -> str | None:
     return None
 
 
+def patch_extent(op: Operation, tile: HaloTile) -> tuple[int, int, int]:
+    """A tile's patch: its input rows, its planes (the stride: a plane a column phase) and
+    the pixels a plane's row holds."""
+    _, r, s, _ = tensor_shape(op.filter.type)
+    sh, sw = op.window()[0]
+    columns = (tile.columns - 1) * sw + s
+    return (tile.rows - 1) * sh + r, sw, -(-columns // sw)
+
+
 def patch_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
-    """One patch buffer: (rows + R - 1) × (columns + S - 1) pixels, rounded to 1024 bytes
-    (each buffer starts a 128-byte swizzle pattern)."""
-    _, r, s, c = tensor_shape(op.filter.type)
-    return -(-(tile.rows + r - 1) * (tile.columns + s - 1) * 2 * c // 1024) * 1024
+    """One patch buffer: rows × planes × pixels of 2·C′ bytes (C′ the shared channels), at
+    stride 1 (rows + R - 1) × (columns + S - 1) pixels, rounded to 1024 bytes (each buffer
+    starts a 128-byte swizzle pattern)."""
+    rows, planes, pixels = patch_extent(op, tile)
+    return -(-rows * planes * pixels * 2 * shared_channels(input_shape(op)[3]) // 1024) * 1024
 
 
 ALIGN_SLACK = 1024
@@ -242,13 +278,13 @@ def filter_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
     """The filter block in shared memory: R·S taps of 64 output channels × C (none where
     the filter sits in registers)."""
     _, r, s, c = tensor_shape(op.filter.type)
-    return 0 if tile.filter_in_registers else r * s * BLOCK_K * 2 * c
+    return 0 if tile.filter_in_registers else r * s * BLOCK_K * 2 * shared_channels(c)
 
 
 def filter_registers(op: ops.Conv2dOp) -> int:
     """A thread's registers for the filter block in registers: 4 per tap and k16 step."""
     _, r, s, c = tensor_shape(op.filter.type)
-    return r * s * (c // 16) * 4
+    return r * s * (shared_channels(c) // 16) * 4
 
 
 def shared_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
@@ -325,15 +361,20 @@ def tiles(op: ops.Conv2dOp, tile: HaloTile) -> int:
 def default_tile(op: ops.Conv2dOp, mode: int = DEFAULT_MODE) -> HaloTile:
     """Two rows a tile; the widest column count (a multiple of 8, at most MAX_COLUMNS)
     that pads the output's width least, so a 224-wide row is two tiles of 112; `mode`
-    where it takes the op, else its shared-memory twin (the filter's registers exceeded)."""
+    where it takes the op, else its shared-memory twin (the filter's registers exceeded);
+    where neither fits the shared memory (a stride-2 patch is four times the tile), half
+    the columns, and so on."""
     q = op.conv_shape()[2]
-    columns = min(range(8, MAX_COLUMNS + 1, 8), key=lambda c: (-(-q // c) * c - q, -c))
-    for candidate in (mode, 1):
-        for rows in (2, 1):
-            tile = HaloTile(columns, rows, candidate)
-            if tile_reason(op, tile) is None:
-                return tile
-    return HaloTile(columns, 1, mode)
+    widest = columns = min(range(8, MAX_COLUMNS + 1, 8), key=lambda c: (-(-q // c) * c - q, -c))
+    while True:
+        for candidate in (mode, 1):
+            for rows in (2, 1):
+                tile = HaloTile(columns, rows, candidate)
+                if tile_reason(op, tile) is None:
+                    return tile
+        if columns == 8:
+            return HaloTile(widest, 1, mode)
+        columns = half_columns(HaloTile(columns, 1, mode))
 
 
 MORE_WARPS_ROWS = (3, 4)
@@ -394,7 +435,8 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
         "overlapped": tile.overlapped, "matrix_stores": tile.matrix_stores,
         "tiles": tiles(op, tile), "patch_bytes": patch_bytes(op, tile), "shared_bytes": shared_bytes(op, tile),
         "ctas_per_multiprocessor": ctas_per_multiprocessor(op, tile),
-        "element": ELEMENTS[element], "mma_type": element, "swizzle_mode": SWIZZLE_MODE[c],
+        "element": ELEMENTS[element], "mma_type": element, "swizzle_mode": SWIZZLE_MODE[shared_channels(c)],
+        "general": general(op), "shared_c": shared_channels(c), "sh": sh, "sw": sw,
         "index_t": "int" if max(n * h * w * c, n * p * q * k, k * r * s * c) < compute_kernels.INT_LIMIT else "long long",
         "epilogue": compute_kernels.epilogue_function("epilogue", op.epilogue),
         "has_bias": op.bias is not None, "has_residual": op.residual is not None,

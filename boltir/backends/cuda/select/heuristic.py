@@ -412,17 +412,25 @@ multiprocessor (ResNet-50's blocked stem), and lost with 0.21 (ResNet-50's 56² 
 where each CTA's filter load is paid for too few output pixels (bench/RESULTS.md)."""
 
 
+HALO_GENERAL_RULE = False
+"""Whether the rule gives the halo conv's general form (stride 2, channels padded to a
+swizzle row, output channels that end inside a block: RepVGG-A0's 48-channel 3x3s) the
+convs it takes: not until that form has run on a GPU (bench/check_halo_conv.py)."""
+
+
 def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = halo_conv_kernels.DEFAULT_MODE) -> halo_conv_kernels.HaloTile | None:
     """The tile our wgmma conv for few input channels gives the op (codegen/halo_conv_kernels.py)
     where it takes it, else None: a conv it computes with a window wider than 1x1 (a 1x1
     conv has no halo to share: the pointwise rules' persistent GEMMs keep it), with at least
-    HALO_MIN_TILES tiles per multiprocessor."""
+    HALO_MIN_TILES tiles per multiprocessor; the general form only with HALO_GENERAL_RULE."""
     if halo_conv_kernels.conv_reason(op) is not None or math.prod(tensor_shape(op.filter.type)[1:3]) == 1:
+        return None
+    if halo_conv_kernels.general(op) and not HALO_GENERAL_RULE:
         return None
     tile = halo_conv_kernels.default_tile(op, mode)
     if halo_conv_kernels.tile_reason(op, tile) is not None:
         return None
-    blocks = tensor_shape(op.filter.type)[0] // halo_conv_kernels.BLOCK_K
+    blocks = -(-tensor_shape(op.filter.type)[0] // halo_conv_kernels.BLOCK_K)
     return tile if halo_conv_kernels.tiles(op, tile) * blocks >= HALO_MIN_TILES * sms else None
 
 
