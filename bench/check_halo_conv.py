@@ -73,6 +73,17 @@ MODEL_CONVS = {  # label: conv_text arguments
 }
 
 
+GENERAL_CONVS = {  # label: conv_text arguments; the general form (HALO_GENERAL_RULE off: CUTLASS's in the models)
+    "repvgg_a0 3x3/2 48->48 112²": {"h": 112, "w": 112, "c": 48, "k": 48, "r": 3, "s": 3, "stride": 2},
+    "repvgg_a0 3x3 48->48 56²": {"h": 56, "w": 56, "c": 48, "k": 48, "r": 3, "s": 3},
+    "repvgg_a0 3x3/2 48->96 56²": {"h": 56, "w": 56, "c": 48, "k": 96, "r": 3, "s": 3, "stride": 2},
+}
+GENERAL_TILES = ((56, 2, 2), (32, 2, 4), (24, 3, 4), (32, 2, 1), (16, 4, 4))
+"""(columns, rows, mode) timed on GENERAL_CONVS beside each mode's default tile: a stride-2
+patch is four times its tile, so the default keeps one row (one CTA of 4 warps a
+multiprocessor); these put 8 to 16 warps on one."""
+
+
 def halo_case(label: str, text: str, element: str = "f16", shape: tuple[int, int] | None = None,
               mode: int = 1, pooled: bool = False, blocked: bool = False) -> Case | None:
     """The case with our kernel forced on tiles of `shape` (columns, rows; else the default
@@ -163,6 +174,20 @@ def cases() -> list[Case]:
             text = blocked_stem_text(n=n, h=h, w=w, pads=pads, k=k, image=image, element=element)
             out.append(halo_case(label, text, element, tile, mode,
                                  blocked=True))
+        general = [  # (n, h, w, c, k, r, stride, extra, tile): stride 2, padded channels, partial blocks
+            (2, 23, 21, 48, 48, 3, 2, {}, None), (1, 15, 30, 48, 48, 3, 2, {}, (8, 2)), (1, 17, 19, 64, 128, 3, 2, {}, (8, 1)),
+            (2, 12, 20, 32, 64, 2, 2, {"pad": 0}, (8, 2)), (1, 14, 18, 48, 96, 3, 2, {"pads": (1, 0, 2, 1)}, (8, 3)),
+            (2, 11, 26, 48, 48, 3, 1, {}, (16, 2)), (1, 9, 17, 24, 40, 3, 1, {}, (8, 2)), (1, 12, 16, 16, 72, 5, 2, {}, (8, 1)),
+        ]
+        for n, h, w, c, k, r, stride, extra, tile in general:
+            for element in ("f16", "bf16"):
+                label = (f"general {element} {r}x{r}/{stride} {n}x{h}x{w}x{c}->{k} {extra or ''}"
+                         + (f" tile {tile[0]}x{tile[1]}" if tile else ""))
+                out.append(halo_case(label, conv_text(n, h, w, c, k, r, r, stride=stride, element=element, **extra), element,
+                                     tile, mode))
+        out.append(halo_case("general f16 3x3/2 2x23x21x48->48 <bias, relu, residual = add, then relu>",
+                             conv_text(2, 23, 21, 48, 48, 3, 3, stride=2, epilogue="bias, relu, residual = add, then relu"),
+                             mode=mode))
         for epilogue in ("bias, hardswish", "bias, relu, residual = add, then relu", "residual = add", "none",
                          "alpha = 0.5, beta = 2.0, bias, silu", "bias, gelu", "bias, leaky_relu(0.1)"):
             out.append(halo_case(f"f16 3x3 1x12x24x64->64 <{epilogue}>", conv_text(1, 12, 24, 64, 64, 3, 3, epilogue=epilogue),
@@ -199,8 +224,8 @@ def timing_rows(library, plans) -> list[tuple]:
             continue
         x_cl, w_cl = x.permute(0, 3, 1, 2), weight.permute(0, 3, 1, 2).contiguous(memory_format=torch.channels_last)
 
-        def cudnn_call(x_cl=x_cl, w_cl=w_cl, bias=bias, pad=op.prop_value("pads")[0]):
-            F.relu(F.conv2d(x_cl, w_cl, bias, padding=pad), inplace=True)
+        def cudnn_call(x_cl=x_cl, w_cl=w_cl, bias=bias, pad=op.prop_value("pads")[0], stride=tuple(op.prop_value("strides"))):
+            F.relu(F.conv2d(x_cl, w_cl, bias, stride=stride, padding=pad), inplace=True)
 
         times["cudnn"] = graph_ms(cudnn_call, stream)
         for name, ms in times.items():
@@ -244,6 +269,14 @@ def main() -> int:
                 text, conv = conv_text(batch, **shape), f"{label} N{batch}"
                 timed = [case for mode in halo_conv_kernels.MODES if (case := halo_case(conv, text, mode=mode)) is not None]
                 timed += more_warps(conv, text)
+                timed.append(Case(f"{conv} cutlass", text, target="sm90"))
+                _, timed_lowered = lower_cases(timed)
+                plans.append((conv, timed_lowered))
+            for label, shape in GENERAL_CONVS.items():
+                text, conv = conv_text(batch, **shape), f"{label} N{batch}"
+                timed = [case for mode in halo_conv_kernels.MODES if (case := halo_case(conv, text, mode=mode)) is not None]
+                timed += [case for columns, rows, mode in GENERAL_TILES
+                          if (case := halo_case(f"{conv} {columns}x{rows}", text, shape=(columns, rows), mode=mode)) is not None]
                 timed.append(Case(f"{conv} cutlass", text, target="sm90"))
                 _, timed_lowered = lower_cases(timed)
                 plans.append((conv, timed_lowered))

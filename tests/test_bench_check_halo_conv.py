@@ -73,3 +73,20 @@ def test_profile_mode_is_off_unless_asked(monkeypatch):
     monkeypatch.delenv(PROFILE_ENV, raising=False)
     calls = []
     assert profile_launches(lambda: calls.append(1)) is False and not calls
+
+
+def test_the_general_cases_reach_the_general_form_in_every_mode():
+    """Stride 2, padded channels and partial channel blocks (RepVGG-A0's 48-channel 3x3s)
+    reach our kernel's general form in each mode; the rule leaves GENERAL_CONVS to CUTLASS,
+    which their timing sets it against."""
+    from bench.check_halo_conv import GENERAL_CONVS
+    from bench.harness import Case
+    from tests.support.op_modules import conv_text
+
+    rows, lowered = lower_cases([case for case in cases() if case.label.startswith("general")], None, halo_conv_kernels.computes)
+    assert not rows, rows[:3]
+    assert all(halo_conv_kernels.general(case.op) for case in lowered)
+    assert {halo_conv_kernels.marked_tile(case.op).mode for case in lowered} == set(halo_conv_kernels.MODES)
+    for label, shape in GENERAL_CONVS.items():
+        _, (theirs,) = lower_cases([Case(f"{label} cutlass", conv_text(32, **shape), target="sm90")])
+        assert not halo_conv_kernels.computes(theirs.op), label
