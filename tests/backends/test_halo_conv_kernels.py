@@ -412,7 +412,8 @@ def deposit_blocked_patch(smem, patch: int, op: ops.SpaceToDepthConv2dOp, x: np.
 
 
 def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
-           grid_per_block: int = 2, writer_swizzle: bool = True, fragment_swap: bool = False, pool: int = 1) -> np.ndarray:
+           grid_per_block: int = 2, writer_swizzle: bool = True, fragment_swap: bool = False, pool: int = 1,
+           plane_split: bool = True) -> np.ndarray:
     """The kernel's data movement in numpy, every CTA of a `grid_per_block` × K/64 grid: the
     filter block and each tile's patch copied (zeros outside the image) into shared memory
     as the template's loops write them, every tap's wgmma read through `read_operand`, the
@@ -458,7 +459,8 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
             for pixel in range(pr * pc if not hc.blocks_image(op) else 0):
                 row, column = divmod(pixel, pc)
                 hh, ww = p0 * sh - pad_h + row, q0 * sw - pad_w + column
-                slot = (row * planes + column % planes) * pw + column // planes  # column j: plane j % SW, pixel j / SW
+                slot = ((row * planes + column % planes) * pw + column // planes  # column j: plane j % SW, pixel j / SW
+                        if plane_split else row * planes * pw + column)
                 for chunk in range(chunks):
                     inside = 0 <= hh < h and 0 <= ww < w
                     value = x[image, hh, ww, chunk * 8:chunk * 8 + 8] if inside else np.zeros(8, np.float16)
@@ -553,6 +555,14 @@ def test_the_kernel_replayed_matches_the_interpreter(rng, shape, tile):
 def test_the_replay_fails_when_the_layouts_disagree(rng, knob, c):
     got, expected = replay_case(rng, {"n": 1, "h": 4, "w": 16, "c": c, "k": 64, "r": 3, "s": 3}, (16, 2), **knob)
     assert np.isnan(got).any() or not np.allclose(got, expected, rtol=1e-2, atol=2e-2)
+
+
+def test_the_replay_fails_when_a_stride_2_patch_is_stored_unsplit(rng):
+    """The windows read a plane per column phase: a patch stored as one plane of input columns
+    gives the wrong conv (the replay checks the planes, not only the swizzle)."""
+    got, expected = replay_case(rng, {"n": 1, "h": 9, "w": 20, "c": 48, "k": 48, "r": 3, "s": 3, "stride": 2}, (8, 2, 4),
+                                plane_split=False)
+    assert not np.allclose(got, expected, rtol=1e-2, atol=2e-2)
 
 
 # ------------------------------------------------------------------- with nvcc
