@@ -113,6 +113,12 @@ def more_warps(conv: str, text: str, pooled: bool = False) -> list[Case]:
                                   pooled=pooled)) is not None]
 
 
+def general_tiles(conv: str, text: str) -> list[Case]:
+    """The timed conv on GENERAL_TILES (those its shared memory takes)."""
+    return [case for columns, rows, mode in GENERAL_TILES
+            if (case := halo_case(f"{conv} {columns}x{rows}", text, shape=(columns, rows), mode=mode)) is not None]
+
+
 def pooled_text(n: int, h: int, w: int, c: int, k: int, element: str = "f16") -> str:
     """A 3x3 conv (bias, ReLU) and a 2x2 max pool at stride 2 after it (VGG-16's stage ends)."""
     conv = conv_text(n, h, w, c, k, 3, 3, element=element)
@@ -265,21 +271,14 @@ def main() -> int:
     plans = []
     if not args.no_timing:
         for batch in TIMED_BATCHES:
-            for label, shape in MODEL_CONVS.items():
-                text, conv = conv_text(batch, **shape), f"{label} N{batch}"
-                timed = [case for mode in halo_conv_kernels.MODES if (case := halo_case(conv, text, mode=mode)) is not None]
-                timed += more_warps(conv, text)
-                timed.append(Case(f"{conv} cutlass", text, target="sm90"))
-                _, timed_lowered = lower_cases(timed)
-                plans.append((conv, timed_lowered))
-            for label, shape in GENERAL_CONVS.items():
-                text, conv = conv_text(batch, **shape), f"{label} N{batch}"
-                timed = [case for mode in halo_conv_kernels.MODES if (case := halo_case(conv, text, mode=mode)) is not None]
-                timed += [case for columns, rows, mode in GENERAL_TILES
-                          if (case := halo_case(f"{conv} {columns}x{rows}", text, shape=(columns, rows), mode=mode)) is not None]
-                timed.append(Case(f"{conv} cutlass", text, target="sm90"))
-                _, timed_lowered = lower_cases(timed)
-                plans.append((conv, timed_lowered))
+            for convs, more_tiles in ((MODEL_CONVS, more_warps), (GENERAL_CONVS, general_tiles)):
+                for label, shape in convs.items():
+                    text, conv = conv_text(batch, **shape), f"{label} N{batch}"
+                    timed = [case for mode in halo_conv_kernels.MODES if (case := halo_case(conv, text, mode=mode)) is not None]
+                    timed += more_tiles(conv, text)
+                    timed.append(Case(f"{conv} cutlass", text, target="sm90"))
+                    _, timed_lowered = lower_cases(timed)
+                    plans.append((conv, timed_lowered))
             for label, shape in POOLED_CONVS.items():
                 text, conv = pooled_text(batch, **shape), f"{label} N{batch}"
                 timed = [case for mode in halo_conv_kernels.MODES

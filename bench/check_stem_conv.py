@@ -5,16 +5,15 @@ choice and cuDNN.
 Correctness: the three stems (VGG-16's 3x3 on 4 channels, ResNet-50's and MobileNetV2's
 after space-to-depth) at batch 2, odd sizes, strides 1 and 2, R = 1..7, C = 1..16,
 dilation and asymmetric pads, every epilogue kind, f16 and bf16, the heuristic's tile and
-the tuner's other tiles. The bar: ‖Δ‖/‖ref‖ < 1e-2 (outputs
-initialized to NaN, so a missed element fails).
+the tuner's other tiles. The bar: ‖Δ‖/‖ref‖ < 1e-2 (outputs initialized to NaN, so a
+missed element fails).
 
 Timing: the three stems at batch 1 and 32, bias + activation, each kernel launched 10
 times inside a captured CUDA graph (the median of 20 replays, divided by 10); ours (the
 heuristic's tile, or the default tile where the heuristic keeps CUTLASS), the CUTLASS
 kernel select-kernels picks without ours (few_channels=cutlass, the halo and streaming
-convs off), and cuDNN
-(torch.nn.functional.conv2d on channels_last f16 + the activation, captured the same
-way). `bound` is the roofline bound (FLOPs of the op-level conv at 660 TFLOP/s, input +
+convs off), and cuDNN (torch.nn.functional.conv2d on channels_last f16 + the activation,
+captured the same way). `bound` is the roofline bound (FLOPs of the op-level conv at 660 TFLOP/s, input +
 filter + bias + output bytes at 4 TB/s: sm90's GpuTarget); `%` is bound / ours.
 
     source bench/setup_gpu.sh && python3 -m bench.check_stem_conv [--only TEXT] [--no-timing] [--timing-only TEXT] [--list]

@@ -66,10 +66,11 @@ def parse(unit: str, output: str) -> list[Usage]:
 
 
 def resources(job, toolchain, scratch: Path) -> list[Usage]:
-    source = scratch / f"{job.name}.cu"
+    from boltir.backends.cuda.toolchain.nvcc import safe_file_name
+
+    source = scratch / f"{safe_file_name(job.name)}.cu"
     source.write_text(job.source)
-    command = [str(toolchain.nvcc), *job.flags, *toolchain.include_flags, "-Xptxas", "-v", "-c", str(source),
-               "-o", str(scratch / f"{job.name}.o")]
+    command = [*toolchain.compile_command(job, source, source.with_suffix(".o")), "-Xptxas", "-v"]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"nvcc failed on {job.name}: {(result.stderr or result.stdout).strip().splitlines()[-1]}")

@@ -240,6 +240,10 @@ class Toolchain:
     def include_flags(self) -> list[str]:
         return [f"-I{d}" for d in self.include_dirs]
 
+    def compile_command(self, job: CompileJob, source: Path, output: Path) -> list[str]:
+        """nvcc on one job's source written to `source`, the object to `output`."""
+        return [str(self.nvcc), *job.flags, *self.include_flags, "-c", str(source), "-o", str(output)]
+
     def object_key(self, job: CompileJob) -> str:
         """The cache key: what decides the object's bytes, and nothing else."""
         digest = hashlib.sha256()
@@ -465,7 +469,7 @@ def compile_one(job: CompileJob, key: str, toolchain: Toolchain, cache: ObjectCa
         source = build_dir / f"{safe_file_name(job.name)}.cu"
         source.write_text(job.source)
         built = build_dir / "object.o"
-        command = [str(toolchain.nvcc), *job.flags, *toolchain.include_flags, "-c", str(source), "-o", str(built)]
+        command = toolchain.compile_command(job, source, built)
         returncode, output = running.run(command)
         if returncode == 0 and built.is_file():
             publish(built, final)
