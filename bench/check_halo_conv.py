@@ -358,8 +358,9 @@ def print_where_wrong(case, got, expected) -> None:
 
 
 def fastest_correct_mode(rows, timing) -> int | None:
-    """The mode whose correctness cases all pass and whose timed convs take least in all,
-    among the modes timed on every conv; None if no mode passes."""
+    """The mode whose correctness cases all pass and whose timed convs take least in all
+    (each conv at that mode's fastest tile of one or two rows: GENERAL_TILES times several),
+    among the modes timed on every conv with no failed run; None if no mode passes."""
     def mode_of(kernel: str) -> int | None:  # "halo_conv 112x2m3" -> 3, "halo_conv 112x2" -> 1
         if not kernel.startswith("halo_conv"):
             return None
@@ -373,9 +374,9 @@ def fastest_correct_mode(rows, timing) -> int | None:
     convs = {row[0] for row in timing}
     totals = {}
     for mode in correct:
-        times = [row[2] for row in timing if mode_of(row[1]) == mode]
-        if len(times) == len(convs) and all(t == t for t in times):  # every conv, no NaN
-            totals[mode] = sum(times)
+        times = {conv: [row[2] for row in timing if row[0] == conv and mode_of(row[1]) == mode] for conv in convs}
+        if all(times.values()) and all(t == t for ts in times.values() for t in ts):  # every conv, no NaN
+            totals[mode] = sum(min(ts) for ts in times.values())
     return min(totals, key=totals.get) if totals else None
 
 if __name__ == "__main__":

@@ -35,6 +35,19 @@ def test_the_mode_left_for_later_stages_is_the_fastest_correct_one():
     assert fastest_correct_mode([("a m1", "k", "-", "?", "FAIL")], timing) is None
 
 
+def test_a_mode_timed_on_several_tiles_counts_its_fastest_on_each_conv():
+    """The general convs time GENERAL_TILES beside each mode's default: RepVGG-A0's three
+    48-channel 3x3s on the H100 (bench/RESULTS.md), where mode 4 is fastest in all."""
+    rows = [(f"a m{mode}", "k", "1e-4", "<", "pass") for mode in (1, 2, 3, 4)]
+    timing = [timed("s2", "halo_conv 56x1", 0.0442), timed("s2", "halo_conv 56x1m2", 0.0330),
+              timed("s2", "halo_conv 56x1m3", 0.0436), timed("s2", "halo_conv 56x1m4", 0.0367),
+              timed("s2", "halo_conv 56x2m2", 0.0324), timed("s2", "halo_conv 32x2m4", 0.0358),
+              timed("s2", "halo_conv 16x4m4", 0.0010),  # four rows: no mode's default
+              timed("s1", "halo_conv 56x2", 0.0233), timed("s1", "halo_conv 56x2m2", 0.0252),
+              timed("s1", "halo_conv 56x2m3", 0.0245), timed("s1", "halo_conv 56x2m4", 0.0198)]
+    assert fastest_correct_mode(rows, timing) == 4
+
+
 def test_where_wrong_points_at_the_columns_a_misaligned_window_breaks():
     import numpy as np
 

@@ -412,10 +412,11 @@ multiprocessor (ResNet-50's blocked stem), and lost with 0.21 (ResNet-50's 56² 
 where each CTA's filter load is paid for too few output pixels (bench/RESULTS.md)."""
 
 
-HALO_GENERAL_RULE = False
+HALO_GENERAL_RULE = True
 """Whether the rule gives the halo conv's general form (stride 2, channels padded to a
 swizzle row, output channels that end inside a block: RepVGG-A0's 48-channel 3x3s) the
-convs it takes: not until that form has run on a GPU (bench/check_halo_conv.py)."""
+convs it takes. On the H100 at batch 32 its default tiles beat CUTLASS's choice on all
+three of RepVGG-A0's 48-channel 3x3s, by 1.09-1.66x (bench/RESULTS.md)."""
 
 
 def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = halo_conv_kernels.DEFAULT_MODE) -> halo_conv_kernels.HaloTile | None:
