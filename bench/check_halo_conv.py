@@ -73,7 +73,7 @@ MODEL_CONVS = {  # label: conv_text arguments
 }
 
 
-GENERAL_CONVS = {  # label: conv_text arguments; the general form (HALO_GENERAL_RULE off: CUTLASS's in the models)
+GENERAL_CONVS = {  # label: conv_text arguments; the general form (CUTLASS's with narrow_convs=halo-aligned)
     "repvgg_a0 3x3/2 48->48 112²": {"h": 112, "w": 112, "c": 48, "k": 48, "r": 3, "s": 3, "stride": 2},
     "repvgg_a0 3x3 48->48 56²": {"h": 56, "w": 56, "c": 48, "k": 48, "r": 3, "s": 3},
     "repvgg_a0 3x3/2 48->96 56²": {"h": 56, "w": 56, "c": 48, "k": 96, "r": 3, "s": 3, "stride": 2},

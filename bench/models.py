@@ -227,14 +227,16 @@ BUILDS = {"sm80": ("sm80", 2), "sm90": ("sm90", 3), "sm90-2x": ("sm90", 2), "sm9
           "sm90-nosplitk": ("sm90", 3), "sm90-2cta": ("sm90", 3), "sm90-nohalo": ("sm90", 3), "sm90-halo16": ("sm90", 3),
           "sm90-heuristic": ("sm90", 3), "sm90-unfusedstem": ("sm90", 3), "sm90-dwpw": ("sm90", 3),
           "sm90-block": ("sm90", 3), "sm90-nodwpw": ("sm90", 3),
-          "sm90-cutlassfc": ("sm90", 3), "sm90-halo1": ("sm90", 3), "sm90-cutlasssplit": ("sm90", 3)}
+          "sm90-cutlassfc": ("sm90", 3), "sm90-halo1": ("sm90", 3), "sm90-cutlasssplit": ("sm90", 3),
+          "sm90-alignedhalo": ("sm90", 3)}
 """What --builds names: an A100-targeted 2.x build, the sm90 build (3.x where it runs),
 an sm90 build kept to 2.x kernels (for comparing the generations), an sm90 build whose
 kernels come from the tuning database $BOLTIR_TUNING_DB (boltc --no-tune), and the sm90
 build with select-kernels' `few_pixels=cutlass` (CUTLASS's 3.x conv where our
 split-reduction conv would run batch 1's deep layers), `conv_ctas=2` (two 3.x conv CTAs
 per multiprocessor), `narrow_convs=cutlass` (CUTLASS's convs where our wgmma halo conv
-would run 16-64-channel stride-1 convs) or, `sm90-cutlassfc`, `small_m=cutlass` (CUTLASS's
+would run 8-64-channel convs; `sm90-alignedhalo`, `narrow_convs=halo-aligned`: CUTLASS's where only
+its general form would) or, `sm90-cutlassfc`, `small_m=cutlass` (CUTLASS's
 GEMMs where our few-rows GEMM would run classifiers and FC layers), or, `sm90-halo1`,
 `halo_mode=1` (the halo conv's staged rows stored two bytes at a time, as before mode 4
 became the default), or, `sm90-cutlasssplit`, `split_gemms=cutlass` (CUTLASS's narrow tiles where
@@ -254,7 +256,8 @@ heuristic's choice, and the heuristic's choice elsewhere; `sm90-heuristic` takes
 heuristic's choice for every op (`select-kernels{selector=heuristic}`), the baseline a
 tuned build must not lose to."""
 SELECT_OPTIONS = {"sm90-nosplitk": "few_pixels=cutlass", "sm90-2cta": "conv_ctas=2", "sm90-nohalo": "narrow_convs=cutlass",
-                  "sm90-cutlassfc": "small_m=cutlass", "sm90-halo1": "halo_mode=1", "sm90-cutlasssplit": "split_gemms=cutlass"}
+                  "sm90-cutlassfc": "small_m=cutlass", "sm90-halo1": "halo_mode=1", "sm90-cutlasssplit": "split_gemms=cutlass",
+                  "sm90-alignedhalo": "narrow_convs=halo-aligned"}
 """select-kernels options a build adds to the default pipeline."""
 PAD_OPTIONS = {"sm90-halo16": "stem_channels=16"}
 """pad-alignment options a build adds to it."""

@@ -77,9 +77,11 @@ def test_the_rule_gives_the_general_form_repvgg_a0_s_48_channel_convs():
     from boltir.backends.cuda.select import heuristic
 
     op = conv_of(n=32, h=112, w=112, c=48, k=48, r=3, s=3, stride=2)
-    assert hc.conv_reason(op) is None and heuristic.HALO_GENERAL_RULE
+    assert hc.conv_reason(op) is None
     assert heuristic.halo_conv_problem(op, 132) == hc.HaloTile(56, 1, 4)  # two rows of a stride-2 patch take 233 KB
     assert HeuristicSelector(sms=132).select(op, "sm90").family == hc.FAMILY
+    assert heuristic.halo_conv_problem(op, 132, general=False) is None
+    assert HeuristicSelector(sms=132, halo_general=False).select(op, "sm90").family == "conv2d_fprop"
     assert hc.patch_extent(op, hc.HaloTile(56, 1, 4)) == (3, 2, 57)
     for shape, tile in (({"h": 56, "w": 56, "c": 48, "k": 48}, hc.HaloTile(56, 2, 4)),
                         ({"h": 56, "w": 56, "c": 48, "k": 96, "stride": 2}, hc.HaloTile(32, 2, 4))):
@@ -302,19 +304,19 @@ def test_a_tuned_selection_gives_the_tuner_its_configured_heuristic(monkeypatch)
             return {}
 
     monkeypatch.setattr(selectors, "Tuner", FakeTuner)
-    for narrow, halo in (("halo", True), ("cutlass", False)):
+    for narrow, halo, general in (("halo", True, True), ("halo-aligned", True, False), ("cutlass", False, False)):
         selector = make_selector("tune", narrow_convs=narrow, halo_mode=2, depthwise="cutlass", small_m="cutlass",
                                  few_channels="cutlass", few_pixels="cutlass", conv_ctas=2)
         selector._database = object()  # never opened: the fake tuner does not read it
         selector.prepare([], "sm90")
         heuristic = made[-1]["heuristic"]
-        assert (heuristic.halo_convs, heuristic.halo_mode) == (halo, 2)
+        assert (heuristic.halo_convs, heuristic.halo_general, heuristic.halo_mode) == (halo, general, 2)
         assert not (heuristic.direct_depthwise or heuristic.skinny_gemms or heuristic.stem_convs or heuristic.split_convs)
         assert heuristic.conv_ctas == 2
 
 
 def test_a_bad_narrow_convs_value_is_one_line():
-    with pytest.raises(BoltError, match="narrow_convs must be one of cutlass, halo; got 'ours'"):
+    with pytest.raises(BoltError, match="narrow_convs must be one of cutlass, halo, halo-aligned; got 'ours'"):
         make_selector("heuristic", narrow_convs="ours")
 
 

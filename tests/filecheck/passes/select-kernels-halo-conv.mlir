@@ -5,15 +5,19 @@
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo},lower-op-to-cutlass' --pass-stats -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 // RUN: not bolt-opt %s -p 'select-kernels{narrow_convs=wgmma}' 2>&1 | filecheck %s --check-prefix=OPTION
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 halo_mode=2}' | filecheck %s --check-prefix=MODE
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo-aligned}' | filecheck %s --check-prefix=ALIGNED
 
 // By default (narrow_convs=halo) a stride-1 3x3 conv on 64 channels with many output
 // pixels (VGG-16's 64 -> 64 at 224², batch 32) runs on our wgmma conv with its halo in
 // shared memory (an "sm90" choice), its tile output columns x rows x mode (4 by default:
 // stmatrix stores; halo_mode=2: the filter in registers); with narrow_convs=cutlass CUTLASS's 3.x conv keeps it. lower-op-to-cutlass
 // leaves it an op.conv2d with its whole epilogue. A 1x1 conv on 64 channels stays with the
-// pointwise rules' persistent GEMM.
+// pointwise rules' persistent GEMM. RepVGG-A0's 3x3/2 on 48 channels takes the halo conv's
+// general form (stride 2, channels padded to 64): one row of 56 columns, as two rows of a
+// stride-2 patch do not fit beside the filter; narrow_convs=halo-aligned leaves it to CUTLASS
+// and keeps the VGG conv.
 
-// OPTION:     {{^}}error: narrow_convs must be one of cutlass, halo; got 'wgmma'{{$}}
+// OPTION:     {{^}}error: narrow_convs must be one of cutlass, halo, halo-aligned; got 'wgmma'{{$}}
 // OPTION-NOT: Traceback
 
 // MODE-LABEL: func.func @vgg
@@ -42,4 +46,15 @@ func.func @pointwise(%x: tensor<32x56x56x64xf16>, %w: tensor<256x1x1x64xf16>, %b
 }
 
 // STATS: lower-op-to-cutlass
-// STATS: 1 halo_conv kernels (op.conv2d kept)
+// STATS: 2 halo_conv kernels (op.conv2d kept)
+
+// CHECK-LABEL: func.func @repvgg_stride2
+// CHECK:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 56, 1, 4>
+// ALIGNED-LABEL: func.func @vgg
+// ALIGNED:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 4>
+// ALIGNED-LABEL: func.func @repvgg_stride2
+// ALIGNED:       kernel = {family = "conv2d_fprop"
+func.func @repvgg_stride2(%x: tensor<32x112x112x48xf16>, %w: tensor<48x3x3x48xf16>, %b: tensor<48xf16>) -> tensor<32x56x56x48xf16> {
+  %0 = op.conv2d %x, %w bias %b {layout = "NHWC", filter_layout = "OHWI", strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, epilogue = #op.epilogue<bias, relu>} : (tensor<32x112x112x48xf16>, tensor<48x3x3x48xf16>, tensor<48xf16>) -> tensor<32x56x56x48xf16>
+  func.return %0 : tensor<32x56x56x48xf16>
+}

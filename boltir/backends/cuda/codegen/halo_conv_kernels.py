@@ -7,8 +7,8 @@ re-reads each input pixel from the L2 once per tap (R·S times), which keeps VGG
 64 → 64 at 224² near 284 TFLOP/s on the H200 (bench/RESULTS.md). Here each input pixel
 enters shared memory once per tile, with the tile's halo, and every tap reads it there.
 Its general form (`general`) also takes stride 2, C any multiple of 8 up to 64 and K any
-multiple of 8 (RepVGG-A0's 3x3s on 48 channels); select-kernels gives it no op until it
-has run on a GPU (`heuristic.HALO_GENERAL_RULE`).
+multiple of 8 (RepVGG-A0's 3x3s on 48 channels); select-kernels' `narrow_convs=halo-aligned`
+leaves it out.
 
     reason = conv_reason(op)          # None where the kernel computes this op.conv2d
     tile = default_tile(op)           # HaloTile: columns and rows of output pixels a tile

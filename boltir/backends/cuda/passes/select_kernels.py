@@ -14,12 +14,14 @@ Convs on few input channels (C <= 16, larger than 1x1: image stems) run on our o
 (`few_channels=stem`, codegen/stem_conv_kernels.py); `few_channels=cutlass` keeps CUTLASS's.
 Convs with few output pixels and long reductions (batch 1's deep layers) run on our
 split-reduction kernel on sm90 (`few_pixels=splitk`, codegen/splitk_conv_kernels.py, where
-heuristic.splitk_conv_problem says so); `few_pixels=cutlass` keeps CUTLASS's. Stride-1
-convs on 16, 32 or 64 input channels with many output pixels (VGG-16's and ResNet-50's
-first stages, ResNet-50's space-to-depth stem)
+heuristic.splitk_conv_problem says so); `few_pixels=cutlass` keeps CUTLASS's. Convs on
+8-64 input channels with many output pixels (VGG-16's and ResNet-50's first stages,
+ResNet-50's space-to-depth stem; through its general form, stride 2, channels padded to a
+swizzle row and partial output blocks: RepVGG-A0's 48-channel 3x3s)
 run on our wgmma conv with its halo in shared memory on sm90 (`narrow_convs=halo`,
 codegen/halo_conv_kernels.py, where heuristic.halo_conv_problem says so);
-`narrow_convs=cutlass` keeps CUTLASS's; `halo_mode` is its schedule
+`narrow_convs=halo-aligned` keeps only the stride-1 convs on 16, 32 or 64 channels with
+whole 64-channel output blocks (no general form); `narrow_convs=cutlass` keeps CUTLASS's; `halo_mode` is its schedule
 (halo_conv_kernels.MODES: 1 keeps the filter in shared memory; 2 in registers; 3 overlaps
 each tile's epilogue with the next tile's products; 4, the default
 (halo_conv_kernels.DEFAULT_MODE), is 1 with its staged output written by stmatrix). Memory-bound
@@ -78,7 +80,7 @@ SMALL_M_KERNELS = ("skinny", "cutlass")
 SPLIT_GEMM_KERNELS = ("cutlass", "wgsplit")
 FEW_CHANNELS_KERNELS = ("stem", "cutlass")
 FEW_PIXELS_KERNELS = ("splitk", "cutlass")
-NARROW_CONV_KERNELS = ("cutlass", "halo")
+NARROW_CONV_KERNELS = ("cutlass", "halo", "halo-aligned")
 NARROW_POINTWISE_KERNELS = ("stream", "cutlass")
 NARROW_WINDOW_KERNELS = ("stream", "stem")
 
@@ -94,8 +96,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     `small_m` GEMMs with few rows ("skinny": ours, "cutlass": CUTLASS's), `few_channels`
     convs on few input channels ("stem": ours, "cutlass": CUTLASS's), `few_pixels` convs
     with few output pixels on sm90 ("splitk": ours, "cutlass": CUTLASS's), `narrow_convs`
-    stride-1 convs on 16-64 channels on sm90 ("halo": ours, `halo_mode` its mode; "cutlass":
-    CUTLASS's); `narrow_pointwise` memory-bound 1x1 convs with a narrow side on sm90
+    convs on 8-64 channels on sm90 ("halo": ours, `halo_mode` its mode; "halo-aligned": ours
+    without its general form; "cutlass": CUTLASS's); `narrow_pointwise` memory-bound 1x1 convs with a narrow side on sm90
     ("stream": ours, "cutlass": the persistent 3.x GEMMs); `narrow_windows` memory-bound
     small-window convs on few channels on sm90 ("stream": ours, "stem": the rules after it);
     `split_gemms` GEMMs of at most 256 rows on sm90 past the skinny kernel's ("cutlass":
@@ -132,7 +134,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
         return HeuristicSelector(sms=sms, cutlass=cutlass, direct_depthwise=depthwise == "direct",
                                  skinny_gemms=small_m == "skinny", stem_convs=few_channels == "stem",
                                  split_convs=few_pixels == "splitk", conv_ctas=conv_ctas,
-                                 halo_convs=narrow_convs == "halo", halo_mode=halo_mode,
+                                 halo_convs=narrow_convs != "cutlass", halo_mode=halo_mode,
+                                 halo_general=narrow_convs == "halo",
                                  narrow_pointwise=narrow_pointwise == "stream",
                                  stream_windows=narrow_windows == "stream", split_gemms=split_gemms == "wgsplit")
     kind = DatabaseSelector if name == "db" else TuningSelector
@@ -142,7 +145,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     selector.heuristic.stem_convs = few_channels == "stem"
     selector.heuristic.split_convs = few_pixels == "splitk"
     selector.heuristic.conv_ctas = conv_ctas
-    selector.heuristic.halo_convs = narrow_convs == "halo"
+    selector.heuristic.halo_convs = narrow_convs != "cutlass"
+    selector.heuristic.halo_general = narrow_convs == "halo"
     selector.heuristic.halo_mode = halo_mode
     selector.heuristic.narrow_pointwise = narrow_pointwise == "stream"
     selector.heuristic.stream_windows = narrow_windows == "stream"
@@ -178,7 +182,8 @@ class SelectKernelsPass(ModulePass):
     conv_ctas: int = 1
     """CTAs per multiprocessor of the heuristic's 3.x implicit-GEMM convs (1: as many stages as fit)."""
     narrow_convs: str = "halo"
-    """Whose kernel the heuristic gives stride-1 convs on 16-64 channels on sm90: "cutlass" or "halo" (ours)."""
+    """Whose kernel the heuristic gives convs on 8-64 channels on sm90: "cutlass", "halo" (ours) or "halo-aligned"
+    (ours without its general form: stride 1, 16, 32 or 64 channels, whole 64-channel output blocks)."""
     halo_mode: int = halo_conv_kernels.DEFAULT_MODE
     """The mode of our halo conv (halo_conv_kernels.MODES: 1 filter in shared memory, 2 in registers, 3 overlapped
     epilogues, 4 as 1 with stmatrix staging)."""

@@ -412,21 +412,15 @@ multiprocessor (ResNet-50's blocked stem), and lost with 0.21 (ResNet-50's 56² 
 where each CTA's filter load is paid for too few output pixels (bench/RESULTS.md)."""
 
 
-HALO_GENERAL_RULE = True
-"""Whether the rule gives the halo conv's general form (stride 2, channels padded to a
-swizzle row, output channels that end inside a block: RepVGG-A0's 48-channel 3x3s) the
-convs it takes. On the H100 at batch 32 its default tiles beat CUTLASS's choice on all
-three of RepVGG-A0's 48-channel 3x3s, by 1.09-1.66x (bench/RESULTS.md)."""
-
-
-def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = halo_conv_kernels.DEFAULT_MODE) -> halo_conv_kernels.HaloTile | None:
+def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = halo_conv_kernels.DEFAULT_MODE,
+                      general: bool = True) -> halo_conv_kernels.HaloTile | None:
     """The tile our wgmma conv for few input channels gives the op (codegen/halo_conv_kernels.py)
     where it takes it, else None: a conv it computes with a window wider than 1x1 (a 1x1
     conv has no halo to share: the pointwise rules' persistent GEMMs keep it), with at least
-    HALO_MIN_TILES tiles per multiprocessor; the general form only with HALO_GENERAL_RULE."""
+    HALO_MIN_TILES tiles per multiprocessor; the general form only where `general`."""
     if halo_conv_kernels.conv_reason(op) is not None or math.prod(tensor_shape(op.filter.type)[1:3]) == 1:
         return None
-    if halo_conv_kernels.general(op) and not HALO_GENERAL_RULE:
+    if halo_conv_kernels.general(op) and not general:
         return None
     tile = halo_conv_kernels.default_tile(op, mode)
     if halo_conv_kernels.tile_reason(op, tile) is not None:
@@ -502,8 +496,8 @@ class HeuristicSelector:
     on our split-reduction kernel on sm90 where `splitk_conv_problem` says so (False:
     CUTLASS's 3.x conv, for comparison)."""
     halo_convs: bool = True
-    """Whether stride-1 convs on 16, 32 or 64 input channels with many output pixels run on our wgmma
-    conv (halo_conv_kernels) on sm90 where `halo_conv_problem` says so (select-kernels
+    """Whether convs on 8-64 input channels with many output pixels run on our wgmma conv
+    (halo_conv_kernels) on sm90 where `halo_conv_problem` says so (select-kernels
     narrow_convs=cutlass turns it off)."""
     narrow_pointwise: bool = True
     """Whether memory-bound 1x1 convs with under NARROW_POINTWISE_CHANNELS on one side run
@@ -516,6 +510,11 @@ class HeuristicSelector:
     halo_mode: int = halo_conv_kernels.DEFAULT_MODE
     """The halo conv's `mode` (halo_conv_kernels.MODES: the filter in shared memory or
     registers, overlapped epilogues, or stmatrix stores), select-kernels' `halo_mode`."""
+    halo_general: bool = True
+    """Whether the halo conv also takes the convs only its general form computes (stride 2,
+    channels padded to a swizzle row, output channels that end inside a block: RepVGG-A0's
+    48-channel 3x3s, where its default tiles beat CUTLASS's choice, bench/RESULTS.md);
+    select-kernels narrow_convs=halo-aligned turns it off."""
 
     def multiprocessors(self, arch: str) -> int:
         """The GPU's multiprocessors the tiles are sized for: `sms`, else the arch's flagship's."""
@@ -532,7 +531,7 @@ class HeuristicSelector:
             return KernelChoice(stream_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
         # before the stem rule: ResNet-50's blocked stem (16 channels) is the halo conv's too
         if hopper and self.halo_convs and isinstance(op, ops.Conv2dOp) and (
-                tile := halo_conv_problem(op, sms, self.halo_mode)) is not None:
+                tile := halo_conv_problem(op, sms, self.halo_mode, self.halo_general)) is not None:
             return KernelChoice(halo_conv_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
         if self.stem_convs and isinstance(op, ops.Conv2dOp) and stem_conv_problem(op):
             return self.stem_conv(op, arch)
