@@ -78,16 +78,18 @@ GENERAL_CONVS = {  # label: conv_text arguments; the general form (CUTLASS's wit
     "repvgg_a0 3x3 48->48 56²": {"h": 56, "w": 56, "c": 48, "k": 48, "r": 3, "s": 3},
     "repvgg_a0 3x3/2 48->96 56²": {"h": 56, "w": 56, "c": 48, "k": 96, "r": 3, "s": 3, "stride": 2},
 }
-GENERAL_TILES = ((56, 2, 2), (32, 2, 4), (24, 3, 4), (32, 2, 1), (16, 4, 4))
-"""(columns, rows, mode) timed on GENERAL_CONVS beside each mode's default tile: a stride-2
-patch is four times its tile, so the default keeps one row (one CTA of 4 warps a
-multiprocessor); these put 8 to 16 warps on one."""
+GENERAL_TILES = ((56, 2, 2, 2), (32, 2, 4, 2), (24, 3, 4, 2), (32, 2, 1, 2), (16, 4, 4, 2),
+                 (56, 1, 4, 3), (56, 2, 4, 3), (32, 2, 4, 3), (56, 1, 2, 3))
+"""(columns, rows, mode, patches) timed on GENERAL_CONVS beside each mode's default tile: a
+stride-2 patch is four times its tile, so the default keeps one row (one CTA of 4 warps a
+multiprocessor); the first five put 8 to 16 warps on one, the last four keep two patches in
+flight (a ring of three buffers)."""
 
 
 def halo_case(label: str, text: str, element: str = "f16", shape: tuple[int, int] | None = None,
-              mode: int = 1, pooled: bool = False, blocked: bool = False) -> Case | None:
+              mode: int = 1, pooled: bool = False, blocked: bool = False, patches: int = 2) -> Case | None:
     """The case with our kernel forced on tiles of `shape` (columns, rows; else the default
-    tile's) in `mode` (`pooled`: the text's conv and 2x2 max pool become one
+    tile's) in `mode` with `patches` patch buffers (`pooled`: the text's conv and 2x2 max pool become one
     op.conv2d_max_pool; `blocked`: the text's space-to-depth and conv become one
     op.space_to_depth_conv2d); None where that mode cannot take the conv (the filter in
     registers of a large window; the overlapped mode with an image to block)."""
@@ -95,10 +97,11 @@ def halo_case(label: str, text: str, element: str = "f16", shape: tuple[int, int
     if shape is None:
         default = halo_conv_kernels.default_tile(op)
         shape = (default.columns, default.rows)
-    tile = halo_conv_kernels.HaloTile(*shape, mode)
+    tile = halo_conv_kernels.HaloTile(*shape, mode, patches)
     if halo_conv_kernels.tile_reason(op, tile) is not None or (blocked and tile.overlapped):
         return None
-    return Case(f"{label} m{mode}", text, element, override=own_kernel(halo_conv_kernels.FAMILY, "sm90", tile), target="sm90",
+    suffix = f" m{mode}" + ("" if patches == 2 else f"p{patches}")
+    return Case(f"{label}{suffix}", text, element, override=own_kernel(halo_conv_kernels.FAMILY, "sm90", tile), target="sm90",
                 fuse_pool=pooled, fuse_blocking=blocked)
 
 
@@ -115,8 +118,9 @@ def more_warps(conv: str, text: str, pooled: bool = False) -> list[Case]:
 
 def general_tiles(conv: str, text: str) -> list[Case]:
     """The timed conv on GENERAL_TILES (those its shared memory takes)."""
-    return [case for columns, rows, mode in GENERAL_TILES
-            if (case := halo_case(f"{conv} {columns}x{rows}", text, shape=(columns, rows), mode=mode)) is not None]
+    return [case for columns, rows, mode, patches in GENERAL_TILES
+            if (case := halo_case(f"{conv} {columns}x{rows}", text, shape=(columns, rows), mode=mode,
+                                  patches=patches)) is not None]
 
 
 def pooled_text(n: int, h: int, w: int, c: int, k: int, element: str = "f16") -> str:
@@ -191,6 +195,14 @@ def cases() -> list[Case]:
                          + (f" tile {tile[0]}x{tile[1]}" if tile else ""))
                 out.append(halo_case(label, conv_text(n, h, w, c, k, r, r, stride=stride, element=element, **extra), element,
                                      tile, mode))
+        if mode != 3:  # three patch buffers: a ring, two tiles ahead (modes 1, 2 and 4)
+            for n, h, w, c, k, r, stride, extra, tile in [*general[:3], general[5], (2, 13, 27, 64, 64, 3, 1, {}, (16, 1))]:
+                label = (f"ring f16 {r}x{r}/{stride} {n}x{h}x{w}x{c}->{k} {extra or ''}"
+                         + (f" tile {tile[0]}x{tile[1]}" if tile else ""))
+                out.append(halo_case(label, conv_text(n, h, w, c, k, r, r, stride=stride, **extra), "f16", tile, mode,
+                                     patches=3))
+            out.append(halo_case("ring pooled f16 3x3 1x8x40x64->128 + maxpool tile 16x2", pooled_text(1, 8, 40, 64, 128),
+                                 "f16", (16, 2), mode, pooled=True, patches=3))
         out.append(halo_case("general f16 3x3/2 2x23x21x48->48 <bias, relu, residual = add, then relu>",
                              conv_text(2, 23, 21, 48, 48, 3, 3, stride=2, epilogue="bias, relu, residual = add, then relu"),
                              mode=mode))
@@ -318,6 +330,8 @@ def main() -> int:
     for mode in halo_conv_kernels.MODES:
         mine = [row for row in rows if row[0].endswith(f"m{mode}")]
         print(f"mode {mode}: {sum(row[-1] == 'pass' for row in mine)} of {len(mine)} passed")
+    ring = [row for row in rows if row[0].endswith("p3")]
+    print(f"three patch buffers: {sum(row[-1] == 'pass' for row in ring)} of {len(ring)} passed")
     if timing:
         print("\ngraph-timed ms per launch, batch 32, bias + ReLU (cuDNN: channels_last conv + ReLU)")
         print_table(("conv", "kernel", "ms", "TFLOP/s", "bound ms", "bound/ms"), timing)
@@ -365,8 +379,8 @@ def fastest_correct_mode(rows, timing) -> int | None:
         if not kernel.startswith("halo_conv"):
             return None
         tile = kernel.split()[-1]
-        if int(tile.split("x")[1].split("m")[0]) > 2:
-            return None  # more_warps' three- and four-row tiles: not a mode's default tile
+        if int(tile.split("x")[1].split("m")[0]) > 2 or "p" in tile:
+            return None  # more_warps' three- and four-row tiles, three patches: not a mode's default tile
         return int(tile.split("m")[1]) if "m" in tile else 1
 
     correct = [mode for mode in halo_conv_kernels.MODES

@@ -446,7 +446,7 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
     out = np.full((n, p // pool, q // pool, k), np.nan, np.float32)
     swz = (lambda offset: swizzle(offset, pixel_bytes)) if writer_swizzle else (lambda offset: offset)
     for cta in range(kb * grid_per_block):
-        smem = np.zeros(filter_bytes + 2 * patch_bytes + rows * columns * stage_pitch, np.uint8)
+        smem = np.zeros(filter_bytes + tile.patches * patch_bytes + rows * columns * stage_pitch, np.uint8)
         block, step = cta % kb, grid_per_block
         for tap in range(r * s if not tile.filter_in_registers else 0):
             for o in range(64):
@@ -515,7 +515,7 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
                             (rows_at + (pool * pair + row) * columns * stage_pitch + (pool * pixel + dq) * stage_pitch
                              + piece * 16 for row in range(pool) for dq in range(pool))]
                     out[image, pooled_row, qq, block * 64 + piece * 8:block * 64 + piece * 8 + 8] = np.max(taps, axis=0)
-            buffer ^= 1
+            buffer = (buffer + 1) % tile.patches
     return out
 
 
@@ -549,6 +549,9 @@ def replay_case(rng, shape: dict, tile: tuple, **knobs) -> tuple[np.ndarray, np.
     ({"n": 1, "h": 9, "w": 16, "c": 48, "k": 48, "r": 3, "s": 3, "stride": 2}, (8, 2, 2)),  # the filter in registers
     ({"n": 1, "h": 6, "w": 16, "c": 48, "k": 48, "r": 3, "s": 3}, (16, 2, 4)),  # stride 1, 48 channels
     ({"n": 1, "h": 5, "w": 11, "c": 24, "k": 104, "r": 3, "s": 3, "pads": (1, 0, 2, 1)}, (8, 3)),  # 24 -> 32, a partial block
+    # three patch buffers (a ring two tiles ahead)
+    ({"n": 1, "h": 9, "w": 20, "c": 48, "k": 48, "r": 3, "s": 3, "stride": 2}, (8, 1, 4, 3)),
+    ({"n": 2, "h": 5, "w": 16, "c": 64, "k": 128, "r": 3, "s": 3}, (16, 2, 2, 3)),
 ])
 def test_the_kernel_replayed_matches_the_interpreter(rng, shape, tile):
     got, expected = replay_case(rng, shape, tile)
@@ -575,6 +578,25 @@ def test_the_replay_fails_when_a_stride_2_patch_is_stored_unsplit(rng):
 
 
 @pytest.mark.slow
+def test_three_patch_buffers_ride_in_the_mode_integer_and_keep_two_tiles_in_flight():
+    """A ring of three patches (RepVGG-A0's 3x3/2: one row of one warpgroup a multiprocessor
+    leaves one patch in flight): the choice's third integer is mode + PATCHES_STEP, older
+    choices keep their meaning, and the unit waits for all but the newest copy group."""
+    ring = hc.HaloTile(56, 1, 4, 3)
+    assert ring.numbers() == (56, 1, 14) and ring.describe() == "56x1m4p3"
+    assert hc.HaloTile.of(ring.as_tile()) == ring and hc.HaloTile.decode(112, 2, 4) == hc.HaloTile(112, 2, 4)
+    op = conv_of(**REPVGG_S2)
+    assert hc.shared_bytes(op, ring) - hc.shared_bytes(op, hc.HaloTile(56, 1, 4)) == hc.patch_bytes(op, ring)
+    assert hc.tile_reason(op, ring) is None
+    assert "mode 3" in hc.tile_reason(op, hc.HaloTile(56, 1, 3, 3))
+    assert "patch buffers" in hc.tile_reason(op, hc.HaloTile(56, 1, 4, 4))
+    assert "shared memory" in hc.tile_reason(op, hc.HaloTile(56, 2, 2, 3))  # two rows of a stride-2 patch, three times
+    source = hc.emit_translation_unit([marked(op, ring)])
+    assert "cp.async.wait_group 1;" in source and "(buffer == 0 ? 2 : buffer - 1) * PATCH_BYTES" in source
+    two = hc.emit_translation_unit([marked(op, hc.HaloTile(56, 1, 4))])
+    assert "cp.async.wait_group 1;" not in two and "FILTER_BYTES + 2 * PATCH_BYTES" in two
+
+
 def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
     shapes = [(VGG_224, (112, 2)), ({**VGG_112, "element": "bf16"}, (112, 2, 2)),
               ({**RESNET_56, "epilogue": "bias, relu, residual = add, then relu"}, (56, 2)), (RESNET_56, (56, 1)),
@@ -588,6 +610,7 @@ def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
               # its 3x3 on 48 at 56², a residual on a partial block
               (REPVGG_S2, (56, 1, 4)), (REPVGG_S2, (56, 2, 2)), (REPVGG_S2, (32, 2, 4)),
               ({**REPVGG_S2, "h": 56, "w": 56, "stride": 1}, (56, 2, 4)),
-              ({**RESNET_56, "k": 96, "stride": 2, "epilogue": "bias, relu, residual = add, then relu"}, (32, 1))]
+              ({**RESNET_56, "k": 96, "stride": 2, "epilogue": "bias, relu, residual = add, then relu"}, (32, 1)),
+              (REPVGG_S2, (56, 1, 4, 3)), ({**REPVGG_S2, "h": 56, "w": 56, "stride": 1}, (56, 2, 2, 3))]  # three patches
     op_list = [marked(conv_of(**shape), hc.HaloTile(*tile)) for shape, tile in shapes]
     assert_unit_compiles(hc, op_list, tmp_path, SM90A)

@@ -147,14 +147,39 @@ MAX_FILTER_REGISTERS = 160
 with the accumulators (columns / 2) and addressing, a thread stays under 255."""
 
 
+PATCHES = (2, 3)
+"""Patch buffers a CTA: 2, the next tile's patch arriving while a tile computes; 3, the next
+two (modes 1, 2 and 4 without an image to block), for tiles whose one patch in flight leaves
+DRAM idle: a stride-2 tile of one row on one warpgroup a multiprocessor (RepVGG-A0's 3x3/2)."""
+PATCHES_STEP = 10
+"""A tile of three patches carries mode + PATCHES_STEP in its KernelChoice's third integer
+(14: mode 4, three patches), so that every older choice keeps its meaning."""
+
+
 @dataclass(frozen=True)
 class HaloTile(OwnTile):
     """Output tiles of `rows` rows × `columns` pixels (× 64 output channels), `mode` one of
-    MODES (where the filter lives, and whether epilogues overlap products)."""
+    MODES (where the filter lives, and whether epilogues overlap products), `patches` one of
+    PATCHES (the patch buffers' ring)."""
 
     columns: int
     rows: int
     mode: int = 1
+    patches: int = 2
+
+    def numbers(self) -> tuple[int, int, int]:
+        """The KernelChoice's three integers: columns, rows, mode + PATCHES_STEP × (patches − 2)."""
+        return self.columns, self.rows, self.mode + PATCHES_STEP * (self.patches - 2)
+
+    @staticmethod
+    def decode(columns: int, rows: int, packed: int) -> HaloTile:
+        """The tile of a KernelChoice's three integers (numbers' inverse)."""
+        extra, mode = divmod(packed, PATCHES_STEP)
+        return HaloTile(columns, rows, mode, 2 + extra)
+
+    @classmethod
+    def of(cls, tile) -> HaloTile:
+        return cls.decode(*tile.threadblock)
 
     @property
     def filter_in_registers(self) -> bool:
@@ -172,7 +197,8 @@ class HaloTile(OwnTile):
 
 
     def describe(self) -> str:
-        return f"{self.columns}x{self.rows}" + ("" if self.mode == 1 else f"m{self.mode}")
+        return (f"{self.columns}x{self.rows}" + ("" if self.mode == 1 else f"m{self.mode}")
+                + ("" if self.patches == 2 else f"p{self.patches}"))
 
 
 # ------------------------------------------------------------- what is supported
@@ -291,9 +317,9 @@ def filter_registers(op: ops.Conv2dOp) -> int:
 
 
 def shared_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
-    """The filter block (in shared memory), two patch buffers, the warpgroups' staged rows
+    """The filter block (in shared memory), the patch buffers, the warpgroups' staged rows
     and the bias, from a 1024-byte aligned base, and the slack that aligns it."""
-    return (filter_bytes(op, tile) + 2 * patch_bytes(op, tile) + tile.rows * tile.columns * STAGE_PITCH + 4 * BLOCK_K
+    return (filter_bytes(op, tile) + tile.patches * patch_bytes(op, tile) + tile.rows * tile.columns * STAGE_PITCH + 4 * BLOCK_K
             + ALIGN_SLACK)
 
 
@@ -307,6 +333,10 @@ def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
         return f"{tile.columns} columns a tile: wgmma's N is a multiple of 8 from 8 to {MAX_COLUMNS}"
     if tile.mode not in MODES:
         return f"mode {tile.mode}: one of {', '.join(map(str, MODES))}"
+    if tile.patches not in PATCHES:
+        return f"{tile.patches} patch buffers: {' or '.join(map(str, PATCHES))}"
+    if tile.patches == 3 and (tile.overlapped or blocks_image(op)):
+        return "three patch buffers in mode 3 or with an image to block: those schedules keep two"
     if blocks_image(op) and tile.overlapped:
         return "mode 3 with an image to block: the registers hold two accumulator sets or the next patch, not both"
     if tile.filter_in_registers and filter_registers(op) > MAX_FILTER_REGISTERS:
@@ -437,6 +467,7 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
         "filter_in_registers": tile.filter_in_registers, "filter_bytes": filter_bytes(op, tile),
         "overlapped": tile.overlapped, "matrix_stores": tile.matrix_stores,
         "tiles": tiles(op, tile), "patch_bytes": patch_bytes(op, tile), "shared_bytes": shared_bytes(op, tile),
+        "patches": tile.patches,
         "ctas_per_multiprocessor": ctas_per_multiprocessor(op, tile),
         "element": ELEMENTS[element], "mma_type": element, "swizzle_mode": SWIZZLE_MODE[shared_channels(c)],
         "general": general(op), "shared_c": shared_channels(c), "sh": sh, "sw": sw,
@@ -462,7 +493,8 @@ def _image_context(op: Operation) -> dict:
 # ------------------------------------------------------------- the generator protocol
 
 
-TILED = TiledFamily(FAMILY, (ops.Conv2dOp, ops.Conv2dMaxPoolOp, ops.SpaceToDepthConv2dOp), HaloTile, "columns, rows, mode", "compute/halo_conv.cu.j2",
+TILED = TiledFamily(FAMILY, (ops.Conv2dOp, ops.Conv2dMaxPoolOp, ops.SpaceToDepthConv2dOp), HaloTile.decode,
+                    f"columns, rows, mode + {PATCHES_STEP} x (patches - 2)", "compute/halo_conv.cu.j2",
                     conv_reason, tile_reason, _context, arch="sm90")
 # the module is the generator (host_program.GENERATORS, the tuner, KernelLibrary): TILED's methods
 marked_tile, unsupported_reason, supports, computes = TILED.marked_tile, TILED.unsupported_reason, TILED.supports, TILED.computes
