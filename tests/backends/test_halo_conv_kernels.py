@@ -72,21 +72,29 @@ def test_the_general_form_is_for_stride_2_padded_channels_and_partial_blocks(sha
 
 
 def test_the_rule_gives_the_general_form_repvgg_a0_s_48_channel_convs():
-    """RepVGG-A0's three 48-channel 3x3s at batch 32 (its default tiles beat CUTLASS's choice
-    on the GPU); at batch 1 the 56² convs are too few tiles (HALO_MIN_TILES) and keep CUTLASS."""
+    """RepVGG-A0's three 48-channel 3x3s at batch 32 (faster than CUTLASS's choice on the
+    GPU): the 3x3/2 at 112² on two rows in mode 2 (its default one row leaves a warpgroup a
+    multiprocessor), the others with a ring of three patches; at batch 1 the 3x3/2 keeps one
+    row (0.2 waves) and the 56² convs are too few tiles (HALO_MIN_TILES) and keep CUTLASS."""
     from boltir.backends.cuda.select import heuristic
 
     op = conv_of(n=32, h=112, w=112, c=48, k=48, r=3, s=3, stride=2)
     assert hc.conv_reason(op) is None
-    assert heuristic.halo_conv_problem(op, 132) == hc.HaloTile(56, 1, 4)  # two rows of a stride-2 patch take 233 KB
+    assert hc.default_tile(op) == hc.HaloTile(56, 1, 4)  # two rows of a stride-2 patch and the filter take 233 KB
+    assert heuristic.halo_conv_problem(op, 132) == hc.HaloTile(56, 2, 2)
+    assert heuristic.halo_conv_problem(conv_of(n=1, h=112, w=112, c=48, k=48, r=3, s=3, stride=2), 132) == \
+        hc.HaloTile(56, 1, 4, 3)
     assert HeuristicSelector(sms=132).select(op, "sm90").family == hc.FAMILY
     assert heuristic.halo_conv_problem(op, 132, general=False) is None
     assert HeuristicSelector(sms=132, halo_general=False).select(op, "sm90").family == "conv2d_fprop"
     assert hc.patch_extent(op, hc.HaloTile(56, 1, 4)) == (3, 2, 57)
-    for shape, tile in (({"h": 56, "w": 56, "c": 48, "k": 48}, hc.HaloTile(56, 2, 4)),
-                        ({"h": 56, "w": 56, "c": 48, "k": 96, "stride": 2}, hc.HaloTile(32, 2, 4))):
+    for shape, tile in (({"h": 56, "w": 56, "c": 48, "k": 48}, hc.HaloTile(56, 2, 4, 3)),
+                        ({"h": 56, "w": 56, "c": 48, "k": 96, "stride": 2}, hc.HaloTile(32, 2, 4, 3))):
         assert heuristic.halo_conv_problem(conv_of(n=32, r=3, s=3, **shape), 132) == tile
         assert heuristic.halo_conv_problem(conv_of(n=1, r=3, s=3, **shape), 132) is None
+    # a general conv on 16, 32 or 64 channels keeps the default tile (MobileNetV2 b1's blocked stem)
+    stem = conv_of(n=1, h=113, w=113, c=16, k=32, r=2, s=2, pad=0)
+    assert hc.general(stem) and heuristic.halo_conv_problem(stem, 132) == hc.default_tile(stem)
 
 
 RESNET_STEM = {"n": 32, "h": 115, "w": 115, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0}  # after space-to-depth

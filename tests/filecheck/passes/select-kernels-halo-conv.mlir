@@ -13,9 +13,9 @@
 // stmatrix stores; halo_mode=2: the filter in registers); with narrow_convs=cutlass CUTLASS's 3.x conv keeps it. lower-op-to-cutlass
 // leaves it an op.conv2d with its whole epilogue. A 1x1 conv on 64 channels stays with the
 // pointwise rules' persistent GEMM. RepVGG-A0's 3x3/2 on 48 channels takes the halo conv's
-// general form (stride 2, channels padded to 64): one row of 56 columns, as two rows of a
-// stride-2 patch do not fit beside the filter; narrow_convs=halo-aligned leaves it to CUTLASS
-// and keeps the VGG conv.
+// general form (stride 2, channels padded to 64): two rows of 56 columns with the filter in
+// registers (mode 2), as two rows of a stride-2 patch do not fit beside the filter in shared
+// memory; narrow_convs=halo-aligned leaves it to CUTLASS and keeps the VGG conv.
 
 // OPTION:     {{^}}error: narrow_convs must be one of cutlass, halo, halo-aligned; got 'wgmma'{{$}}
 // OPTION-NOT: Traceback
@@ -49,7 +49,7 @@ func.func @pointwise(%x: tensor<32x56x56x64xf16>, %w: tensor<256x1x1x64xf16>, %b
 // STATS: 2 halo_conv kernels (op.conv2d kept)
 
 // CHECK-LABEL: func.func @repvgg_stride2
-// CHECK:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 56, 1, 4>
+// CHECK:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 56, 2, 2>
 // ALIGNED-LABEL: func.func @vgg
 // ALIGNED:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 4>
 // ALIGNED-LABEL: func.func @repvgg_stride2
