@@ -36,7 +36,8 @@ bench.check_halo_conv time them, the heuristic keeps two); CTA b keeps the filte
 output-channel block b mod K/64 in shared memory (R·S taps of 64 output channels × C,
 K-major, swizzled) and walks output tiles of `rows` rows × `columns` pixels. A tile's input
 patch, (rows + R − 1) × (columns + S − 1) pixels of 2·C bytes, arrives by cp.async into one
-of two swizzled buffers while the other is computed. Warpgroup g computes output row g of
+of two swizzled buffers while the other is computed (a tile's `patches` = 3: a ring of three,
+two tiles ahead; its choice's third integer is then mode + PATCHES_STEP). Warpgroup g computes output row g of
 the tile as R·S·C/16 `wgmma.mma_async` m64 n`columns` k16, A = the tap's filter (64 output
 channels × 16 input channels), B = the tap's window of the patch: `columns` consecutive
 patch pixels from (g + r, s), which a shared-memory descriptor addresses directly because a
