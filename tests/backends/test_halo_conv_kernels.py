@@ -290,6 +290,16 @@ def test_the_tuner_races_the_halo_modes_against_cutlass():
     assert "halo_conv" not in [c.family for c in candidates(op, "sm90", sms=132, halo_mode=None).choices]
 
 
+def test_the_tuner_races_the_other_patch_ring():
+    """RepVGG-A0's 3x3 48 -> 48 at 56² (three patches in the heuristic) races two as well;
+    VGG-16's 224² tile has no room for a third patch, so only its two race."""
+    op = conv_of(n=32, h=56, w=56, c=48, k=48, r=3, s=3)
+    tiles = [hc.HaloTile.of(c.tile) for c in candidates(op, "sm90", sms=132).choices if c.family == "halo_conv"]
+    assert tiles[0] == hc.HaloTile(56, 2, 4, 3) and hc.HaloTile(56, 2, 4) in tiles
+    vgg = [hc.HaloTile.of(c.tile) for c in candidates(conv_of(**VGG_224), "sm90", sms=132).choices if c.family == "halo_conv"]
+    assert all(tile.patches == 2 for tile in vgg)
+
+
 def test_the_blocked_stem_races_the_halo_conv_our_stem_conv_and_cutlass():
     families = [choice.family for choice in candidates(conv_of(**RESNET_STEM), "sm90", sms=132).choices]
     assert families[0] == "halo_conv" and {"stem_conv", "conv2d_fprop"} <= set(families)

@@ -371,12 +371,14 @@ MAX_HALO = 8
 
 
 def halo_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
-    """Our halo conv's tiles: the heuristic's, then its other schedules (modes), one and two
-    rows, three and four warpgroups (`halo_conv_kernels.more_warps_tiles`: more warps a
-    multiprocessor in the same shared memory), and half the columns (those its rules take)."""
+    """Our halo conv's tiles: the heuristic's, then its other schedules (modes), its other
+    patch ring (two or three buffers), one and two rows, three and four warpgroups
+    (`halo_conv_kernels.more_warps_tiles`: more warps a multiprocessor in the same shared
+    memory), and half the columns (those its rules take)."""
     tile = halo_conv_kernels.HaloTile.of(base.tile)
     variants = [tile]
     variants += [dataclasses.replace(tile, mode=mode) for mode in halo_conv_kernels.MODES]
+    variants.append(dataclasses.replace(tile, patches=5 - tile.patches))  # 2 <-> 3
     variants += [dataclasses.replace(tile, rows=rows) for rows in halo_conv_kernels.ROWS
                  if rows not in halo_conv_kernels.MORE_WARPS_ROWS]
     variants += halo_conv_kernels.more_warps_tiles(
