@@ -428,7 +428,7 @@ def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = halo_conv_kernels.
     blocks = -(-tensor_shape(op.filter.type)[0] // halo_conv_kernels.BLOCK_K)
     if halo_conv_kernels.tiles(op, tile) * blocks < HALO_MIN_TILES * sms:
         return None
-    return padded_channels_tile(op, tile, blocks, sms) if halo_conv_kernels.general(op) else tile
+    return padded_channels_tile(op, tile, blocks, sms)
 
 
 HALO_TWO_ROW_WAVES = 4
@@ -442,7 +442,7 @@ against 0.0049."""
 def padded_channels_tile(op: ops.Conv2dOp, tile: halo_conv_kernels.HaloTile, blocks: int,
                          sms: int) -> halo_conv_kernels.HaloTile:
     """The tile for a conv whose input channels the halo conv pads to a swizzle row
-    (RepVGG-A0's 48): two rows in mode 2 for a one-row stride-2 tile of HALO_TWO_ROW_WAVES
+    (RepVGG-A0's 48; any other conv keeps `tile`): two rows in mode 2 for a one-row stride-2 tile of HALO_TWO_ROW_WAVES
     waves, else the default tile with a ring of three patches where the shared memory takes
     it (1-5% faster on RepVGG-A0's three 48-channel 3x3s at batch 32 on the H100; other
     general convs keep two, unmeasured)."""
