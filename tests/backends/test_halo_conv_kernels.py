@@ -74,8 +74,10 @@ def test_the_general_form_is_for_stride_2_padded_channels_and_partial_blocks(sha
 def test_the_rule_gives_the_general_form_repvgg_a0_s_48_channel_convs():
     """RepVGG-A0's three 48-channel 3x3s at batch 32 (faster than CUTLASS's choice on the
     GPU): the 3x3/2 at 112² on two rows in mode 2 (its default one row leaves a warpgroup a
-    multiprocessor), the others with a ring of three patches; at batch 1 the 3x3/2 keeps one
-    row (0.2 waves) and the 56² convs are too few tiles (HALO_MIN_TILES) and keep CUTLASS."""
+    multiprocessor), the others with a ring of three patches; at batch 1 too (faster than
+    CUTLASS there as well): the 3x3/2 keeps one row (0.2 waves), and the 56² convs take the
+    form although they are fewer tiles than HALO_MIN_TILES, from which 33-63 channels are
+    exempt."""
     from boltir.backends.cuda.select import heuristic
 
     op = conv_of(n=32, h=112, w=112, c=48, k=48, r=3, s=3, stride=2)
@@ -91,7 +93,10 @@ def test_the_rule_gives_the_general_form_repvgg_a0_s_48_channel_convs():
     for shape, tile in (({"h": 56, "w": 56, "c": 48, "k": 48}, hc.HaloTile(56, 2, 4, 3)),
                         ({"h": 56, "w": 56, "c": 48, "k": 96, "stride": 2}, hc.HaloTile(32, 2, 4, 3))):
         assert heuristic.halo_conv_problem(conv_of(n=32, r=3, s=3, **shape), 132) == tile
-        assert heuristic.halo_conv_problem(conv_of(n=1, r=3, s=3, **shape), 132) is None
+        assert heuristic.halo_conv_problem(conv_of(n=1, r=3, s=3, **shape), 132) == tile
+    # ResNet-50's 56² 3x3 on 64 channels at batch 1 (0.21 tiles a multiprocessor) keeps CUTLASS
+    assert heuristic.halo_conv_problem(conv_of(n=1, h=56, w=56, c=64, k=64, r=3, s=3), 132) is None
+    assert heuristic.halo_conv_problem(conv_of(n=1, h=56, w=56, c=24, k=48, r=3, s=3), 132) is None
     # a general conv on 16, 32 or 64 channels keeps the default tile (MobileNetV2 b1's blocked stem)
     stem = conv_of(n=1, h=113, w=113, c=16, k=32, r=2, s=2, pad=0)
     assert hc.general(stem) and heuristic.halo_conv_problem(stem, 132) == hc.default_tile(stem)

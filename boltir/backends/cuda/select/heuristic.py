@@ -409,7 +409,13 @@ HALO_MIN_TILES = 0.4
 """Tiles of our halo conv per multiprocessor at least. On the H200 at batch 1 it beat
 CUTLASS's choice with 1.7 (VGG-16's 224² layer), 0.85 (its 112² layer) and 0.42 tiles a
 multiprocessor (ResNet-50's blocked stem), and lost with 0.21 (ResNet-50's 56² 3×3 conv),
-where each CTA's filter load is paid for too few output pixels (bench/RESULTS.md)."""
+where each CTA's filter load is paid for too few output pixels (bench/RESULTS.md). Convs
+on 33-63 channels (padded to 64, HALO_PADDED_EXEMPT) are exempt: CUTLASS's tiles run those
+at a partial K too, and on the H100 at batch 1 RepVGG-A0's 56² 48-channel convs took ours
+0.0044-0.0048 ms at 0.21 tiles a multiprocessor against CUTLASS's 0.0064-0.0066. Fewer
+channels (a padded stem's 8) are not measured and keep the floor."""
+HALO_PADDED_EXEMPT = range(33, 64)
+"""Input channels exempt from HALO_MIN_TILES."""
 
 
 def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = halo_conv_kernels.DEFAULT_MODE,
@@ -417,7 +423,8 @@ def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = halo_conv_kernels.
     """The tile our wgmma conv for few input channels gives the op (codegen/halo_conv_kernels.py)
     where it takes it, else None: a conv it computes with a window wider than 1x1 (a 1x1
     conv has no halo to share: the pointwise rules' persistent GEMMs keep it), with at least
-    HALO_MIN_TILES tiles per multiprocessor; the general form only where `general`."""
+    HALO_MIN_TILES tiles per multiprocessor (but for HALO_PADDED_EXEMPT channels); the
+    general form only where `general`."""
     if halo_conv_kernels.conv_reason(op) is not None or math.prod(tensor_shape(op.filter.type)[1:3]) == 1:
         return None
     if halo_conv_kernels.general(op) and not general:
@@ -426,7 +433,8 @@ def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = halo_conv_kernels.
     if halo_conv_kernels.tile_reason(op, tile) is not None:
         return None
     blocks = -(-tensor_shape(op.filter.type)[0] // halo_conv_kernels.BLOCK_K)
-    if halo_conv_kernels.tiles(op, tile) * blocks < HALO_MIN_TILES * sms:
+    exempt = halo_conv_kernels.input_shape(op)[3] in HALO_PADDED_EXEMPT
+    if not exempt and halo_conv_kernels.tiles(op, tile) * blocks < HALO_MIN_TILES * sms:
         return None
     return padded_channels_tile(op, tile, blocks, sms)
 
