@@ -126,6 +126,21 @@ CONV_CANDIDATES = [
 ]
 
 
+WIDE_CONV_CANDIDATES = [
+    *CONV_CANDIDATES,
+    ((64, 192, 64), "warpspecialized", (1, 1, 1), 1),
+    ((64, 192, 64), "warpspecialized", (2, 1, 1), 1),
+    ((64, 192, 64), "warpspecialized", (1, 1, 1), 1, 1, 3),
+    ((128, 96, 64), "warpspecialized", (1, 1, 1), 1),
+    ((128, 96, 64), "warpspecialized", (2, 1, 1), 1),
+    ((128, 96, 64), "warpspecialized", (1, 1, 1), 1, 1, 4),
+    ((64, 96, 64), "warpspecialized", (1, 1, 1), 1),
+    ((64, 96, 64), "warpspecialized", (1, 1, 1), 1, 1, 4),
+]
+"""For the "rv " convs: tiles whose N is K (192) or half of it (96), one or two CTAs a
+multiprocessor, with and without a 2x1 cluster."""
+
+
 def candidate_cases(label: str, text: str, candidates, element: str = "f16") -> list:
     out = []
     for threadblock, schedule, cluster, split_k, *rest in candidates:
@@ -282,6 +297,10 @@ def workloads():
         # reduction against the 3.x GEMM's (issue 16's small-M target)
         ("b1 ", (1, 8, 16, 3072, 768, 1, 1)),
         ("b1 ", (1, 8, 16, 768, 3072, 1, 1)),
+        # RepVGG-A0's compute-bound 3x3s at batch 32 (23-25% of their bounds in the model):
+        # 96 and 192 channels, which 64- and 128-wide tiles pad; 192- and 96-wide tiles race
+        ("rv ", (32, 28, 28, 96, 96, 3, 1)),
+        ("rv ", (32, 14, 14, 192, 192, 3, 1)),
     ]
     for prefix, params in convs:
         yield conv_label(prefix, params) + " +bias+relu", "conv", params
@@ -409,7 +428,7 @@ def main() -> int:
             elif label.startswith("b1 "):
                 candidates = tuner_candidates(ours)
             else:
-                candidates = candidate_cases(label, text, CONV_CANDIDATES)
+                candidates = candidate_cases(label, text, WIDE_CONV_CANDIDATES if label.startswith("rv ") else CONV_CANDIDATES)
             plans.append((label, kind, p, [lower(Case(label, text)), ours, *candidates]))
         elif kind == "depthwise":
             # [CUTLASS's direct conv, ours (the heuristic's tile), our other tiles]

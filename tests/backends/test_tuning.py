@@ -855,9 +855,10 @@ def test_a_3x_conv_of_48_output_channels_is_raced_on_48_wide_tiles():
     bench/RESULTS.md, thirty-fifth session)."""
     from boltir.backends.cuda.select.candidates import HOPPER_CONV_SHAPES, hopper_conv_shapes
 
-    assert hopper_conv_shapes(64) == hopper_conv_shapes(192) == HOPPER_CONV_SHAPES
+    assert hopper_conv_shapes(64) == hopper_conv_shapes(128) == hopper_conv_shapes(512) == HOPPER_CONV_SHAPES
     assert hopper_conv_shapes(48)[-2:] == ((64, 48, 64), (128, 48, 64))
     assert hopper_conv_shapes(96)[-2:] == ((64, 96, 64), (128, 96, 64))
+    assert hopper_conv_shapes(192)[-2:] == ((64, 192, 64), (128, 192, 64))
     op = op_of(conv_text(32, 112, 112, 48, 48, 3, 3, stride=2))
     found = candidates(op, "sm90", 132, 3).choices
     assert found[0].family == "halo_conv"  # the heuristic's: the halo conv's general form

@@ -142,11 +142,12 @@ HOPPER_CONV_SHAPES = ((64, 64, 64), (64, 128, 64), (128, 64, 64), (128, 128, 64)
 
 
 def hopper_conv_shapes(k: int) -> tuple[tuple[int, int, int], ...]:
-    """HOPPER_CONV_SHAPES, and 64- and 128-row tiles whose N covers K rounded to 16 where K is
-    not a multiple of 64 (RepVGG-A0's 48-channel 3x3s: a 64-wide tile pads a quarter of the
-    products and stores away)."""
+    """HOPPER_CONV_SHAPES, and 64- and 128-row tiles whose N covers K rounded to 16 where no
+    64-, 128- or 256-wide tile does (RepVGG-A0's 48-channel 3x3s: a 64-wide tile pads a
+    quarter of the products and stores away; its 192-channel ones: 128 + 128 pads a
+    quarter, 64 x 3 reads each input pixel three times)."""
     cover = -(-k // 16) * 16
-    if cover % 64 == 0 or cover > 256:
+    if cover in (64, 128, 256) or cover > 256:
         return HOPPER_CONV_SHAPES
     return HOPPER_CONV_SHAPES + ((64, cover, 64), (128, cover, 64))
 CLUSTERS = ((1, 1, 1), (2, 1, 1), (1, 2, 1))
