@@ -702,12 +702,15 @@ def test_bad_cutlass_generation_is_an_error():
 @pytest.mark.parametrize(
     ("pixels", "k", "tile"),
     # the reference convs (bench/kernels.py) at batch 32 (the fastest of five tiles on the H200), and a narrow grid
-    # MobileNetV2's 1x1 16 -> 96 at 112² (128x128 0.0816 ms, 128x64 0.1240);
+    # MobileNetV2's 1x1 16 -> 96 at 112² (128x128 0.0816 ms, 128x64 0.1240; its 128x96 covering tile not timed);
     # batch 1: 3x3 512 -> 512 at 28² keeps 64x128 (0.0149 against 0.0156), at 14² and 7² and 256 -> 256 at 14²
-    # (grids under a quarter wave) 64x64 (0.0124 against 0.0139, 0.0123 against 0.0136, 0.0073 against 0.0081)
+    # (grids under a quarter wave) 64x64 (0.0124 against 0.0139, 0.0123 against 0.0136, 0.0073 against 0.0081);
+    # on the H100, RepVGG-A0's 3x3s at batch 32 on covering tiles: 96 -> 96 at 28² 128x96 (0.0206 against 0.0260
+    # for 128x128), 192 -> 192 at 14² 64x192 (0.0144 against 0.0238 for 64x128); at batch 1 under a quarter wave, 64x64
     [(100352, 64, (128, 64, 64)), (25088, 128, (128, 128, 64)), (1568, 512, (64, 128, 64)), (196, 64, (64, 64, 64)),
-     (401408, 96, (128, 128, 64)), (784, 512, (64, 128, 64)), (196, 512, (64, 64, 64)), (49, 512, (64, 64, 64)),
-     (196, 256, (64, 64, 64))],
+     (401408, 96, (128, 96, 64)), (784, 512, (64, 128, 64)), (196, 512, (64, 64, 64)), (49, 512, (64, 64, 64)),
+     (196, 256, (64, 64, 64)), (25088, 96, (128, 96, 64)), (6272, 192, (64, 192, 64)), (784, 96, (64, 64, 64)),
+     (196, 192, (64, 64, 64)), (6272, 256, (64, 128, 64)), (6272, 320, (128, 128, 64))],
 )
 def test_sm90_conv_tiles(pixels, k, tile):
     from boltir.backends.cuda.select.heuristic import hopper_conv_tile
@@ -728,6 +731,23 @@ def test_conv_ctas_gives_the_3x_conv_explicit_stages():
     LowerOpToCutlassPass().apply(make_context(), two)
     tile = lambda module: next(op for op in module.walk() if op.name == "cutlass.conv2d_fprop").tile.value  # noqa: E731
     assert tile(default).stages == 0 and tile(two).stages == 4 and tile(two).threadblock == (128, 64, 64)
+
+
+def test_conv_columns_power2_keeps_64_or_128_wide_tiles():
+    from boltir.backends.cuda.select.heuristic import covering_columns, hopper_conv_tile
+
+    assert [covering_columns(k) for k in (48, 64, 96, 128, 160, 192, 256, 320)] == [None, None, 96, None, 160, 192, None, None]
+    assert hopper_conv_tile(25088, 96, 132, cover=False) == (128, 128, 64)
+    assert hopper_conv_tile(6272, 192, 132, cover=False) == (64, 128, 64)
+    assert make_selector("heuristic", conv_columns="power2").cover_conv_columns is False
+    assert make_selector("db", conv_columns="power2").heuristic.cover_conv_columns is False
+
+
+def test_a_bad_conv_columns_is_one_line(tmp_path, capsys):
+    path = tmp_path / "conv.mlir"
+    path.write_text(conv_text(32, 14, 14, 192, 192, 3, 3))
+    assert bolt_opt.main([str(path), "-p", "select-kernels{conv_columns=wide}"]) == 1
+    assert capsys.readouterr().err == "error: conv_columns must be one of cover, power2; got 'wide'\n"
 
 
 def test_a_bad_conv_ctas_is_one_line(tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=4 conv_ctas=1 narrow_pointwise=stream narrow_windows=stream split_gemms=wgsplit}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=4 conv_ctas=1 narrow_pointwise=stream narrow_windows=stream split_gemms=wgsplit conv_columns=cover}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -38,6 +38,9 @@ K split among a cluster's CTAs and their warp groups (codegen/wgsplit_gemm_kerne
 it takes them; `split_gemms=cutlass` keeps CUTLASS's narrow tiles. `conv_ctas=2`
 gives the 3.x implicit-GEMM convs the stages that let two CTAs share a multiprocessor (the
 default, 1, takes as many as fit; 2 measured no faster on the H200, bench/RESULTS.md).
+`conv_columns=cover`, the default, makes a 3.x implicit-GEMM conv's tile as wide as its
+output channels where no 64-, 128- or 256-wide tile covers them (RepVGG-A0's 96 and 192:
+1.3-1.65x faster on the H100, bench/RESULTS.md); `conv_columns=power2` keeps 64 or 128.
 
 Requires: op-level IR (after the op-level passes).
 Guarantees: every op.gemm, op.conv2d and op.b2b_* carries a `kernel` attribute with its
@@ -83,13 +86,15 @@ FEW_PIXELS_KERNELS = ("splitk", "cutlass")
 NARROW_CONV_KERNELS = ("cutlass", "halo", "halo-aligned")
 NARROW_POINTWISE_KERNELS = ("stream", "cutlass")
 NARROW_WINDOW_KERNELS = ("stream", "stem")
+CONV_COLUMNS = ("cover", "power2")
 
 
 def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "",
                   depthwise: str = "direct", small_m: str = "skinny", few_channels: str = "stem",
                   few_pixels: str = "splitk", conv_ctas: int = 1, narrow_convs: str = "halo",
                   halo_mode: int = halo_conv_kernels.DEFAULT_MODE, narrow_pointwise: str = "stream",
-                  narrow_windows: str = "stream", split_gemms: str = "wgsplit") -> KernelSelector:
+                  narrow_windows: str = "stream", split_gemms: str = "wgsplit",
+                  conv_columns: str = "cover") -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
     (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
     kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's), and
@@ -103,7 +108,9 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     `split_gemms` GEMMs of at most 256 rows on sm90 past the skinny kernel's ("cutlass":
     CUTLASS's narrow tiles, "wgsplit": ours with K split among a cluster's warp groups, where K
     is at least 4 N); `conv_ctas`
-    the 3.x implicit-GEMM convs' CTAs per multiprocessor (1: as many stages as fit)."""
+    the 3.x implicit-GEMM convs' CTAs per multiprocessor (1: as many stages as fit);
+    `conv_columns` their tile width ("cover": the output channels where no 64-, 128- or
+    256-wide tile covers them; "power2": 64 or 128)."""
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
     if sms < 0:
@@ -130,6 +137,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
         raise BoltError(f"halo_mode must be one of {', '.join(map(str, halo_conv_kernels.MODES))}; got {halo_mode}")
     if conv_ctas not in (1, 2, 3):
         raise BoltError(f"conv_ctas must be 1, 2 or 3 CTAs per multiprocessor; got {conv_ctas}")
+    if conv_columns not in CONV_COLUMNS:
+        raise BoltError(f"conv_columns must be one of {', '.join(CONV_COLUMNS)}; got '{conv_columns}'")
     if name == "heuristic":
         return HeuristicSelector(sms=sms, cutlass=cutlass, direct_depthwise=depthwise == "direct",
                                  skinny_gemms=small_m == "skinny", stem_convs=few_channels == "stem",
@@ -137,7 +146,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
                                  halo_convs=narrow_convs != "cutlass", halo_mode=halo_mode,
                                  halo_general=narrow_convs == "halo",
                                  narrow_pointwise=narrow_pointwise == "stream",
-                                 stream_windows=narrow_windows == "stream", split_gemms=split_gemms == "wgsplit")
+                                 stream_windows=narrow_windows == "stream", split_gemms=split_gemms == "wgsplit",
+                                 cover_conv_columns=conv_columns == "cover")
     kind = DatabaseSelector if name == "db" else TuningSelector
     selector = kind(sms=sms, cutlass=cutlass, tuning_db=tuning_db, gpu=gpu)
     selector.heuristic.direct_depthwise = depthwise == "direct"
@@ -151,6 +161,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     selector.heuristic.narrow_pointwise = narrow_pointwise == "stream"
     selector.heuristic.stream_windows = narrow_windows == "stream"
     selector.heuristic.split_gemms = split_gemms == "wgsplit"
+    selector.heuristic.cover_conv_columns = conv_columns == "cover"
     return selector
 
 
@@ -193,13 +204,17 @@ class SelectKernelsPass(ModulePass):
     """Whose kernel the heuristic gives memory-bound small-window convs on few channels on sm90: "stream" (ours) or "stem" (the rules after it)."""
     split_gemms: str = "wgsplit"
     """Whose kernel the heuristic gives GEMMs of at most 256 rows on sm90 past the skinny kernel's: "cutlass" or "wgsplit" (ours, where K is at least 4 N)."""
+    conv_columns: str = "cover"
+    """The width of the heuristic's 3.x conv tiles: "cover" (the output channels, where no 64-, 128- or 256-wide tile
+    covers them) or "power2" (64 or 128)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):
             raise BoltError(f"arch must be one of sm80, sm90; got '{self.arch}'")
         selector = make_selector(self.selector, self.sms, self.cutlass, self.tuning_db, self.gpu, self.depthwise,
                                  self.small_m, self.few_channels, self.few_pixels, self.conv_ctas, self.narrow_convs,
-                                 self.halo_mode, self.narrow_pointwise, self.narrow_windows, self.split_gemms)
+                                 self.halo_mode, self.narrow_pointwise, self.narrow_windows, self.split_gemms,
+                                 self.conv_columns)
         targets = [o for o in op.walk() if isinstance(o, SELECTABLE)]
         if hasattr(selector, "prepare"):
             selector.prepare(targets, self.arch)

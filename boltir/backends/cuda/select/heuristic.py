@@ -166,17 +166,29 @@ HOPPER_GEMM_TILES: tuple[tuple[tuple[int, int, int], str], ...] = (
 at M = 4096, where it measured faster on the H200 than the 128x64 tile the list chose
 without it (bench/RESULTS.md)."""
 
-def hopper_conv_tile(pixels: int, k: int, sms: int) -> tuple[int, int, int]:
+def covering_columns(k: int) -> int | None:
+    """The tile width that covers K output channels in one column tile where no 64-, 128-
+    or 256-wide tile does (K of 65-255 rounded up to 16: RepVGG-A0's 96 and 192), else None."""
+    cover = -(-k // 16) * 16
+    return cover if 64 < cover < 256 and cover != 128 else None
+
+
+def hopper_conv_tile(pixels: int, k: int, sms: int, cover: bool = True) -> tuple[int, int, int]:
     """The 3.x implicit-GEMM conv's tile (one consumer warpgroup: M is 64 or 128): N = 128
     once K is over 64 channels (filter reuse, and an input pixel read by fewer column
-    tiles: at K = 96 one 128-wide tile instead of two 64-wide ones), else 64; M = 128
-    unless that leaves fewer tiles than SMs; N = 64 after all where the grid is under a
-    quarter wave. On the H200 this picked the fastest tile of
-    the reference and memory-bound convs in bench/RESULTS.md; the wave-quantization score
-    of the GEMMs did not (this kernel is not persistent: two CTAs share an SM)."""
+    tiles), else 64; with `cover`, N = K where that is 65-255 channels but 128
+    (`covering_columns`: no product or store padded away, each input pixel read once);
+    M = 128 unless that leaves fewer tiles than SMs; N = 64 after all where the grid is
+    under a quarter wave. On the H200 this picked the fastest tile of the reference and
+    memory-bound convs in bench/RESULTS.md; the wave-quantization score of the GEMMs did
+    not (this kernel is not persistent: two CTAs share an SM). On the H100 the covering
+    tiles took RepVGG-A0's 3x3s at batch 32 from 0.0260 ms (128x128) to 0.0206 (128x96)
+    at 96 channels and from 0.0238 (64x128) to 0.0144 (64x192) at 192."""
     n = 128 if k > 64 else 64
+    if cover and covering_columns(k):
+        n = covering_columns(k)
     m = 128 if math.ceil(pixels / 128) * math.ceil(k / n) >= sms else 64
-    if m == 64 and n == 128 and math.ceil(pixels / 64) * math.ceil(k / 128) * 4 <= sms:
+    if m == 64 and n > 64 and math.ceil(pixels / 64) * math.ceil(k / n) * 4 <= sms:
         # Under a quarter wave each CTA walks the whole reduction alone: twice the CTAs of
         # 64 columns finish sooner (batch-1 3x3 convs at 7² and 14², bench/RESULTS.md).
         n = 64
@@ -526,6 +538,10 @@ class HeuristicSelector:
     (the whole shared memory); 2 or more take `cutlass_sm90.occupancy_stages`, so that one
     CTA's epilogue overlaps another's mainloop (the conv kernel is not persistent). 1 until
     measured (bench/kernels.py's conv candidates with explicit stages)."""
+    cover_conv_columns: bool = True
+    """Whether a 3.x implicit-GEMM conv's tile is as wide as its output channels where no
+    64-, 128- or 256-wide tile covers them (`hopper_conv_tile`); select-kernels
+    conv_columns=power2 turns it off (64 or 128 wide, for comparison)."""
     split_convs: bool = True
     """Whether convs with few output pixels and long reductions (batch 1's deep layers) run
     on our split-reduction kernel on sm90 where `splitk_conv_problem` says so (False:
@@ -631,7 +647,8 @@ class HeuristicSelector:
             # the H200 2.x ran the space-to-depth stem (16 channels) in 0.112 ms against
             # 0.192, and a 1x1 16 -> 96 conv as fast as the best 3.x tile (bench/RESULTS.md).
             return None
-        tile = hopper_tile(hopper_conv_tile(pixels, k, self.multiprocessors("sm90")), "warpspecialized")
+        tile = hopper_tile(hopper_conv_tile(pixels, k, self.multiprocessors("sm90"), self.cover_conv_columns),
+                           "warpspecialized")
         if self.conv_ctas > 1 and (stages := cutlass_sm90.occupancy_stages(tile.threadblock, self.conv_ctas)):
             tile = dataclasses.replace(tile, stages=stages)
         return KernelChoice("conv2d_fprop", "sm90", tile, (8, 8, 8), 1, 1, "optimized",
