@@ -136,9 +136,13 @@ WIDE_CONV_CANDIDATES = [
     ((128, 96, 64), "warpspecialized", (1, 1, 1), 1, 1, 4),
     ((64, 96, 64), "warpspecialized", (1, 1, 1), 1),
     ((64, 96, 64), "warpspecialized", (1, 1, 1), 1, 1, 4),
+    ((128, 96, 32), "warpspecialized", (1, 1, 1), 1),
+    ((64, 96, 32), "warpspecialized", (1, 1, 1), 1),
+    ((64, 192, 32), "warpspecialized", (1, 1, 1), 1),
 ]
 """For the "rv " convs: tiles whose N is K (192) or half of it (96), one or two CTAs a
-multiprocessor, with and without a 2x1 cluster."""
+multiprocessor, with and without a 2x1 cluster; and 32-deep K tiles (96 channels a filter
+tap are one and a half 64-deep tiles: the 3.x conv pads the rest)."""
 
 
 def candidate_cases(label: str, text: str, candidates, element: str = "f16") -> list:
