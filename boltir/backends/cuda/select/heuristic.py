@@ -536,8 +536,9 @@ class HeuristicSelector:
     conv_ctas: int = 1
     """CTAs of a 3.x implicit-GEMM conv per multiprocessor: 1 takes as many stages as fit
     (the whole shared memory); 2 or more take `cutlass_sm90.occupancy_stages`, so that one
-    CTA's epilogue overlaps another's mainloop (the conv kernel is not persistent). 1 until
-    measured (bench/kernels.py's conv candidates with explicit stages)."""
+    CTA's epilogue overlaps another's mainloop (the conv kernel is not persistent). 1: two
+    for every 3.x conv made ResNet-50 b32 1.02x and RepVGG-A0 b32 1.25x slower on the H100
+    (bench/RESULTS.md); the tuner still races the two-CTA stages op by op."""
     cover_conv_columns: bool = True
     """Whether a 3.x implicit-GEMM conv's tile is as wide as its output channels where no
     64-, 128- or 256-wide tile covers them (`hopper_conv_tile`); select-kernels
