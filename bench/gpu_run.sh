@@ -16,7 +16,7 @@
 # usertests (pytest -m gpu tests/test_users_path_gpu.py), pointwise (bench/pointwise.py $POINTWISE_ARGS, default
 # --no-candidates: memory-bound 1x1 convs against their bound), depthwise (bench/check_depthwise.py $DEPTHWISE_ARGS
 # against the interpreter, then its --timing against the bound), dwpw (bench/check_depthwise_pointwise.py $DWPW_ARGS:
-# the fused depthwise + 1x1 kernel against the interpreter, then its --timing against the pair, $DWPW_TIMING), gemv (bench/check_gemv.py $GEMV_ARGS: our few-rows GEMM against the interpreter), wgsplit (bench/check_wgsplit_gemm.py $WGSPLIT_ARGS: our Hopper GEMM with K split among a cluster's warp groups against the interpreter), wgtrace (bench/trace_wgsplit.py $WGTRACE_ARGS: that GEMM's phases, CTA by CTA), atrace (bench/trace_attention.py $ATRACE_ARGS: our attention mainloop's phases, warp group by warp group), pdl (bench/pdl.py $PDL_ARGS: graph replay with programmatic dependent launch on and off), clusters (bench/cluster_capacity.cu: how many clusters of each size run at once), bertshapes (bench/bert_shapes.py $BERT_SHAPES: BERT launch profiles per shape). Each stage's full log goes to $OUT/<stage>.log;
+# the fused depthwise + 1x1 kernel against the interpreter, then its --timing against the pair, $DWPW_TIMING), gemv (bench/check_gemv.py $GEMV_ARGS: our few-rows GEMM against the interpreter), wgsplit (bench/check_wgsplit_gemm.py $WGSPLIT_ARGS: our Hopper GEMM with K split among a cluster's warp groups against the interpreter), wgtrace (bench/trace_wgsplit.py $WGTRACE_ARGS: that GEMM's phases, CTA by CTA), atrace (bench/trace_attention.py $ATRACE_ARGS: our attention mainloop's phases, warp group by warp group), pdl (bench/pdl.py $PDL_ARGS: graph replay with programmatic dependent launch on and off), clusters (bench/cluster_capacity.cu: how many clusters of each size run at once), bertshapes (bench/bert_shapes.py $BERT_SHAPES: BERT launch profiles per shape), warm (bench/warm_gpu.py $WARM_ARGS: a few seconds of matmuls first, so that a fresh card's first timed stage is not at idle clocks). Each stage's full log goes to $OUT/<stage>.log;
 # the summaries are printed last, in stage order. A stage's $..._ARGS pass through `bash -c`: write no shell
 # characters in them (an `--only` text with `->` is a redirection; match a shorter part such as `16-`).
 set -uo pipefail
@@ -54,6 +54,7 @@ declare -A commands=(
   [dwpw]="python3 -m bench.check_depthwise_pointwise ${DWPW_ARGS:-} && python3 -m bench.check_depthwise_pointwise --timing ${DWPW_TIMING:-}"
   [usertests]="python3 -m pytest -q -m gpu -rs -p no:cacheprovider tests/test_users_path_gpu.py"
   [clusters]="nvcc -arch=sm_90a -o /tmp/cluster_capacity bench/cluster_capacity.cu && /tmp/cluster_capacity"
+  [warm]="python3 -m bench.warm_gpu ${WARM_ARGS:-}"
 )
 # A stage may carry its own limit in seconds: `kernels:260` (else $STAGE_TIMEOUT or 400).
 # A stage written `+sweep:560` runs in the background at the lowest CPU priority while the
