@@ -6,7 +6,8 @@
 # tuner's small-M candidates), under BOLTIR_BENCH_PROFILE: each kernel launched twice, plainly,
 # and a plain copy of the depthwise conv's bytes for its floor. One report each in $OUT
 # (ncu_halo.txt, ncu_dw.txt, ncu_copy.txt, ncu_attention.txt, ncu_dwpw.txt, ncu_smallm.txt,
-# ncu_wgsplit.txt); NCU_ONLY=halo,dw,copy,attention,dwpw,smallm,wgsplit picks some (default: the first four).
+# ncu_wgsplit.txt); NCU_ONLY=halo,dw,copy,attention,dwpw,smallm,wgsplit picks some (default: the first four);
+# NCU_HALO names other halo convs (check_halo_conv --timing-only texts, e.g. "repvgg_a0 3x3/2 48->48 112² N32").
 #   run: bash bench/ncu_kernels.sh      carry: [".whl"]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ source bench/setup_gpu.sh || exit 1
 OUT="${OUT:-/tmp/boltir-out}"
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-HALO="vgg16 3x3 64->64 224² N32,vgg16 stem 3x3 16->64 224² N32"
+HALO="${NCU_HALO:-vgg16 3x3 64->64 224² N32,vgg16 stem 3x3 16->64 224² N32}"  # NCU_HALO: other timed convs of check_halo_conv
 # the sections, and each stall reason's warps per issued instruction (what WarpStateStats's
 # text page leaves out: the sixteenth session's reports had no stall breakdown)
 sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats
