@@ -867,6 +867,19 @@ def test_a_3x_conv_of_48_output_channels_is_raced_on_48_wide_tiles():
     lower_alone(single_op_module(op), hopper[0])
 
 
+@pytest.mark.parametrize(("shape", "threadblock"), [((32, 28, 28, 96, 96), (128, 96, 64)), ((32, 14, 14, 192, 192), (64, 192, 64))])
+def test_repvgg_a0_s_wide_convs_lead_with_covering_tiles_that_lower(shape, threadblock):
+    """RepVGG-A0's 96- and 192-channel 3x3s at batch 32: the heuristic's choice, the tuner's
+    first candidate, is the tile whose N covers K (1.26x and 1.65x the 64/128-wide ones on
+    the H100, bench/RESULTS.md), and it lowers to a 3.x conv of that tile."""
+    n, h, w, c, k = shape
+    op = op_of(conv_text(n, h, w, c, k, 3, 3))
+    first = candidates(op, "sm90", 132, 3).choices[0]
+    assert (first.family, first.arch, first.tile.threadblock) == ("conv2d_fprop", "sm90", threadblock)
+    _, conv = lower_alone(single_op_module(op), first)
+    assert conv.name == "cutlass.conv2d_fprop" and conv.tile.value.threadblock == threadblock
+
+
 def test_the_heuristics_choice_stands_unless_another_is_clearly_faster():
     """Timed alone, candidates within HEURISTIC_MARGIN of the heuristic's choice are not told
     apart: the record's best, and the database selector's choice, stay the heuristic's."""
