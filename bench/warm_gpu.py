@@ -21,8 +21,9 @@ def sm_clock() -> str:
                                 capture_output=True, text=True, check=False)
     except OSError as error:
         return f"unknown (nvidia-smi: {error.strerror or error})"
-    reading = result.stdout.strip() or result.stderr.strip() or "no output"
-    return reading.replace("\n", "; ") if result.stdout.strip() else f"unknown ({reading.splitlines()[0]})"
+    if result.stdout.strip():
+        return result.stdout.strip().replace("\n", "; ")
+    return f"unknown ({(result.stderr.strip() or 'no output').splitlines()[0]})"
 
 
 def warm(seconds: float) -> int:

@@ -139,29 +139,19 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
         raise BoltError(f"conv_ctas must be 1, 2 or 3 CTAs per multiprocessor; got {conv_ctas}")
     if conv_columns not in CONV_COLUMNS:
         raise BoltError(f"conv_columns must be one of {', '.join(CONV_COLUMNS)}; got '{conv_columns}'")
+    heuristic = HeuristicSelector(sms=sms, cutlass=cutlass, direct_depthwise=depthwise == "direct",
+                                  skinny_gemms=small_m == "skinny", stem_convs=few_channels == "stem",
+                                  split_convs=few_pixels == "splitk", conv_ctas=conv_ctas,
+                                  halo_convs=narrow_convs != "cutlass", halo_mode=halo_mode,
+                                  halo_general=narrow_convs == "halo",
+                                  narrow_pointwise=narrow_pointwise == "stream",
+                                  stream_windows=narrow_windows == "stream", split_gemms=split_gemms == "wgsplit",
+                                  cover_conv_columns=conv_columns == "cover")
     if name == "heuristic":
-        return HeuristicSelector(sms=sms, cutlass=cutlass, direct_depthwise=depthwise == "direct",
-                                 skinny_gemms=small_m == "skinny", stem_convs=few_channels == "stem",
-                                 split_convs=few_pixels == "splitk", conv_ctas=conv_ctas,
-                                 halo_convs=narrow_convs != "cutlass", halo_mode=halo_mode,
-                                 halo_general=narrow_convs == "halo",
-                                 narrow_pointwise=narrow_pointwise == "stream",
-                                 stream_windows=narrow_windows == "stream", split_gemms=split_gemms == "wgsplit",
-                                 cover_conv_columns=conv_columns == "cover")
+        return heuristic
     kind = DatabaseSelector if name == "db" else TuningSelector
     selector = kind(sms=sms, cutlass=cutlass, tuning_db=tuning_db, gpu=gpu)
-    selector.heuristic.direct_depthwise = depthwise == "direct"
-    selector.heuristic.skinny_gemms = small_m == "skinny"
-    selector.heuristic.stem_convs = few_channels == "stem"
-    selector.heuristic.split_convs = few_pixels == "splitk"
-    selector.heuristic.conv_ctas = conv_ctas
-    selector.heuristic.halo_convs = narrow_convs != "cutlass"
-    selector.heuristic.halo_general = narrow_convs == "halo"
-    selector.heuristic.halo_mode = halo_mode
-    selector.heuristic.narrow_pointwise = narrow_pointwise == "stream"
-    selector.heuristic.stream_windows = narrow_windows == "stream"
-    selector.heuristic.split_gemms = split_gemms == "wgsplit"
-    selector.heuristic.cover_conv_columns = conv_columns == "cover"
+    selector.heuristic = heuristic  # the same rules decide where the database has no record
     return selector
 
 

@@ -92,6 +92,7 @@ from boltir.backends.cuda.select.choice import CUTLASS_3X_FAMILIES, UNFUSE, Kern
 from boltir.backends.cuda.select.heuristic import (
     HeuristicSelector,
     batches_operands,
+    covering_columns,
     depthwise_pixels,
     element_bits,
     hopper_conv_problem,
@@ -146,10 +147,8 @@ def hopper_conv_shapes(k: int) -> tuple[tuple[int, int, int], ...]:
     64-, 128- or 256-wide tile does (RepVGG-A0's 48-channel 3x3s: a 64-wide tile pads a
     quarter of the products and stores away; its 192-channel ones: 128 + 128 pads a
     quarter, 64 x 3 reads each input pixel three times)."""
-    cover = -(-k // 16) * 16
-    if cover in (64, 128, 256) or cover > 256:
-        return HOPPER_CONV_SHAPES
-    return HOPPER_CONV_SHAPES + ((64, cover, 64), (128, cover, 64))
+    cover = covering_columns(k, narrow=True)
+    return HOPPER_CONV_SHAPES if cover is None else HOPPER_CONV_SHAPES + ((64, cover, 64), (128, cover, 64))
 CLUSTERS = ((1, 1, 1), (2, 1, 1), (1, 2, 1))
 SPLIT_K = (2, 4, 8)
 SMALL_M_K_TILES = 4

@@ -166,11 +166,12 @@ HOPPER_GEMM_TILES: tuple[tuple[tuple[int, int, int], str], ...] = (
 at M = 4096, where it measured faster on the H200 than the 128x64 tile the list chose
 without it (bench/RESULTS.md)."""
 
-def covering_columns(k: int) -> int | None:
+def covering_columns(k: int, narrow: bool = False) -> int | None:
     """The tile width that covers K output channels in one column tile where no 64-, 128-
-    or 256-wide tile does (K of 65-255 rounded up to 16: RepVGG-A0's 96 and 192), else None."""
+    or 256-wide tile does (K of 65-255 rounded up to 16: RepVGG-A0's 96 and 192; with
+    `narrow`, also K under 64: its 48), else None."""
     cover = -(-k // 16) * 16
-    return cover if 64 < cover < 256 and cover != 128 else None
+    return cover if (narrow and cover < 64) or (64 < cover < 256 and cover != 128) else None
 
 
 def hopper_conv_tile(pixels: int, k: int, sms: int, cover: bool = True) -> tuple[int, int, int]:
@@ -184,9 +185,7 @@ def hopper_conv_tile(pixels: int, k: int, sms: int, cover: bool = True) -> tuple
     not (this kernel is not persistent: two CTAs share an SM). On the H100 the covering
     tiles took RepVGG-A0's 3x3s at batch 32 from 0.0260 ms (128x128) to 0.0206 (128x96)
     at 96 channels and from 0.0238 (64x128) to 0.0144 (64x192) at 192."""
-    n = 128 if k > 64 else 64
-    if cover and covering_columns(k):
-        n = covering_columns(k)
+    n = (cover and covering_columns(k)) or (128 if k > 64 else 64)
     m = 128 if math.ceil(pixels / 128) * math.ceil(k / n) >= sms else 64
     if m == 64 and n > 64 and math.ceil(pixels / 64) * math.ceil(k / n) * 4 <= sms:
         # Under a quarter wave each CTA walks the whole reduction alone: twice the CTAs of
