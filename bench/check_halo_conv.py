@@ -79,17 +79,23 @@ GENERAL_CONVS = {  # label: conv_text arguments; the general form (CUTLASS's wit
     "repvgg_a0 3x3/2 48->96 56²": {"h": 56, "w": 56, "c": 48, "k": 96, "r": 3, "s": 3, "stride": 2},
 }
 GENERAL_TILES = ((56, 2, 2, 2), (32, 2, 4, 2), (24, 3, 4, 2), (32, 2, 1, 2), (16, 4, 4, 2),
-                 (56, 1, 4, 3), (56, 2, 4, 3), (32, 2, 4, 3), (56, 1, 2, 3))
-"""(columns, rows, mode, patches) timed on GENERAL_CONVS beside each mode's default tile: a
-stride-2 patch is four times its tile, so the default keeps one row (one CTA of 4 warps a
-multiprocessor); the first five put 8 to 16 warps on one, the last four keep two patches in
-flight (a ring of three buffers)."""
+                 (56, 1, 4, 3), (56, 2, 4, 3), (32, 2, 4, 3), (56, 1, 2, 3),
+                 (56, 2, 5, 2), (56, 2, 2, 2, True), (56, 2, 5, 2, True), (56, 1, 5, 2, True), (56, 1, 2, 3, True),
+                 (56, 1, 4, 3, True), (32, 2, 4, 2, True))
+"""(columns, rows, mode, patches[, tma]) timed on GENERAL_CONVS beside each mode's default tile:
+a stride-2 patch is four times its tile, so the default keeps one row (one CTA of 4 warps a
+multiprocessor); the first five put 8 to 16 warps on one, the next four keep two patches in
+flight (a ring of three buffers); the last seven: mode 5, and patches by TMA (the
+thirty-eighth session's profile of the 3x3/2 48 -> 48: issue-bound at 8 warps a
+multiprocessor, its busiest pipe the integer one, DRAM at 37%)."""
+TMA_MODES = (2, 4, 5)
+"""The modes whose TMA form the correctness cases check and the model convs are timed in."""
 
 
 def halo_case(label: str, text: str, element: str = "f16", shape: tuple[int, int] | None = None,
-              mode: int = 1, pooled: bool = False, blocked: bool = False, patches: int = 2) -> Case | None:
+              mode: int = 1, pooled: bool = False, blocked: bool = False, patches: int = 2, tma: bool = False) -> Case | None:
     """The case with our kernel forced on tiles of `shape` (columns, rows; else the default
-    tile's) in `mode` with `patches` patch buffers (`pooled`: the text's conv and 2x2 max pool become one
+    tile's) in `mode` with `patches` patch buffers, by TMA where `tma` (`pooled`: the text's conv and 2x2 max pool become one
     op.conv2d_max_pool; `blocked`: the text's space-to-depth and conv become one
     op.space_to_depth_conv2d); None where that mode cannot take the conv (the filter in
     registers of a large window; the overlapped mode with an image to block)."""
@@ -97,10 +103,10 @@ def halo_case(label: str, text: str, element: str = "f16", shape: tuple[int, int
     if shape is None:
         default = halo_conv_kernels.default_tile(op)
         shape = (default.columns, default.rows)
-    tile = halo_conv_kernels.HaloTile(*shape, mode, patches)
+    tile = halo_conv_kernels.HaloTile(*shape, mode, patches, tma)
     if halo_conv_kernels.tile_reason(op, tile) is not None or (blocked and tile.overlapped):
         return None
-    suffix = f" m{mode}" + ("" if patches == 2 else f"p{patches}")
+    suffix = f" m{mode}" + ("" if patches == 2 else f"p{patches}") + (" tma" if tma else "")
     return Case(f"{label}{suffix}", text, element, override=own_kernel(halo_conv_kernels.FAMILY, "sm90", tile), target="sm90",
                 fuse_pool=pooled, fuse_blocking=blocked)
 
@@ -118,9 +124,9 @@ def more_warps(conv: str, text: str, pooled: bool = False) -> list[Case]:
 
 def general_tiles(conv: str, text: str) -> list[Case]:
     """The timed conv on GENERAL_TILES (those its shared memory takes)."""
-    return [case for columns, rows, mode, patches in GENERAL_TILES
+    return [case for columns, rows, mode, patches, *tma in GENERAL_TILES
             if (case := halo_case(f"{conv} {columns}x{rows}", text, shape=(columns, rows), mode=mode,
-                                  patches=patches)) is not None]
+                                  patches=patches, tma=bool(tma))) is not None]
 
 
 def pooled_text(n: int, h: int, w: int, c: int, k: int, element: str = "f16") -> str:
@@ -210,7 +216,42 @@ def cases() -> list[Case]:
                          "alpha = 0.5, beta = 2.0, bias, silu", "bias, gelu", "bias, leaky_relu(0.1)"):
             out.append(halo_case(f"f16 3x3 1x12x24x64->64 <{epilogue}>", conv_text(1, 12, 24, 64, 64, 3, 3, epilogue=epilogue),
                                  mode=mode))
+    out += tma_cases(general)
     return [case for case in out if case is not None]
+
+
+def tma_cases(general: list) -> list[Case | None]:
+    """The patches by TMA (TMA_MODES; mode 3 once): the model convs, the general form's
+    cases (stride 2 in two planes, padded channels, partial blocks) in f16 and bf16, the
+    32- and 64-byte swizzles, pads, partial tiles, a ring of three, a residual epilogue."""
+    out = []
+    for mode in TMA_MODES:
+        for label, shape in MODEL_CONVS.items():
+            out.append(halo_case(f"{label} N2", conv_text(2, **shape), mode=mode, tma=True))
+        for n, h, w, c, k, r, stride, extra, tile in general:
+            for element in ("f16", "bf16"):
+                label = (f"general {element} {r}x{r}/{stride} {n}x{h}x{w}x{c}->{k} {extra or ''}"
+                         + (f" tile {tile[0]}x{tile[1]}" if tile else ""))
+                out.append(halo_case(label, conv_text(n, h, w, c, k, r, r, stride=stride, element=element, **extra), element,
+                                     tile, mode, tma=True))
+        for n, h, w, c, k, r, extra, tile in [(1, 9, 21, 16, 64, 7, {"pad": 3}, (24, 2)), (2, 11, 13, 32, 128, 3, {}, (16, 2)),
+                                               (1, 11, 9, 64, 64, 5, {"pads": (2, 1, 2, 3)}, (8, 1)),
+                                               (1, 13, 27, 64, 64, 3, {}, None), (2, 13, 27, 64, 64, 3, {}, (16, 3))]:
+            label = f"f16 {r}x{r} {n}x{h}x{w}x{c}->{k} {extra or ''}" + (f" tile {tile[0]}x{tile[1]}" if tile else "")
+            out.append(halo_case(label, conv_text(n, h, w, c, k, r, r, **extra), "f16", tile, mode, tma=True))
+        for n, h, w, c, k, r, stride, extra, tile in [*general[:3], (2, 13, 27, 64, 64, 3, 1, {}, (16, 1))]:
+            label = (f"ring f16 {r}x{r}/{stride} {n}x{h}x{w}x{c}->{k} {extra or ''}"
+                     + (f" tile {tile[0]}x{tile[1]}" if tile else ""))
+            out.append(halo_case(label, conv_text(n, h, w, c, k, r, r, stride=stride, **extra), "f16", tile, mode,
+                                 patches=3, tma=True))
+        out.append(halo_case("general f16 3x3/2 2x23x21x48->48 <bias, relu, residual = add, then relu>",
+                             conv_text(2, 23, 21, 48, 48, 3, 3, stride=2, epilogue="bias, relu, residual = add, then relu"),
+                             mode=mode, tma=True))
+    for n, h, w, c, k, r, stride, extra, tile in general[:2]:
+        out.append(halo_case(f"general f16 {r}x{r}/{stride} {n}x{h}x{w}x{c}->{k}" + (f" tile {tile[0]}x{tile[1]}" if tile else ""),
+                             conv_text(n, h, w, c, k, r, r, stride=stride, **extra), "f16", tile, 3, tma=True))
+    out.append(halo_case("f16 3x3 2x13x27x64->64 tile 16x2", conv_text(2, 13, 27, 64, 64, 3, 3), "f16", (16, 2), 3, tma=True))
+    return out
 
 
 def timing_rows(library, plans) -> list[tuple]:
@@ -287,6 +328,7 @@ def main() -> int:
                 for label, shape in convs.items():
                     text, conv = conv_text(batch, **shape), f"{label} N{batch}"
                     timed = [case for mode in halo_conv_kernels.MODES if (case := halo_case(conv, text, mode=mode)) is not None]
+                    timed += [case for mode in TMA_MODES if (case := halo_case(conv, text, mode=mode, tma=True)) is not None]
                     timed += more_tiles(conv, text)
                     timed.append(Case(f"{conv} cutlass", text, target="sm90"))
                     _, timed_lowered = lower_cases(timed)
@@ -330,8 +372,10 @@ def main() -> int:
     for mode in halo_conv_kernels.MODES:
         mine = [row for row in rows if row[0].endswith(f"m{mode}")]
         print(f"mode {mode}: {sum(row[-1] == 'pass' for row in mine)} of {len(mine)} passed")
-    ring = [row for row in rows if row[0].endswith("p3")]
+    ring = [row for row in rows if row[0].endswith("p3") or row[0].endswith("p3 tma")]
     print(f"three patch buffers: {sum(row[-1] == 'pass' for row in ring)} of {len(ring)} passed")
+    tma = [row for row in rows if row[0].endswith(" tma")]
+    print(f"patches by TMA: {sum(row[-1] == 'pass' for row in tma)} of {len(tma)} passed")
     if timing:
         print("\ngraph-timed ms per launch, batch 32, bias + ReLU (cuDNN: channels_last conv + ReLU)")
         print_table(("conv", "kernel", "ms", "TFLOP/s", "bound ms", "bound/ms"), timing)

@@ -193,3 +193,11 @@ def test_the_units_compile_with_nvcc(tmp_path):
     assert_unit_compiles(hc, ops_, tmp_path, SM90A)
     plain = fused_op()
     assert_fallback_compiles(plain, tmp_path)
+
+
+def test_a_blocking_conv_takes_no_tma_patches():
+    """The kernel blocks the image in registers as it loads each patch; TMA would land it
+    unblocked."""
+    from boltir.backends.cuda.codegen import halo_conv_kernels as hc
+
+    assert "TMA loads with an image to block" in hc.tile_reason(fused_op(), hc.HaloTile(8, 2, 1, 2, True))

@@ -234,8 +234,51 @@ def test_halo_mode_reaches_the_choice():
     assert hc.marked_tile(the_conv(module)) == hc.HaloTile(112, 2, 3)
     module, _ = selected(conv_text(**VGG_224), halo_mode=4)
     assert hc.marked_tile(the_conv(module)) == hc.HaloTile(112, 2, 4)
-    with pytest.raises(BoltError, match="halo_mode must be one of 1, 2, 3, 4; got 5"):
-        make_selector("heuristic", narrow_convs="halo", halo_mode=5)
+    module, _ = selected(conv_text(**VGG_224), halo_mode=5)  # the filter in registers, stmatrix stores
+    assert hc.marked_tile(the_conv(module)) == hc.HaloTile(112, 2, 5)
+    with pytest.raises(BoltError, match="halo_mode must be one of 1, 2, 3, 4, 5; got 6"):
+        make_selector("heuristic", narrow_convs="halo", halo_mode=6)
+
+
+def test_halo_loads_tma_reaches_the_choice_and_a_bad_value_is_one_line():
+    module, _ = selected(conv_text(**VGG_224), halo_loads="tma")
+    assert hc.marked_tile(the_conv(module)) == hc.HaloTile(112, 2, 4, 2, True)
+    module, _ = selected(conv_text(**REPVGG_S2), halo_loads="tma", halo_mode=5)  # the two-row stride-2 tile keeps mode 5
+    assert hc.marked_tile(the_conv(module)) == hc.HaloTile(56, 2, 5, 2, True)
+    module, _ = selected(conv_text(**VGG_224))  # the default: every thread's cp.async
+    assert not hc.marked_tile(the_conv(module)).tma
+    with pytest.raises(BoltError, match="halo_loads must be one of cp_async, tma; got 'bulk'"):
+        make_selector("heuristic", halo_loads="bulk")
+
+
+def test_a_tma_tile_carries_its_flag_in_the_third_integer():
+    tile = hc.HaloTile(56, 2, 2, 3, True)
+    assert tile.numbers() == (56, 2, 112) and hc.HaloTile.decode(*tile.numbers()) == tile
+    assert hc.HaloTile.decode(56, 2, 14) == hc.HaloTile(56, 2, 4, 3)  # older choices keep their meaning
+    assert tile.describe() == "56x2m2p3t" and hc.HaloTile(112, 2, 5).describe() == "112x2m5"
+    assert hc.HaloTile(112, 2, 5).filter_in_registers and hc.HaloTile(112, 2, 5).matrix_stores
+
+
+def test_what_tma_tiles_refuse_and_the_planes_they_lay_out():
+    op = conv_of(**REPVGG_S2)
+    # each plane's box from a 1024-byte boundary: 5 rows x 57 pixels x 128 bytes = 36480 -> 36864
+    assert hc.plane_bytes(op, hc.HaloTile(56, 2, 2, 2, True)) == 36864
+    assert hc.patch_bytes(op, hc.HaloTile(56, 2, 2, 2, True)) == 2 * 36864
+    assert hc.plane_bytes(op, hc.HaloTile(56, 2, 2)) == 0
+    # and an mbarrier a patch buffer
+    assert (hc.shared_bytes(op, hc.HaloTile(56, 2, 2, 3, True)) - hc.shared_bytes(op, hc.HaloTile(56, 2, 2, 3))
+            == 3 * hc.BARRIER_BYTES + 3 * (hc.patch_bytes(op, hc.HaloTile(56, 2, 2, 3, True)) - hc.patch_bytes(op, hc.HaloTile(56, 2, 2, 3))))
+    wide = conv_of(**{**REPVGG_S2, "h": 300, "w": 300, "c": 16})
+    assert "a TMA box takes at most 256" in hc.tile_reason(wide, hc.HaloTile(128, 1, 4, 2, True))
+    assert "TMA" not in (hc.tile_reason(wide, hc.HaloTile(128, 1, 4)) or "")
+
+
+def test_tma_units_issue_boxes_and_the_others_stay_as_they_were():
+    op = conv_of(**REPVGG_S2)
+    tma = hc.emit_translation_unit([marked(op, hc.HaloTile(56, 2, 5, 2, True))])
+    assert "cp.async.bulk.tensor.4d" in tma and "call_cuTensorMapEncodeTiled" in tma and "mbarrier.try_wait.parity" in tma
+    plain = hc.emit_translation_unit([marked(op, hc.HaloTile(56, 2, 2))])
+    assert "mbarrier" not in plain and "CUtensorMap" not in plain and "cuda_host_adapter" not in plain
 
 
 def test_a_large_window_runs_out_of_shared_memory():
@@ -287,7 +330,7 @@ def test_the_tuner_races_the_halo_modes_against_cutlass():
     assert families[0] == "halo_conv" and "conv2d_fprop" in families
     tiles = [hc.HaloTile.of(c.tile) for c in found.choices if c.family == "halo_conv"]
     assert tiles[0] == hc.HaloTile(112, 2, 2) and len(tiles) == len(set(tiles)) > 3
-    assert {tile.mode for tile in tiles} == set(hc.MODES)
+    assert {tile.mode for tile in tiles} == set(hc.TUNED_MODES)
     assert all(hc.tile_reason(op, tile) is None for tile in tiles)
     module = single_op_module(op)
     for choice in found.choices:
@@ -485,7 +528,17 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
             patch = filter_bytes + buffer * patch_bytes
             if hc.blocks_image(op):  # x is the image; the patch is blocked as it is stored
                 deposit_blocked_patch(smem, patch, op, x, image, p0 - pad_h, q0 - pad_w, pr, pc, swz)
-            for pixel in range(pr * pc if not hc.blocks_image(op) else 0):
+            plane_bytes = hc.plane_bytes(op, tile)
+            for plane, row, u in np.ndindex(planes if tile.tma else 0, pr, pw):
+                # a TMA box a plane: element (chunk, u, row) from input column w0 + plane + u·SW, landing
+                # at the plane's base + (row · PW + u) pixels, swizzled by address (zeros outside)
+                hh, ww = p0 * sh - pad_h + row, q0 * sw - pad_w + plane + u * sw
+                for chunk in range(chunks):
+                    inside = 0 <= hh < h and 0 <= ww < w
+                    value = x[image, hh, ww, chunk * 8:chunk * 8 + 8] if inside else np.zeros(8, np.float16)
+                    dst = patch + plane * plane_bytes + swz((row * pw + u) * pixel_bytes + chunk * 16)
+                    smem[dst:dst + 16] = value.astype(np.float16).view(np.uint8)
+            for pixel in range(pr * pc if not hc.blocks_image(op) and not tile.tma else 0):
                 row, column = divmod(pixel, pc)
                 hh, ww = p0 * sh - pad_h + row, q0 * sw - pad_w + column
                 slot = ((row * planes + column % planes) * pw + column // planes  # column j: plane j % SW, pixel j / SW
@@ -499,7 +552,11 @@ def replay(op: ops.Conv2dOp, tile: hc.HaloTile, x: np.ndarray, weight: np.ndarra
                 acc = np.zeros((64, columns), np.float64)
                 for tap in range(r * s):
                     a_address = tap * 64 * pixel_bytes
-                    b_address = patch + (((group * sh + tap // s) * planes + tap % s % planes) * pw + tap % s // planes) * pixel_bytes
+                    if tile.tma:  # the planes one after another
+                        b_address = (patch + tap % s % planes * plane_bytes
+                                     + ((group * sh + tap // s) * pw + tap % s // planes) * pixel_bytes)
+                    else:
+                        b_address = patch + (((group * sh + tap // s) * planes + tap % s % planes) * pw + tap % s // planes) * pixel_bytes
                     for kk in range(c // 16):
                         if tile.filter_in_registers:
                             a = register_operand(weight, block, tap, kk, s).astype(np.float64)
@@ -575,6 +632,11 @@ def replay_case(rng, shape: dict, tile: tuple, **knobs) -> tuple[np.ndarray, np.
     # three patch buffers (a ring two tiles ahead)
     ({"n": 1, "h": 9, "w": 20, "c": 48, "k": 48, "r": 3, "s": 3, "stride": 2}, (8, 1, 4, 3)),
     ({"n": 2, "h": 5, "w": 16, "c": 64, "k": 128, "r": 3, "s": 3}, (16, 2, 2, 3)),
+    # patches by TMA: a box a plane (stride 2: two planes, each from its own 1024-byte boundary)
+    ({"n": 1, "h": 9, "w": 20, "c": 48, "k": 48, "r": 3, "s": 3, "stride": 2}, (8, 2, 5, 2, True)),
+    ({"n": 2, "h": 8, "w": 17, "c": 64, "k": 128, "r": 3, "s": 3, "stride": 2}, (8, 1, 4, 3, True)),
+    ({"n": 1, "h": 7, "w": 19, "c": 16, "k": 64, "r": 4, "s": 4, "pad": 0}, (16, 2, 2, 2, True)),
+    ({"n": 1, "h": 4, "w": 11, "c": 64, "k": 64, "r": 3, "s": 3}, (8, 2, 4, 2, True)),
 ])
 def test_the_kernel_replayed_matches_the_interpreter(rng, shape, tile):
     got, expected = replay_case(rng, shape, tile)
@@ -634,6 +696,9 @@ def test_the_unit_compiles_with_nvcc_for_sm90a(tmp_path):
               (REPVGG_S2, (56, 1, 4)), (REPVGG_S2, (56, 2, 2)), (REPVGG_S2, (32, 2, 4)),
               ({**REPVGG_S2, "h": 56, "w": 56, "stride": 1}, (56, 2, 4)),
               ({**RESNET_56, "k": 96, "stride": 2, "epilogue": "bias, relu, residual = add, then relu"}, (32, 1)),
-              (REPVGG_S2, (56, 1, 4, 3)), ({**REPVGG_S2, "h": 56, "w": 56, "stride": 1}, (56, 2, 2, 3))]  # three patches
+              (REPVGG_S2, (56, 1, 4, 3)), ({**REPVGG_S2, "h": 56, "w": 56, "stride": 1}, (56, 2, 2, 3)),  # three patches
+              # patches by TMA: two planes (mode 5, a ring of three), one plane on 64 and 16 channels, mode 3
+              (REPVGG_S2, (56, 2, 5, 2, True)), (REPVGG_S2, (56, 1, 4, 3, True)), (VGG_224, (112, 2, 4, 2, True)),
+              (RESNET_STEM, (112, 2, 2, 2, True)), ({**RESNET_56, "element": "bf16"}, (56, 2, 3, 2, True))]
     op_list = [marked(conv_of(**shape), hc.HaloTile(*tile)) for shape, tile in shapes]
     assert_unit_compiles(hc, op_list, tmp_path, SM90A)

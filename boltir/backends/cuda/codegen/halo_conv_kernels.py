@@ -104,6 +104,9 @@ STRIDES = ((1, 1), (2, 2))
 window of output pixels is again consecutive pixels of one plane."""
 SWIZZLE_MODE = {16: 3, 32: 2, 64: 1}
 """The wgmma descriptor's layout type for C channels: 32-, 64- or 128-byte swizzle."""
+TMA_SWIZZLE = {16: "CU_TENSOR_MAP_SWIZZLE_32B", 32: "CU_TENSOR_MAP_SWIZZLE_64B", 64: "CU_TENSOR_MAP_SWIZZLE_128B"}
+"""The same swizzle as a TMA tile's tensor map writes it."""
+TMA_ELEMENTS = {"f16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
 BLOCK_K = 64
 """Output channels a CTA computes: wgmma's M."""
 MAX_WINDOW = 7
@@ -131,14 +134,18 @@ SHARED_LIMIT = 227 * 1024
 """The H100's / H200's shared memory a block may ask for."""
 
 
-MODES = (1, 2, 3, 4)
+MODES = (1, 2, 3, 4, 5)
 """A tile's `mode`, its schedule (1-based, as a tile's integers are positive): the filter
 block in shared memory, every wgmma reading both operands there (1); in the registers of
 the warpgroups, loaded once per CTA (2: wgmma's register-A form, which halves the
 shared-memory reads of the products); in shared memory with two sets of accumulators,
-each tile's epilogue running under the next tile's products (3); or mode 1 with the staged
+each tile's epilogue running under the next tile's products (3); mode 1 with the staged
 row written by `stmatrix.trans` (4: a warp's accumulators leave as 16-byte pixel rows,
-COLUMNS / 16 instructions a thread instead of COLUMNS / 2 two-byte stores)."""
+COLUMNS / 16 instructions a thread instead of COLUMNS / 2 two-byte stores); or mode 2 with
+mode 4's stores (5)."""
+TUNED_MODES = (1, 2, 3, 4)
+"""The modes the tuner's candidates try (mode 5 and TMA patches are not among them until a
+GPU run has timed them against these)."""
 DEFAULT_MODE = 4
 """The mode select-kernels' heuristic gives (its `halo_mode`): stmatrix's 16-byte pixel rows
 took 13-22% off every halo conv timed on the H100 against mode 1 (bench/RESULTS.md),
@@ -155,28 +162,37 @@ DRAM idle: a stride-2 tile of one row on one warpgroup a multiprocessor (RepVGG-
 PATCHES_STEP = 10
 """A tile of three patches carries mode + PATCHES_STEP in its KernelChoice's third integer
 (14: mode 4, three patches), so that every older choice keeps its meaning."""
+TMA_STEP = 100
+"""A tile whose patches arrive by TMA carries TMA_STEP more in that integer (114: mode 4,
+three patches, TMA)."""
+MAX_BOX = 256
+"""TMA's box: at most 256 elements along each dimension (a patch row's input columns)."""
 
 
 @dataclass(frozen=True)
 class HaloTile(OwnTile):
     """Output tiles of `rows` rows × `columns` pixels (× 64 output channels), `mode` one of
     MODES (where the filter lives, and whether epilogues overlap products), `patches` one of
-    PATCHES (the patch buffers' ring)."""
+    PATCHES (the patch buffers' ring), `tma`: the patches arrive by TMA (one box a plane,
+    issued by one thread, awaited on an mbarrier) instead of every thread's cp.async."""
 
     columns: int
     rows: int
     mode: int = 1
     patches: int = 2
+    tma: bool = False
 
     def numbers(self) -> tuple[int, int, int]:
-        """The KernelChoice's three integers: columns, rows, mode + PATCHES_STEP × (patches − 2)."""
-        return self.columns, self.rows, self.mode + PATCHES_STEP * (self.patches - 2)
+        """The KernelChoice's three integers: columns, rows, mode + PATCHES_STEP × (patches − 2)
+        + TMA_STEP × tma."""
+        return self.columns, self.rows, self.mode + PATCHES_STEP * (self.patches - 2) + TMA_STEP * self.tma
 
     @staticmethod
     def decode(columns: int, rows: int, packed: int) -> HaloTile:
         """The tile of a KernelChoice's three integers (numbers' inverse)."""
+        tma, packed = divmod(packed, TMA_STEP)
         extra, mode = divmod(packed, PATCHES_STEP)
-        return HaloTile(columns, rows, mode, 2 + extra)
+        return HaloTile(columns, rows, mode, 2 + extra, bool(tma))
 
     @classmethod
     def of(cls, tile) -> HaloTile:
@@ -184,7 +200,7 @@ class HaloTile(OwnTile):
 
     @property
     def filter_in_registers(self) -> bool:
-        return self.mode == 2
+        return self.mode in (2, 5)
 
     @property
     def overlapped(self) -> bool:
@@ -192,14 +208,14 @@ class HaloTile(OwnTile):
 
     @property
     def matrix_stores(self) -> bool:
-        """The epilogue stages its row with stmatrix (mode 4)."""
-        return self.mode == 4
+        """The epilogue stages its row with stmatrix (modes 4 and 5)."""
+        return self.mode in (4, 5)
 
 
 
     def describe(self) -> str:
         return (f"{self.columns}x{self.rows}" + ("" if self.mode == 1 else f"m{self.mode}")
-                + ("" if self.patches == 2 else f"p{self.patches}"))
+                + ("" if self.patches == 2 else f"p{self.patches}") + ("t" if self.tma else ""))
 
 
 # ------------------------------------------------------------- what is supported
@@ -291,12 +307,28 @@ def patch_extent(op: Operation, tile: HaloTile) -> tuple[int, int, int]:
     return (tile.rows - 1) * sh + r, sw, -(-columns // sw)
 
 
+def plane_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
+    """One plane of a TMA tile's patch (its rows × pixels, as one box lands), rounded to
+    1024 bytes: each plane's box starts a swizzle pattern. 0 for cp.async tiles, whose
+    planes interleave row by row."""
+    if not tile.tma:
+        return 0
+    rows, _, pixels = patch_extent(op, tile)
+    return -(-rows * pixels * 2 * shared_channels(input_shape(op)[3]) // 1024) * 1024
+
+
 def patch_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
     """One patch buffer: rows × planes × pixels of 2·C′ bytes (C′ the shared channels), at
     stride 1 (rows + R - 1) × (columns + S - 1) pixels, rounded to 1024 bytes (each buffer
-    starts a 128-byte swizzle pattern)."""
+    starts a 128-byte swizzle pattern); a TMA tile's planes each rounded (`plane_bytes`)."""
     rows, planes, pixels = patch_extent(op, tile)
+    if tile.tma:
+        return planes * plane_bytes(op, tile)
     return -(-rows * planes * pixels * 2 * shared_channels(input_shape(op)[3]) // 1024) * 1024
+
+
+BARRIER_BYTES = 8
+"""A TMA tile's mbarrier, one a patch buffer."""
 
 
 ALIGN_SLACK = 1024
@@ -321,7 +353,7 @@ def shared_bytes(op: ops.Conv2dOp, tile: HaloTile) -> int:
     """The filter block (in shared memory), the patch buffers, the warpgroups' staged rows
     and the bias, from a 1024-byte aligned base, and the slack that aligns it."""
     return (filter_bytes(op, tile) + tile.patches * patch_bytes(op, tile) + tile.rows * tile.columns * STAGE_PITCH + 4 * BLOCK_K
-            + ALIGN_SLACK)
+            + (BARRIER_BYTES * tile.patches if tile.tma else 0) + ALIGN_SLACK)
 
 
 def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
@@ -338,6 +370,12 @@ def tile_reason(op: ops.Conv2dOp, tile: HaloTile) -> str | None:
         return f"{tile.patches} patch buffers: {' or '.join(map(str, PATCHES))}"
     if tile.patches == 3 and (tile.overlapped or blocks_image(op)):
         return "three patch buffers in mode 3 or with an image to block: those schedules keep two"
+    if tile.tma and blocks_image(op):
+        return "TMA loads with an image to block: the kernel blocks each patch as it loads it, in registers"
+    if tile.tma and max(patch_extent(op, tile)[0], math.prod(patch_extent(op, tile)[1:])) > MAX_BOX:
+        rows, planes, pixels = patch_extent(op, tile)
+        return (f"a patch of {rows} rows x {planes * pixels} input columns: a TMA box takes at most {MAX_BOX} "
+                "a dimension")
     if blocks_image(op) and tile.overlapped:
         return "mode 3 with an image to block: the registers hold two accumulator sets or the next patch, not both"
     if tile.filter_in_registers and filter_registers(op) > MAX_FILTER_REGISTERS:
@@ -468,7 +506,8 @@ def _context(op: ops.Conv2dOp, tile: HaloTile) -> dict:
         "filter_in_registers": tile.filter_in_registers, "filter_bytes": filter_bytes(op, tile),
         "overlapped": tile.overlapped, "matrix_stores": tile.matrix_stores,
         "tiles": tiles(op, tile), "patch_bytes": patch_bytes(op, tile), "shared_bytes": shared_bytes(op, tile),
-        "patches": tile.patches,
+        "patches": tile.patches, "tma": tile.tma, "plane_bytes": plane_bytes(op, tile),
+        "tma_element": TMA_ELEMENTS[element], "tma_swizzle": TMA_SWIZZLE[shared_channels(c)],
         "ctas_per_multiprocessor": ctas_per_multiprocessor(op, tile),
         "element": ELEMENTS[element], "mma_type": element, "swizzle_mode": SWIZZLE_MODE[shared_channels(c)],
         "general": general(op), "shared_c": shared_channels(c), "sh": sh, "sw": sw,

@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=4 conv_ctas=1 narrow_pointwise=stream narrow_windows=stream split_gemms=wgsplit conv_columns=cover}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=4 halo_loads=cp_async conv_ctas=1 narrow_pointwise=stream narrow_windows=stream split_gemms=wgsplit conv_columns=cover}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -24,7 +24,9 @@ codegen/halo_conv_kernels.py, where heuristic.halo_conv_problem says so);
 whole 64-channel output blocks (no general form); `narrow_convs=cutlass` keeps CUTLASS's; `halo_mode` is its schedule
 (halo_conv_kernels.MODES: 1 keeps the filter in shared memory; 2 in registers; 3 overlaps
 each tile's epilogue with the next tile's products; 4, the default
-(halo_conv_kernels.DEFAULT_MODE), is 1 with its staged output written by stmatrix). Memory-bound
+(halo_conv_kernels.DEFAULT_MODE), is 1 with its staged output written by stmatrix; 5 is 2 with
+stmatrix); `halo_loads` how its input patches arrive ("cp_async", the default: every thread's
+16-byte copies; "tma": one box a plane from the input's tensor map, where the tile takes it). Memory-bound
 1x1 convs with fewer than 64 channels on one side (MobileNet's expand and project convs)
 run on our streaming 1x1 conv on sm90 (`narrow_pointwise=stream`,
 codegen/stream_conv_kernels.py, where heuristic.narrow_pointwise_problem says so);
@@ -87,6 +89,7 @@ NARROW_CONV_KERNELS = ("cutlass", "halo", "halo-aligned")
 NARROW_POINTWISE_KERNELS = ("stream", "cutlass")
 NARROW_WINDOW_KERNELS = ("stream", "stem")
 CONV_COLUMNS = ("cover", "power2")
+HALO_LOADS = ("cp_async", "tma")
 
 
 def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "",
@@ -94,7 +97,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
                   few_pixels: str = "splitk", conv_ctas: int = 1, narrow_convs: str = "halo",
                   halo_mode: int = halo_conv_kernels.DEFAULT_MODE, narrow_pointwise: str = "stream",
                   narrow_windows: str = "stream", split_gemms: str = "wgsplit",
-                  conv_columns: str = "cover") -> KernelSelector:
+                  conv_columns: str = "cover", halo_loads: str = "cp_async") -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
     (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
     kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's), and
@@ -110,7 +113,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     is at least 4 N); `conv_ctas`
     the 3.x implicit-GEMM convs' CTAs per multiprocessor (1: as many stages as fit);
     `conv_columns` their tile width ("cover": the output channels where no 64-, 128- or
-    256-wide tile covers them; "power2": 64 or 128)."""
+    256-wide tile covers them; "power2": 64 or 128); `halo_loads` how the halo conv's patches
+    arrive ("cp_async" or "tma")."""
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
     if sms < 0:
@@ -137,6 +141,8 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
         raise BoltError(f"halo_mode must be one of {', '.join(map(str, halo_conv_kernels.MODES))}; got {halo_mode}")
     if conv_ctas not in (1, 2, 3):
         raise BoltError(f"conv_ctas must be 1, 2 or 3 CTAs per multiprocessor; got {conv_ctas}")
+    if halo_loads not in HALO_LOADS:
+        raise BoltError(f"halo_loads must be one of {', '.join(HALO_LOADS)}; got '{halo_loads}'")
     if conv_columns not in CONV_COLUMNS:
         raise BoltError(f"conv_columns must be one of {', '.join(CONV_COLUMNS)}; got '{conv_columns}'")
     heuristic = HeuristicSelector(sms=sms, cutlass=cutlass, direct_depthwise=depthwise == "direct",
@@ -146,7 +152,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
                                   halo_general=narrow_convs == "halo",
                                   narrow_pointwise=narrow_pointwise == "stream",
                                   stream_windows=narrow_windows == "stream", split_gemms=split_gemms == "wgsplit",
-                                  cover_conv_columns=conv_columns == "cover")
+                                  cover_conv_columns=conv_columns == "cover", halo_tma=halo_loads == "tma")
     if name == "heuristic":
         return heuristic
     kind = DatabaseSelector if name == "db" else TuningSelector
@@ -187,7 +193,7 @@ class SelectKernelsPass(ModulePass):
     (ours without its general form: stride 1, 16, 32 or 64 channels, whole 64-channel output blocks)."""
     halo_mode: int = halo_conv_kernels.DEFAULT_MODE
     """The mode of our halo conv (halo_conv_kernels.MODES: 1 filter in shared memory, 2 in registers, 3 overlapped
-    epilogues, 4 as 1 with stmatrix staging)."""
+    epilogues, 4 as 1 with stmatrix staging, 5 as 2 with stmatrix staging)."""
     narrow_pointwise: str = "stream"
     """Whose kernel the heuristic gives memory-bound 1x1 convs with a narrow side on sm90: "stream" (ours) or "cutlass"."""
     narrow_windows: str = "stream"
@@ -197,6 +203,8 @@ class SelectKernelsPass(ModulePass):
     conv_columns: str = "cover"
     """The width of the heuristic's 3.x conv tiles: "cover" (the output channels, where no 64-, 128- or 256-wide tile
     covers them) or "power2" (64 or 128)."""
+    halo_loads: str = "cp_async"
+    """How our halo conv's input patches arrive: "cp_async" (every thread's 16-byte copies) or "tma" (one TMA box a plane)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):
@@ -204,7 +212,7 @@ class SelectKernelsPass(ModulePass):
         selector = make_selector(self.selector, self.sms, self.cutlass, self.tuning_db, self.gpu, self.depthwise,
                                  self.small_m, self.few_channels, self.few_pixels, self.conv_ctas, self.narrow_convs,
                                  self.halo_mode, self.narrow_pointwise, self.narrow_windows, self.split_gemms,
-                                 self.conv_columns)
+                                 self.conv_columns, self.halo_loads)
         targets = [o for o in op.walk() if isinstance(o, SELECTABLE)]
         if hasattr(selector, "prepare"):
             selector.prepare(targets, self.arch)

@@ -377,7 +377,7 @@ def halo_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list
     memory), and half the columns (those its rules take)."""
     tile = halo_conv_kernels.HaloTile.of(base.tile)
     variants = [tile]
-    variants += [dataclasses.replace(tile, mode=mode) for mode in halo_conv_kernels.MODES]
+    variants += [dataclasses.replace(tile, mode=mode) for mode in halo_conv_kernels.TUNED_MODES]
     variants += [dataclasses.replace(tile, patches=patches) for patches in halo_conv_kernels.PATCHES if patches != tile.patches]
     variants += [dataclasses.replace(tile, rows=rows) for rows in halo_conv_kernels.ROWS
                  if rows not in halo_conv_kernels.MORE_WARPS_ROWS]
