@@ -6,6 +6,9 @@
 // RUN: not bolt-opt %s -p 'select-kernels{narrow_convs=wgmma}' 2>&1 | filecheck %s --check-prefix=OPTION
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 halo_mode=2}' | filecheck %s --check-prefix=MODE
 // RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 narrow_convs=halo-aligned}' | filecheck %s --check-prefix=ALIGNED
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 halo_loads=tma}' | filecheck %s --check-prefix=TMA
+// RUN: bolt-opt %s -p 'select-kernels{selector=heuristic arch=sm90 halo_loads=tma halo_mode=5}' | filecheck %s --check-prefix=TMA5
+// RUN: not bolt-opt %s -p 'select-kernels{halo_loads=bulk}' 2>&1 | filecheck %s --check-prefix=LOADS
 
 // By default (narrow_convs=halo) a stride-1 3x3 conv on 64 channels with many output
 // pixels (VGG-16's 64 -> 64 at 224², batch 32) runs on our wgmma conv with its halo in
@@ -19,6 +22,19 @@
 
 // OPTION:     {{^}}error: narrow_convs must be one of cutlass, halo, halo-aligned; got 'wgmma'{{$}}
 // OPTION-NOT: Traceback
+
+// halo_loads=tma: the patches arrive by TMA, which the tile's third integer carries (+100);
+// with halo_mode=5 (the filter in registers, stmatrix stores) the stride-2 two-row tile keeps mode 5.
+// LOADS:      {{^}}error: halo_loads must be one of cp_async, tma; got 'bulk'{{$}}
+// LOADS-NOT:  Traceback
+// TMA-LABEL:  func.func @vgg
+// TMA:        kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 104>
+// TMA-LABEL:  func.func @repvgg_stride2
+// TMA:        kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 56, 2, 102>
+// TMA5-LABEL: func.func @vgg
+// TMA5:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 105>
+// TMA5-LABEL: func.func @repvgg_stride2
+// TMA5:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 56, 2, 105>
 
 // MODE-LABEL: func.func @vgg
 // MODE:       kernel = {family = "halo_conv", arch = "sm90", threadblock = array<i64: 112, 2, 2>
