@@ -3,7 +3,7 @@ takes them, and the mode it leaves for the later stages is the fastest of the co
 
 from __future__ import annotations
 
-from bench.check_halo_conv import MODEL_CONVS, cases, fastest_correct_mode
+from bench.check_halo_conv import MODEL_CONVS, TMA_MODES, cases, fastest_correct_mode
 from bench.harness import lower_cases
 from boltir.backends.cuda.codegen import halo_conv_kernels
 
@@ -12,7 +12,11 @@ def test_every_case_lowers_to_our_kernel_in_its_mode():
     rows, lowered = lower_cases(cases(), None, halo_conv_kernels.computes)
     assert not rows, rows[:3]
     assert {halo_conv_kernels.marked_tile(case.op).mode for case in lowered} == set(halo_conv_kernels.MODES)
-    assert sum(case.label.startswith(tuple(MODEL_CONVS)) for case in lowered) == len(halo_conv_kernels.MODES) * len(MODEL_CONVS)
+    # every mode, and the TMA_MODES again with their patches by TMA
+    assert sum(case.label.startswith(tuple(MODEL_CONVS)) for case in lowered) == \
+        (len(halo_conv_kernels.MODES) + len(TMA_MODES)) * len(MODEL_CONVS)
+    assert {halo_conv_kernels.marked_tile(case.op).mode for case in lowered if case.label.endswith(" tma")} == \
+        {*TMA_MODES, 3}
 
 
 def timed(conv: str, kernel: str, ms: float) -> tuple:
@@ -75,8 +79,8 @@ def test_timing_only_keeps_the_named_convs(monkeypatch, capsys):
     assert check_halo_conv.main() == 0
     listed = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert {label.split(" N32")[0] for label in listed} == {"vgg16 3x3 64->64 224²", "vgg16 stem 3x3 16->64 224²"}
-    # every mode, three and four warpgroups (more_warps), and CUTLASS's (or our stem's) choice
-    assert len(listed) == 2 * (len(halo_conv_kernels.MODES) + 2 * len(halo_conv_kernels.MORE_WARPS_MODES) + 1)
+    # every mode, the TMA_MODES by TMA, three and four warpgroups (more_warps), and CUTLASS's (or our stem's) choice
+    assert len(listed) == 2 * (len(halo_conv_kernels.MODES) + len(TMA_MODES) + 2 * len(halo_conv_kernels.MORE_WARPS_MODES) + 1)
     assert sum(label.endswith(('x3 m1', 'x4 m1')) for label in listed) == 4
 
 
