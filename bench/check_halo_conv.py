@@ -311,7 +311,7 @@ def blocked_timing_operands(op: ops.SpaceToDepthConv2dOp) -> tuple:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="run the correctness cases whose label contains this text")
+    parser.add_argument("--only", help="run the correctness cases whose label contains this text (or one of these, comma-separated)")
     parser.add_argument("--list", action="store_true", help="lower every case and print its kernel; no GPU")
     parser.add_argument("--build-only", action="store_true", help="compile the kernels (correctness and timing) and stop")
     parser.add_argument("--no-timing", action="store_true")
@@ -320,7 +320,9 @@ def main() -> int:
     parser.add_argument("--library", default="/tmp/boltir-check/halo_conv.so")
     args = parser.parse_args()
 
-    rows, lowered = lower_cases(cases(), args.only, halo_conv_kernels.computes)
+    texts = args.only.split(",") if args.only else None  # any of these (comma-separated)
+    rows, lowered = lower_cases([case for case in cases() if texts is None or any(text in case.label for text in texts)],
+                                None, halo_conv_kernels.computes)
     plans = []
     if not args.no_timing:
         for batch in TIMED_BATCHES:
