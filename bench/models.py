@@ -229,7 +229,7 @@ BUILDS = {"sm80": ("sm80", 2), "sm90": ("sm90", 3), "sm90-2x": ("sm90", 2), "sm9
           "sm90-block": ("sm90", 3), "sm90-nodwpw": ("sm90", 3),
           "sm90-cutlassfc": ("sm90", 3), "sm90-halo1": ("sm90", 3), "sm90-cutlasssplit": ("sm90", 3),
           "sm90-alignedhalo": ("sm90", 3), "sm90-power2conv": ("sm90", 3), "sm90-tmahalo": ("sm90", 3),
-          "sm90-halo5": ("sm90", 3)}
+          "sm90-halo5": ("sm90", 3), "sm90-cpasynchalo": ("sm90", 3)}
 """What --builds names: an A100-targeted 2.x build, the sm90 build (3.x where it runs),
 an sm90 build kept to 2.x kernels (for comparing the generations), an sm90 build whose
 kernels come from the tuning database $BOLTIR_TUNING_DB (boltc --no-tune), and the sm90
@@ -244,8 +244,9 @@ became the default), or, `sm90-cutlasssplit`, `split_gemms=cutlass` (CUTLASS's n
 our GEMM with K split among a cluster's warp groups would run GEMMs of at most 256 rows whose K
 is at least 4 N), or, `sm90-power2conv`, `conv_columns=power2` (the 3.x convs' tiles 64 or 128
 wide where the default's cover 96 or 192 output channels), or, `sm90-tmahalo`, `halo_loads=tma` (the
-halo conv's patches by TMA), or, `sm90-halo5`, `halo_mode=5` (its filter in registers and stmatrix
-stores); `sm90-halo16` pads an
+halo conv's patches by TMA wherever its tile takes them), or, `sm90-cpasynchalo`, `halo_loads=cp_async`
+(every thread's cp.async, as before TMA became the default on padded channels), or, `sm90-halo5`,
+`halo_mode=5` (its filter in registers and stmatrix stores); `sm90-halo16` pads an
 image's 3 channels to 16 (pad-alignment's `stem_channels`), so that VGG-16's first conv is the halo conv's too;
 `sm90-unfusedstem` leaves out fuse-conv-space-to-depth (the blocked stem's space-to-depth
 kernel and its halo conv as two launches, as before the fusion); the default pipeline fuses
@@ -262,7 +263,7 @@ tuned build must not lose to."""
 SELECT_OPTIONS = {"sm90-nosplitk": "few_pixels=cutlass", "sm90-2cta": "conv_ctas=2", "sm90-nohalo": "narrow_convs=cutlass",
                   "sm90-cutlassfc": "small_m=cutlass", "sm90-halo1": "halo_mode=1", "sm90-cutlasssplit": "split_gemms=cutlass",
                   "sm90-alignedhalo": "narrow_convs=halo-aligned", "sm90-power2conv": "conv_columns=power2",
-                  "sm90-tmahalo": "halo_loads=tma", "sm90-halo5": "halo_mode=5"}
+                  "sm90-tmahalo": "halo_loads=tma", "sm90-halo5": "halo_mode=5", "sm90-cpasynchalo": "halo_loads=cp_async"}
 """select-kernels options a build adds to the default pipeline."""
 PAD_OPTIONS = {"sm90-halo16": "stem_channels=16"}
 """pad-alignment options a build adds to it."""

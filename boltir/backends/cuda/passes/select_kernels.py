@@ -1,4 +1,4 @@
-"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=4 halo_loads=cp_async conv_ctas=1 narrow_pointwise=stream narrow_windows=stream split_gemms=wgsplit conv_columns=cover}: chooses the
+"""select-kernels{selector=heuristic arch=sm90 sms=0 cutlass=3 tuning_db="" gpu="" depthwise=direct small_m=skinny few_channels=stem few_pixels=splitk narrow_convs=halo halo_mode=4 halo_loads=auto conv_ctas=1 narrow_pointwise=stream narrow_windows=stream split_gemms=wgsplit conv_columns=cover}: chooses the
 CUTLASS template instance of every op-level GEMM, conv and back-to-back op. On sm90 the
 heuristic prefers CUTLASS 3.x instances (arch "sm90": wgmma, TMA) and keeps 2.x ones (arch
 "sm80") where no 3.x instance runs the op or where 2.x is faster; `cutlass=2` keeps every
@@ -25,8 +25,10 @@ whole 64-channel output blocks (no general form); `narrow_convs=cutlass` keeps C
 (halo_conv_kernels.MODES: 1 keeps the filter in shared memory; 2 in registers; 3 overlaps
 each tile's epilogue with the next tile's products; 4, the default
 (halo_conv_kernels.DEFAULT_MODE), is 1 with its staged output written by stmatrix; 5 is 2 with
-stmatrix); `halo_loads` how its input patches arrive ("cp_async", the default: every thread's
-16-byte copies; "tma": one box a plane from the input's tensor map, where the tile takes it). Memory-bound
+stmatrix); `halo_loads` how its input patches arrive ("auto", the default: by TMA, one box a
+plane from the input's tensor map, for convs whose channels it pads (RepVGG-A0's 48, 1.07-1.36x
+faster on the H100, bench/RESULTS.md), every thread's 16-byte cp.async for the others;
+"cp_async" or "tma": that way wherever the tile takes it). Memory-bound
 1x1 convs with fewer than 64 channels on one side (MobileNet's expand and project convs)
 run on our streaming 1x1 conv on sm90 (`narrow_pointwise=stream`,
 codegen/stream_conv_kernels.py, where heuristic.narrow_pointwise_problem says so);
@@ -89,7 +91,7 @@ NARROW_CONV_KERNELS = ("cutlass", "halo", "halo-aligned")
 NARROW_POINTWISE_KERNELS = ("stream", "cutlass")
 NARROW_WINDOW_KERNELS = ("stream", "stem")
 CONV_COLUMNS = ("cover", "power2")
-HALO_LOADS = ("cp_async", "tma")
+HALO_LOADS = ("auto", "cp_async", "tma")
 
 
 def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = "", gpu: str = "",
@@ -97,7 +99,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
                   few_pixels: str = "splitk", conv_ctas: int = 1, narrow_convs: str = "halo",
                   halo_mode: int = halo_conv_kernels.DEFAULT_MODE, narrow_pointwise: str = "stream",
                   narrow_windows: str = "stream", split_gemms: str = "wgsplit",
-                  conv_columns: str = "cover", halo_loads: str = "cp_async") -> KernelSelector:
+                  conv_columns: str = "cover", halo_loads: str = "auto") -> KernelSelector:
     """`heuristic` (shapes only), `db` (the tuning database, then the heuristic) or `tune`
     (measure what the database lacks on this GPU, then as `db`); `depthwise` says whose
     kernel the heuristic gives depthwise convs ("direct": ours, "cutlass": CUTLASS's), and
@@ -114,7 +116,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
     the 3.x implicit-GEMM convs' CTAs per multiprocessor (1: as many stages as fit);
     `conv_columns` their tile width ("cover": the output channels where no 64-, 128- or
     256-wide tile covers them; "power2": 64 or 128); `halo_loads` how the halo conv's patches
-    arrive ("cp_async" or "tma")."""
+    arrive ("auto": by TMA on padded channels; "cp_async"; "tma")."""
     if name not in SELECTORS:
         raise BoltError(f"unknown kernel selector '{name}'; known: {', '.join(SELECTORS)}")
     if sms < 0:
@@ -152,7 +154,7 @@ def make_selector(name: str, sms: int = 0, cutlass: int = 3, tuning_db: str = ""
                                   halo_general=narrow_convs == "halo",
                                   narrow_pointwise=narrow_pointwise == "stream",
                                   stream_windows=narrow_windows == "stream", split_gemms=split_gemms == "wgsplit",
-                                  cover_conv_columns=conv_columns == "cover", halo_tma=halo_loads == "tma")
+                                  cover_conv_columns=conv_columns == "cover", halo_loads=halo_loads)
     if name == "heuristic":
         return heuristic
     kind = DatabaseSelector if name == "db" else TuningSelector
@@ -203,8 +205,9 @@ class SelectKernelsPass(ModulePass):
     conv_columns: str = "cover"
     """The width of the heuristic's 3.x conv tiles: "cover" (the output channels, where no 64-, 128- or 256-wide tile
     covers them) or "power2" (64 or 128)."""
-    halo_loads: str = "cp_async"
-    """How our halo conv's input patches arrive: "cp_async" (every thread's 16-byte copies) or "tma" (one TMA box a plane)."""
+    halo_loads: str = "auto"
+    """How our halo conv's input patches arrive: "auto" (by TMA on padded channels), "cp_async" (every thread's 16-byte
+    copies) or "tma" (one TMA box a plane, wherever the tile takes it)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.arch not in ("sm80", "sm90"):

@@ -430,12 +430,14 @@ HALO_PADDED_EXEMPT = range(33, 64)
 
 
 def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = halo_conv_kernels.DEFAULT_MODE,
-                      general: bool = True, tma: bool = False) -> halo_conv_kernels.HaloTile | None:
+                      general: bool = True, loads: str = "auto") -> halo_conv_kernels.HaloTile | None:
     """The tile our wgmma conv for few input channels gives the op (codegen/halo_conv_kernels.py)
     where it takes it, else None: a conv it computes with a window wider than 1x1 (a 1x1
     conv has no halo to share: the pointwise rules' persistent GEMMs keep it), with at least
     HALO_MIN_TILES tiles per multiprocessor (but for HALO_PADDED_EXEMPT channels); the
-    general form only where `general`; its patches by TMA where `tma` and the tile takes it."""
+    general form only where `general`. `loads`: how the patches arrive, "auto" (by TMA for
+    convs on padded channels, `padded_channels_tile`; cp.async for the others, whose TMA
+    form is not timed yet), "cp_async" (everywhere) or "tma" (wherever the tile takes it)."""
     if halo_conv_kernels.conv_reason(op) is not None or math.prod(tensor_shape(op.filter.type)[1:3]) == 1:
         return None
     if halo_conv_kernels.general(op) and not general:
@@ -447,9 +449,9 @@ def halo_conv_problem(op: ops.Conv2dOp, sms: int, mode: int = halo_conv_kernels.
     exempt = halo_conv_kernels.input_shape(op)[3] in HALO_PADDED_EXEMPT
     if not exempt and halo_conv_kernels.tiles(op, tile) * blocks < HALO_MIN_TILES * sms:
         return None
-    tile = padded_channels_tile(op, tile, blocks, sms)
+    tile = padded_channels_tile(op, tile, blocks, sms, tma=loads != "cp_async")
     by_tma = dataclasses.replace(tile, tma=True)
-    return by_tma if tma and halo_conv_kernels.tile_reason(op, by_tma) is None else tile
+    return by_tma if loads == "tma" and halo_conv_kernels.tile_reason(op, by_tma) is None else tile
 
 
 HALO_TWO_ROW_WAVES = 4
@@ -461,14 +463,23 @@ against 0.0049."""
 
 
 def padded_channels_tile(op: ops.Conv2dOp, tile: halo_conv_kernels.HaloTile, blocks: int,
-                         sms: int) -> halo_conv_kernels.HaloTile:
+                         sms: int, tma: bool = True) -> halo_conv_kernels.HaloTile:
     """The tile for a conv whose input channels the halo conv pads to a swizzle row
     (RepVGG-A0's 48; any other conv keeps `tile`): two rows in mode 2 (5 from mode 5) for a one-row stride-2 tile of HALO_TWO_ROW_WAVES
     waves, else the default tile with a ring of three patches where the shared memory takes
     it (1-5% faster on RepVGG-A0's three 48-channel 3x3s at batch 32 on the H100; other
-    general convs keep two, unmeasured)."""
+    general convs keep two, unmeasured). With `tma` (the default) the patches arrive by TMA
+    into a ring of three where the tile takes them, whatever the stride: on the H100 that took
+    RepVGG-A0's 3x3/2 48 -> 48 at batch 32 from 0.0317 ms (two rows, mode 2, cp.async) to
+    0.0243 (56x1, mode 4, three patches by TMA), and the 3x3/2 48 -> 96 from 0.0174 to
+    0.0128-0.0130 (bench/RESULTS.md, thirty-eighth session): the loads no longer take the
+    warps' issue slots, so one row's four warps keep DRAM busy."""
     if halo_conv_kernels.input_shape(op)[3] in halo_conv_kernels.CHANNELS:
         return tile
+    if tma:
+        for loaded in (dataclasses.replace(tile, patches=3, tma=True), dataclasses.replace(tile, tma=True)):
+            if halo_conv_kernels.tile_reason(op, loaded) is None:
+                return loaded
     two_rows = dataclasses.replace(tile, rows=2, mode=5 if tile.mode == 5 else 2)
     if (tile.rows == 1 and op.window()[0][0] == 2 and halo_conv_kernels.tile_reason(op, two_rows) is None
             and halo_conv_kernels.tiles(op, two_rows) * blocks >= HALO_TWO_ROW_WAVES * sms):
@@ -563,9 +574,9 @@ class HeuristicSelector:
     halo_mode: int = halo_conv_kernels.DEFAULT_MODE
     """The halo conv's `mode` (halo_conv_kernels.MODES: the filter in shared memory or
     registers, overlapped epilogues, or stmatrix stores), select-kernels' `halo_mode`."""
-    halo_tma: bool = False
-    """Whether the halo conv's patches arrive by TMA where its tile takes that, select-kernels'
-    `halo_loads=tma`."""
+    halo_loads: str = "auto"
+    """How the halo conv's patches arrive (`halo_conv_problem`'s `loads`), select-kernels'
+    `halo_loads`."""
     halo_general: bool = True
     """Whether the halo conv also takes the convs only its general form computes (stride 2,
     channels padded to a swizzle row, output channels that end inside a block: RepVGG-A0's
@@ -587,7 +598,7 @@ class HeuristicSelector:
             return KernelChoice(stream_conv_kernels.FAMILY, "sm80", tile.as_tile(), (8, 8, 8))
         # before the stem rule: ResNet-50's blocked stem (16 channels) is the halo conv's too
         if hopper and self.halo_convs and isinstance(op, ops.Conv2dOp) and (
-                tile := halo_conv_problem(op, sms, self.halo_mode, self.halo_general, self.halo_tma)) is not None:
+                tile := halo_conv_problem(op, sms, self.halo_mode, self.halo_general, self.halo_loads)) is not None:
             return KernelChoice(halo_conv_kernels.FAMILY, "sm90", tile.as_tile(), (8, 8, 8))
         if self.stem_convs and isinstance(op, ops.Conv2dOp) and stem_conv_problem(op):
             return self.stem_conv(op, arch)
