@@ -144,8 +144,8 @@ row written by `stmatrix.trans` (4: a warp's accumulators leave as 16-byte pixel
 COLUMNS / 16 instructions a thread instead of COLUMNS / 2 two-byte stores); or mode 2 with
 mode 4's stores (5)."""
 TUNED_MODES = (1, 2, 3, 4)
-"""The modes the tuner's candidates try (mode 5 and TMA patches are not among them until a
-GPU run has timed them against these)."""
+"""The modes the tuner's candidates try (mode 5 is not among them until a GPU run has
+timed it against these in a model; the candidates race TMA against cp.async patches)."""
 DEFAULT_MODE = 4
 """The mode select-kernels' heuristic gives (its `halo_mode`): stmatrix's 16-byte pixel rows
 took 13-22% off every halo conv timed on the H100 against mode 1 (bench/RESULTS.md),

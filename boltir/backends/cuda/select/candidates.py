@@ -366,17 +366,19 @@ def splitk_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> li
     return _own_tiles(op, base, variants, splitk_conv_kernels.tile_reason, found)[:MAX_SPLITK]
 
 
-MAX_HALO = 8
-"""At most this many of our halo conv's tiles, beside CUTLASS's."""
+MAX_HALO = 9
+"""At most this many of our halo conv's tiles, beside CUTLASS's (the eight before TMA
+patches, and the heuristic's tile with its patches the other way)."""
 
 
 def halo_conv(op: ops.Conv2dOp, base: KernelChoice, found: CandidateSet) -> list[KernelChoice]:
-    """Our halo conv's tiles: the heuristic's, then its other schedules (modes), its other
+    """Our halo conv's tiles: the heuristic's, then the same with its patches the other way
+    (TMA or every thread's cp.async), its other schedules (modes), its other
     patch ring (two or three buffers), one and two rows, three and four warpgroups
     (`halo_conv_kernels.more_warps_tiles`: more warps a multiprocessor in the same shared
     memory), and half the columns (those its rules take)."""
     tile = halo_conv_kernels.HaloTile.of(base.tile)
-    variants = [tile]
+    variants = [tile, dataclasses.replace(tile, tma=not tile.tma)]
     variants += [dataclasses.replace(tile, mode=mode) for mode in halo_conv_kernels.TUNED_MODES]
     variants += [dataclasses.replace(tile, patches=patches) for patches in halo_conv_kernels.PATCHES if patches != tile.patches]
     variants += [dataclasses.replace(tile, rows=rows) for rows in halo_conv_kernels.ROWS
