@@ -425,8 +425,8 @@ def fastest_correct_mode(rows, timing) -> int | None:
         if not kernel.startswith("halo_conv"):
             return None
         tile = kernel.split()[-1]
-        if int(tile.split("x")[1].split("m")[0]) > 2 or "p" in tile:
-            return None  # more_warps' three- and four-row tiles, three patches: not a mode's default tile
+        if int(tile.split("x")[1].split("m")[0].rstrip("t")) > 2 or "p" in tile or tile.endswith("t"):
+            return None  # more_warps' three- and four-row tiles, three patches, TMA: not a mode's default tile
         return int(tile.split("m")[1]) if "m" in tile else 1
 
     correct = [mode for mode in halo_conv_kernels.MODES

@@ -50,6 +50,9 @@ def test_a_mode_timed_on_several_tiles_counts_its_fastest_on_each_conv():
               timed("s1", "halo_conv 56x2", 0.0233), timed("s1", "halo_conv 56x2m2", 0.0252),
               timed("s1", "halo_conv 56x2m3", 0.0245), timed("s1", "halo_conv 56x2m4", 0.0198)]
     assert fastest_correct_mode(rows, timing) == 4
+    # TMA tiles (a "t" suffix) are no mode's default either (the thirty-eighth session's crash)
+    assert fastest_correct_mode(rows, [*timing, timed("s2", "halo_conv 56x2m2t", 0.0001),
+                                       timed("s1", "halo_conv 56x2t", 0.0001)]) == 4
 
 
 def test_where_wrong_points_at_the_columns_a_misaligned_window_breaks():
