@@ -37,7 +37,12 @@ output-channel block b mod K/64 in shared memory (R·S taps of 64 output channel
 K-major, swizzled) and walks output tiles of `rows` rows × `columns` pixels. A tile's input
 patch, (rows + R − 1) × (columns + S − 1) pixels of 2·C bytes, arrives by cp.async into one
 of two swizzled buffers while the other is computed (a tile's `patches` = 3: a ring of three,
-two tiles ahead; its choice's third integer is then mode + PATCHES_STEP). Warpgroup g computes output row g of
+two tiles ahead; its choice's third integer is then mode + PATCHES_STEP). With `tma` it
+arrives by TMA instead: the launcher encodes the input's tensor map, thread 0 issues one box
+a plane (a stride-2 patch's even and odd columns, element stride 2) on the buffer's mbarrier,
+and the planes lie one after another from 1024-byte boundaries; TMA_STEP more in the third
+integer. Every thread's copies cost the warps issue slots the products and epilogue need
+(Nsight Compute on RepVGG-A0's 3x3/2: the integer pipe the busiest, DRAM at 37%). Warpgroup g computes output row g of
 the tile as R·S·C/16 `wgmma.mma_async` m64 n`columns` k16, A = the tap's filter (64 output
 channels × 16 input channels), B = the tap's window of the patch: `columns` consecutive
 patch pixels from (g + r, s), which a shared-memory descriptor addresses directly because a
