@@ -42,7 +42,7 @@ arrives by TMA instead: the launcher encodes the input's tensor map, thread 0 is
 a plane (a stride-2 patch's even and odd columns, element stride 2) on the buffer's mbarrier,
 and the planes lie one after another from 1024-byte boundaries; TMA_STEP more in the third
 integer. Every thread's copies cost the warps issue slots the products and epilogue need
-(Nsight Compute on RepVGG-A0's 3x3/2: the integer pipe the busiest, DRAM at 37%). Warpgroup g computes output row g of
+(bench/RESULTS.md: a profile of RepVGG-A0's 3x3/2 issue-bound with DRAM a third busy). Warpgroup g computes output row g of
 the tile as R·S·C/16 `wgmma.mma_async` m64 n`columns` k16, A = the tap's filter (64 output
 channels × 16 input channels), B = the tap's window of the patch: `columns` consecutive
 patch pixels from (g + r, s), which a shared-memory descriptor addresses directly because a

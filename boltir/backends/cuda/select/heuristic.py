@@ -469,11 +469,9 @@ def padded_channels_tile(op: ops.Conv2dOp, tile: halo_conv_kernels.HaloTile, blo
     waves, else the default tile with a ring of three patches where the shared memory takes
     it (1-5% faster on RepVGG-A0's three 48-channel 3x3s at batch 32 on the H100; other
     general convs keep two, unmeasured). With `tma` (the default) the patches arrive by TMA
-    into a ring of three where the tile takes them, whatever the stride: on the H100 that took
-    RepVGG-A0's 3x3/2 48 -> 48 at batch 32 from 0.0317 ms (two rows, mode 2, cp.async) to
-    0.0243 (56x1, mode 4, three patches by TMA), and the 3x3/2 48 -> 96 from 0.0174 to
-    0.0128-0.0130 (bench/RESULTS.md, thirty-eighth session): the loads no longer take the
-    warps' issue slots, so one row's four warps keep DRAM busy."""
+    into a ring of three where the tile takes them, whatever the stride: the loads no longer
+    take the warps' issue slots, so one row's four warps keep DRAM busy (1.07-1.36x faster
+    alone than the cp.async tiles on RepVGG-A0's three, bench/RESULTS.md)."""
     if halo_conv_kernels.input_shape(op)[3] in halo_conv_kernels.CHANNELS:
         return tile
     if tma:
